@@ -1,0 +1,44 @@
+/**
+ * Identity recipe v1 (docs/identity.md):
+ *   sha256( "invocache/invocation/v1\n" ‖ WTF-8( JCS(manifest) ) ), lowercase hex.
+ */
+import { type CanonicalValue, canonicalJson, wtf8 } from "./canonical-json.js";
+import { type IdentityOptions, type InvocationRequest, invocationManifest } from "./manifest.js";
+import type { Manifest } from "./manifest-types.js";
+import { sha256Hex } from "./sha256.js";
+
+/** Domain tag of recipe v1: no other invocache digest starts with these bytes. */
+export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
+/** The recipe version this build computes. */
+export const IDENTITY_VERSION = 1;
+
+const DOMAIN_BYTES = new TextEncoder().encode(IDENTITY_DOMAIN_V1);
+
+/** The exact bytes hashed for a manifest (domain tag excluded). */
+export function manifestBytes(manifest: Manifest): Uint8Array {
+  return wtf8(canonicalJson(manifest as unknown as CanonicalValue));
+}
+
+/**
+ * The identity of a manifest: what {@link invocationIdentity} returns for the
+ * request it came from. Used to re-check stored entries and stamps.
+ */
+export function manifestIdentity(manifest: Manifest): string {
+  return sha256Hex(DOMAIN_BYTES, manifestBytes(manifest));
+}
+
+/**
+ * The stable identity of a model invocation: 64 lowercase hex characters.
+ * Equal for requests that differ only in noise (paths under the given roots,
+ * UUIDs, timestamps, whitespace, key order, artifact order, fields outside the
+ * manifest); different for anything else, including the attempt number.
+ *
+ * @example
+ * const id = invocationIdentity(
+ *   { role: "builder", model: "gpt-5", prompt: "Build {project}/app", projectPath: "/work/x" },
+ *   { attempt: 0, inputArtifactHashes: ["sha256:ab…"] },
+ * );
+ */
+export function invocationIdentity(req: InvocationRequest, opts: IdentityOptions = {}): string {
+  return manifestIdentity(invocationManifest(req, opts));
+}

@@ -1,0 +1,19 @@
+export { hashArtifact } from "./artifact.js";
+export { canonicalJson, wtf8 } from "./canonical-json.js";
+export { explainIdentity, type FieldDiff } from "./explain.js";
+export {
+  IDENTITY_DOMAIN_V1,
+  IDENTITY_VERSION,
+  invocationIdentity,
+  manifestBytes,
+  manifestIdentity,
+} from "./identity.js";
+export {
+  assertManifest,
+  type IdentityOptions,
+  type InvocationRequest,
+  invocationManifest,
+} from "./manifest.js";
+export type { Manifest, ManifestValue } from "./manifest-types.js";
+export { SHA256_BACKEND, sha256Hex } from "./sha256.js";
+export { MIN_PREFIX_LENGTH, resolvePrefix, shortId } from "./short-id.js";

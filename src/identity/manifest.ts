@@ -1,0 +1,227 @@
+/**
+ * Building the manifest: the exact, documented pre-image of an identity
+ * (docs/identity.md). Validation lives here so every bad field is a
+ * `TypeError` naming it, before anything is hashed.
+ */
+import { type NormalizeOptions, normalizePrompt } from "../normalize/normalize.js";
+import type { NormalizationRule } from "../normalize/rules.js";
+import type { Manifest, ManifestValue } from "./manifest-types.js";
+
+/** A model call as the caller describes it. Only the fields of the manifest are hashed. */
+export interface InvocationRequest {
+  /** Agent role: planner, builder, reviewer… */
+  role: string;
+  /** The prompt text (normalized before hashing). */
+  prompt: string;
+  /** Model name; null, undefined and "" are the same. */
+  model?: string | null | undefined;
+  /** The task the step works on (normalized before hashing). */
+  task?: string | null | undefined;
+  /** Run-scoped project root: becomes `{project}` in prompt and task. Not hashed itself. */
+  projectPath?: string | null | undefined;
+  /** Other output-affecting settings (temperature, tools…), hashed as canonical JSON. */
+  params?: Readonly<Record<string, unknown>> | null | undefined;
+  /** Anything else (cwd, session ids, call timestamps) is accepted and never hashed. */
+  [other: string]: unknown;
+}
+
+/** Options of `invocationIdentity` that are not part of the request. */
+export interface IdentityOptions
+  extends Pick<NormalizeOptions, "homeDir" | "tmpDirs" | "roots" | "rules"> {
+  /** Retry number of this step: integer >= 0, default 0. */
+  attempt?: number | undefined;
+  /** Hashes of the input artifacts (e.g. from `hashArtifact`); order does not matter. */
+  inputArtifactHashes?: readonly string[] | undefined;
+}
+
+const MANIFEST_KEYS = ["attempt", "inputs", "model", "params", "prompt", "role", "task"] as const;
+
+/**
+ * The manifest that {@link invocationIdentity} hashes for this request.
+ *
+ * @example
+ * invocationManifest({ role: "builder", prompt: "Build it", model: "gpt-5" }, { attempt: 1 })
+ * // { attempt: 1, inputs: [], model: "gpt-5", prompt: "Build it", role: "builder", task: "" }
+ */
+export function invocationManifest(req: InvocationRequest, opts: IdentityOptions = {}): Manifest {
+  if (req === null || typeof req !== "object") {
+    throw new TypeError("request must be an object like { role, prompt, model?, task?, params? }");
+  }
+  if (opts === null || typeof opts !== "object") {
+    throw new TypeError(
+      "identity options must be an object like { attempt?, inputArtifactHashes? }",
+    );
+  }
+  if (typeof req.role !== "string" || req.role === "") {
+    throw new TypeError(
+      `request.role must be a non-empty string (e.g. "planner"), got ${describe(req.role)}`,
+    );
+  }
+  if (typeof req.prompt !== "string") {
+    throw new TypeError(`request.prompt must be a string, got ${describe(req.prompt)}`);
+  }
+  const model = optionalString(req.model, "request.model");
+  const task = optionalString(req.task, "request.task");
+  const projectPath = req.projectPath ?? undefined;
+  if (projectPath !== undefined && typeof projectPath !== "string") {
+    throw new TypeError(`request.projectPath must be a string path, got ${describe(projectPath)}`);
+  }
+
+  const attempt = opts.attempt ?? 0;
+  if (typeof attempt !== "number" || !Number.isSafeInteger(attempt) || attempt < 0) {
+    throw new TypeError(
+      `attempt must be an integer >= 0 (0 for the first try, n for the n-th retry), got ${describe(attempt)}`,
+    );
+  }
+
+  const normalize: NormalizeOptions = {
+    projectPath,
+    homeDir: opts.homeDir,
+    tmpDirs: opts.tmpDirs,
+    roots: opts.roots,
+    rules: opts.rules as readonly NormalizationRule[] | undefined,
+  };
+  const manifest: Manifest = {
+    attempt,
+    inputs: inputs(opts.inputArtifactHashes),
+    model,
+    prompt: normalizePrompt(req.prompt, normalize),
+    role: req.role,
+    task: task === "" ? "" : normalizePrompt(task, normalize),
+  };
+  if (req.params != null) {
+    if (typeof req.params !== "object" || Array.isArray(req.params)) {
+      throw new TypeError(
+        "request.params must be a plain object of JSON values, e.g. { temperature: 0.2 }",
+      );
+    }
+    const params = toJsonValue(req.params, "request.params", new Set()) as Record<
+      string,
+      ManifestValue
+    >;
+    if (Object.keys(params).length > 0) manifest.params = params;
+  }
+  return manifest;
+}
+
+/**
+ * Check that a value read back from a store, a cassette or a stamp is a v1
+ * manifest; returns it typed. Unknown keys are an error: they would make the
+ * recomputed identity differ silently.
+ */
+export function assertManifest(value: unknown, where: string): Manifest {
+  const fail = (why: string): never => {
+    throw new TypeError(`${where} is not an invocache v1 manifest: ${why}`);
+  };
+  if (value === null || typeof value !== "object" || Array.isArray(value)) fail("not an object");
+  const m = value as Record<string, unknown>;
+  for (const k of Object.keys(m)) {
+    if (!(MANIFEST_KEYS as readonly string[]).includes(k))
+      fail(`unknown field ${JSON.stringify(k)}`);
+  }
+  if (!Number.isSafeInteger(m.attempt) || (m.attempt as number) < 0)
+    fail("attempt is not an integer >= 0");
+  if (!Array.isArray(m.inputs) || m.inputs.some((x) => typeof x !== "string"))
+    fail("inputs is not a list of strings");
+  for (const k of ["model", "prompt", "role", "task"] as const) {
+    if (typeof m[k] !== "string") fail(`${k} is not a string`);
+  }
+  if (m.params !== undefined) toJsonValue(m.params, `${where}.params`, new Set());
+  return m as unknown as Manifest;
+}
+
+function optionalString(v: unknown, field: string): string {
+  if (v === null || v === undefined) return "";
+  if (typeof v !== "string")
+    throw new TypeError(`${field} must be a string or null, got ${describe(v)}`);
+  return v;
+}
+
+function inputs(hashes: readonly string[] | undefined): string[] {
+  if (hashes === undefined || hashes === null) return [];
+  if (!Array.isArray(hashes)) {
+    throw new TypeError(
+      "inputArtifactHashes must be an array of strings (e.g. from hashArtifact())",
+    );
+  }
+  hashes.forEach((h, i) => {
+    if (typeof h !== "string") {
+      throw new TypeError(`inputArtifactHashes[${i}] must be a string, got ${describe(h)}`);
+    }
+  });
+  // Sorted by UTF-16 code unit (the default comparison): order never matters,
+  // content and multiplicity do.
+  return [...hashes].sort();
+}
+
+/**
+ * Turn a params value into a plain JSON value, as `JSON.stringify` would see it
+ * (`toJSON` is honoured, `undefined` members are dropped), but refusing what
+ * JSON would silently mangle: NaN/Infinity, BigInt, functions, symbols,
+ * Map/Set and other class instances, cycles.
+ */
+export function toJsonValue(value: unknown, path: string, seen: Set<object>): ManifestValue {
+  if (
+    value !== null &&
+    typeof value === "object" &&
+    typeof (value as { toJSON?: unknown }).toJSON === "function"
+  ) {
+    value = (value as { toJSON: (key: string) => unknown }).toJSON(
+      path.slice(path.lastIndexOf(".") + 1),
+    );
+  }
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      if (!Number.isFinite(value))
+        throw new TypeError(
+          `${path} is ${value}, which JSON cannot represent; use null or a finite number`,
+        );
+      return value;
+    case "object": {
+      if (value === null) return null;
+      if (seen.has(value))
+        throw new TypeError(`${path} contains a cycle; params must be a tree of JSON values`);
+      seen.add(value);
+      try {
+        if (Array.isArray(value)) {
+          return value.map((v, i) => {
+            if (v === undefined) throw new TypeError(`${path}[${i}] is undefined; use null`);
+            return toJsonValue(v, `${path}[${i}]`, seen);
+          });
+        }
+        const proto = Object.getPrototypeOf(value);
+        if (proto !== Object.prototype && proto !== null) {
+          throw new TypeError(
+            `${path} is a ${proto?.constructor?.name ?? "non-plain object"}; params must be plain JSON objects (convert it first)`,
+          );
+        }
+        const out: Record<string, ManifestValue> = {};
+        for (const [k, v] of Object.entries(value)) {
+          if (v === undefined) continue; // as JSON.stringify does
+          // defineProperty: a "__proto__" key stays an ordinary member.
+          Object.defineProperty(out, k, {
+            value: toJsonValue(v, `${path}.${k}`, seen),
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
+        }
+        return out;
+      } finally {
+        seen.delete(value);
+      }
+    }
+    default:
+      throw new TypeError(`${path} is a ${typeof value}, which is not a JSON value`);
+  }
+}
+
+function describe(v: unknown): string {
+  if (typeof v === "string") return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined)
+    return String(v);
+  return typeof v;
+}

@@ -1,0 +1,127 @@
+/**
+ * `normalizePrompt`: apply the rule table to a prompt. Pure text work apart
+ * from resolving root spellings (roots.ts), which is cached.
+ */
+import { compileRoots } from "./root-matcher.js";
+import { type RootOptions, rootSpellings } from "./roots.js";
+import type { NormalizationRule } from "./rules.js";
+import { type RuleMatch, scan } from "./scanner.js";
+
+/** Options of {@link normalizePrompt}. */
+export interface NormalizeOptions {
+  /** Run-scoped project root: becomes `{project}`. */
+  projectPath?: string | null | undefined;
+  /** Home directory: becomes `{home}`. Default `os.homedir()`. */
+  homeDir?: string | undefined;
+  /** Temporary directories: become `{tmp}`. Default `os.tmpdir()` and `/tmp` (with real paths and macOS `/private` forms). */
+  tmpDirs?: readonly string[] | undefined;
+  /** Extra named roots: `{ cache: "/var/cache/ci" }` turns that path into `{cache}`. */
+  roots?: Readonly<Record<string, string>> | undefined;
+  /** Extra rules applied after the table, in order. Keep them idempotent. */
+  rules?: readonly NormalizationRule[] | undefined;
+}
+
+/** What {@link explainNormalization} returns. */
+export interface NormalizationReport {
+  /** The normalized text (same as `normalizePrompt`). */
+  output: string;
+  /** Every replacement made by the table's scan, in order, in whitespace-collapsed coordinates. */
+  matches: RuleMatch[];
+  /** How often each rule fired (including `unicode-nfc`, `whitespace` and caller rules). */
+  counts: Record<string, number>;
+}
+
+// Whitespace that needs work: a run of two or more, or any single whitespace
+// character that is not a plain space. Linear: no nested quantifier.
+const WS_TO_FIX = /\s{2,}|[^\S ]/g;
+
+/**
+ * Normalize a prompt so that machine- and run-volatile noise (checkout, home
+ * and tmp paths, UUIDs, timestamps, whitespace layout) no longer changes it,
+ * while everything else is kept. Idempotent; linear time; never throws on
+ * any string (lone surrogates included).
+ *
+ * @example
+ * normalizePrompt("Fix /work/run-7/src/a.ts\n(session 3f2504e0-4f89-11d3-9a0c-0305e82c3301)", {
+ *   projectPath: "/work/run-7",
+ * }); // "Fix {project}/src/a.ts (session {uuid})"
+ */
+export function normalizePrompt(text: string, opts: NormalizeOptions = {}): string {
+  return run(text, opts, undefined);
+}
+
+/**
+ * Like {@link normalizePrompt}, and also report which rules fired where
+ * (`invocache normalize --explain`, miss reports).
+ *
+ * @example
+ * explainNormalization("at 2026-09-09T10:00:00Z").counts // { timestamp: 1 }
+ */
+export function explainNormalization(
+  text: string,
+  opts: NormalizeOptions = {},
+): NormalizationReport {
+  const matches: RuleMatch[] = [];
+  const counts: Record<string, number> = {};
+  const output = run(text, opts, { matches, counts });
+  for (const m of matches) counts[m.rule] = (counts[m.rule] ?? 0) + 1;
+  return { output, matches, counts };
+}
+
+function run(
+  text: string,
+  opts: NormalizeOptions,
+  report: { matches: RuleMatch[]; counts: Record<string, number> } | undefined,
+): string {
+  if (typeof text !== "string") {
+    throw new TypeError(`normalizePrompt: text must be a string, got ${typeof text}`);
+  }
+  if (opts === null || typeof opts !== "object") {
+    throw new TypeError("normalizePrompt: options must be an object");
+  }
+  const roots = compileRoots(rootSpellings(opts as RootOptions));
+
+  let s = text.normalize("NFC");
+  if (report !== undefined && s !== text) report.counts["unicode-nfc"] = 1;
+  const collapsed = s.replace(WS_TO_FIX, " ");
+  const trimmed =
+    collapsed.length > 0 &&
+    (collapsed.charCodeAt(0) === 32 || collapsed.charCodeAt(collapsed.length - 1) === 32)
+      ? collapsed.trim()
+      : collapsed;
+  if (report !== undefined && trimmed !== s) report.counts.whitespace = 1;
+  s = trimmed;
+
+  s = scan(s, roots, report?.matches);
+
+  if (opts.rules !== undefined) s = applyExtraRules(s, opts.rules, report?.counts);
+  return s;
+}
+
+function applyExtraRules(
+  s: string,
+  rules: readonly NormalizationRule[],
+  counts: Record<string, number> | undefined,
+): string {
+  if (!Array.isArray(rules)) throw new TypeError("rules must be an array of NormalizationRule");
+  rules.forEach((rule, i) => {
+    if (rule === null || typeof rule !== "object" || !(rule.pattern instanceof RegExp)) {
+      throw new TypeError(
+        `rules[${i}].pattern must be a RegExp, e.g. { name: "ticket", pattern: /JIRA-\\d+/g, replacement: "{ticket}" }`,
+      );
+    }
+    if (typeof rule.replacement !== "string" || typeof rule.name !== "string") {
+      throw new TypeError(`rules[${i}] needs a string name and a string replacement`);
+    }
+    const re = rule.pattern.global
+      ? rule.pattern
+      : new RegExp(rule.pattern.source, `${rule.pattern.flags}g`);
+    re.lastIndex = 0;
+    if (counts !== undefined) {
+      const n = [...s.matchAll(re)].length;
+      if (n > 0) counts[rule.name] = n;
+    }
+    s = s.replace(re, rule.replacement);
+  });
+  return s;
+}

@@ -1,0 +1,191 @@
+/**
+ * Root spellings: the one place where normalization touches the machine
+ * (os.homedir(), os.tmpdir(), realpath of roots). Everything here is cached
+ * per option set, because a realpath on every call would dominate the cost of
+ * normalizing a prompt.
+ */
+import { realpathSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+
+/** One way a root may appear in text. */
+export interface RootSpelling {
+  /** Rule name, e.g. `root:project`. */
+  rule: string;
+  /** What replaces it, e.g. `{project}`. */
+  token: string;
+  /** The literal text to find. */
+  text: string;
+  /** Windows spellings match with ASCII case folding; POSIX ones exactly. */
+  caseInsensitive: boolean;
+  /** Tie-break among equal spellings: project, tmp, home, extra roots. */
+  priority: number;
+}
+
+/** The root-related options of `normalizePrompt`. */
+export interface RootOptions {
+  projectPath?: string | null | undefined;
+  homeDir?: string | undefined;
+  tmpDirs?: readonly string[] | undefined;
+  roots?: Readonly<Record<string, string>> | undefined;
+}
+
+const RESERVED_ROOT_NAMES = new Set(["project", "home", "tmp", "uuid", "timestamp", "secret"]);
+const ROOT_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+const WINDOWS_DRIVE = /^[A-Za-z]:(?:[\\/]|$)/;
+const WINDOWS_UNC = /^[\\/]{2}[^\\/]/;
+const MAX_CACHE = 256;
+
+const cache = new Map<string, readonly RootSpelling[]>();
+
+/**
+ * Every spelling of every root for these options, longest first.
+ * Explicit roots that are unusable (`/`, empty, a bare drive) throw a
+ * `RangeError` naming the option; defaults taken from the OS are skipped.
+ */
+export function rootSpellings(options: RootOptions): readonly RootSpelling[] {
+  const home = options.homeDir ?? homedir();
+  const tmps = options.tmpDirs ?? defaultTmpDirs();
+  const key = JSON.stringify([options.projectPath ?? null, home, tmps, options.roots ?? null]);
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+
+  const out: RootSpelling[] = [];
+  const add = (rule: string, token: string, priority: number, spellings: Iterable<string>) => {
+    for (const s of spellings) {
+      const caseInsensitive = WINDOWS_DRIVE.test(s) || WINDOWS_UNC.test(s);
+      out.push({ rule, token, text: s, caseInsensitive, priority });
+    }
+  };
+
+  if (options.projectPath != null) {
+    checkString(options.projectPath, "projectPath");
+    add("root:project", "{project}", 0, spellingsOf(options.projectPath, "projectPath", true));
+  }
+  tmps.forEach((dir, i) => {
+    checkString(dir, `tmpDirs[${i}]`);
+    add(
+      "root:tmp",
+      "{tmp}",
+      1,
+      macPrivateForms(spellingsOf(dir, `tmpDirs[${i}]`, options.tmpDirs !== undefined)),
+    );
+  });
+  checkString(home, "homeDir");
+  add("root:home", "{home}", 2, spellingsOf(home, "homeDir", options.homeDir !== undefined));
+  if (options.roots != null) {
+    if (typeof options.roots !== "object") {
+      throw new TypeError(
+        "roots must be an object mapping names to paths, e.g. { cache: '/var/cache/ci' }",
+      );
+    }
+    let priority = 3;
+    for (const [name, dir] of Object.entries(options.roots)) {
+      if (!ROOT_NAME.test(name) || RESERVED_ROOT_NAMES.has(name)) {
+        throw new TypeError(
+          `roots: ${JSON.stringify(name)} is not a usable root name; use letters, digits, _ or - (starting with a letter), not one of ${[...RESERVED_ROOT_NAMES].join(", ")}`,
+        );
+      }
+      checkString(dir, `roots.${name}`);
+      add(`root:${name}`, `{${name}}`, priority++, spellingsOf(dir, `roots.${name}`, true));
+    }
+  }
+
+  // Longest spelling first; equal spellings keep the higher-priority root.
+  out.sort((a, b) => b.text.length - a.text.length || a.priority - b.priority);
+  const frozen = Object.freeze(dedupe(out));
+  if (cache.size >= MAX_CACHE) cache.delete(cache.keys().next().value as string);
+  cache.set(key, frozen);
+  return frozen;
+}
+
+/** Forget cached spellings (tests that create or remove directories use this). */
+export function clearRootCache(): void {
+  cache.clear();
+}
+
+function defaultTmpDirs(): string[] {
+  const t = tmpdir();
+  return t === "/tmp" ? ["/tmp"] : [t, "/tmp"];
+}
+
+function checkString(value: unknown, field: string): asserts value is string {
+  if (typeof value !== "string") {
+    throw new TypeError(`${field} must be a string path, got ${typeof value}`);
+  }
+}
+
+/**
+ * The spellings of one root: as given (when absolute), resolved, and its real
+ * path when it exists. Windows paths get their `\`, `/` and JSON-escaped
+ * `\\` forms instead, since they cannot be resolved on a POSIX machine.
+ */
+function spellingsOf(given: string, field: string, explicit: boolean): string[] {
+  const refuse = (why: string): string[] => {
+    if (!explicit) return [];
+    throw new RangeError(
+      `${field} ${JSON.stringify(given)} ${why}; pass the project's own directory instead`,
+    );
+  };
+  if (given.trim() === "") return refuse("is empty");
+
+  if (WINDOWS_DRIVE.test(given) || WINDOWS_UNC.test(given)) {
+    const unc = WINDOWS_UNC.test(given);
+    const parts = given.split(/[\\/]+/).filter((p) => p !== "");
+    if (parts.length < 2)
+      return refuse("is a bare drive or share root, which would match every path");
+    const head = unc ? ["", ""] : [];
+    const segs = [...head, ...parts];
+    return [segs.join("\\"), segs.join("/"), segs.join("\\\\")];
+  }
+
+  const set = new Set<string>();
+  if (isAbsolute(given)) set.add(trimSeparators(given));
+  const resolved = resolve(given);
+  set.add(trimSeparators(resolved));
+  try {
+    // macOS: /tmp and /var are symlinks into /private, so the real path of a
+    // project under them is spelled differently in tool output.
+    set.add(trimSeparators(realpathSync.native(resolved)));
+  } catch {
+    // The root does not exist here (a recorded path from another machine): its
+    // given and resolved spellings still apply.
+  }
+  set.delete("");
+  if (set.size === 0 || [...set].some((s) => s === "" || s === "/")) {
+    return refuse("is the filesystem root, which would match every path");
+  }
+  return [...set];
+}
+
+function trimSeparators(p: string): string {
+  let end = p.length;
+  while (end > 0 && p.charCodeAt(end - 1) === 47 /* / */) end--;
+  return p.slice(0, end);
+}
+
+/** `/private/var/x` and `/var/x` name the same macOS directory; add the other spelling. */
+function macPrivateForms(spellings: string[]): string[] {
+  const out = new Set(spellings);
+  for (const s of spellings) {
+    if (s.startsWith("/private/var/") || s.startsWith("/private/tmp")) out.add(s.slice(8));
+    else if (s.startsWith("/var/") || s === "/tmp" || s.startsWith("/tmp/"))
+      out.add(`/private${s}`);
+  }
+  return [...out];
+}
+
+function dedupe(list: RootSpelling[]): RootSpelling[] {
+  const seen = new Set<string>();
+  return list.filter((r) => {
+    const k = r.caseInsensitive ? `i:${asciiLower(r.text)}` : `s:${r.text}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** ASCII-only lower-casing: Windows paths fold case, but only A-Z (no locale rules). */
+export function asciiLower(s: string): string {
+  return s.replace(/[A-Z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 32));
+}

@@ -1,0 +1,153 @@
+/**
+ * The normalization rule table, as data. It is the one reviewable statement of
+ * what invocache considers "noise" in a prompt; everything not listed here is
+ * kept, because a cache that hits when it should not hides regressions.
+ *
+ * The built-in rules are applied by a single linear-time scanner
+ * (`scanner.ts`); each carries the regular expression that states it, which
+ * the test suite uses as an independent oracle and `docs/normalization.md`
+ * renders. Extra rules passed by the caller are applied after the table, in
+ * order, with `String.prototype.replace`.
+ */
+
+/** One row of the normalization table. */
+export interface NormalizationRule {
+  /** Stable name, shown by `invocache normalize --explain` and in miss reports. */
+  name: string;
+  /**
+   * What it replaces. Built-in rules that depend on the machine (roots) carry
+   * no pattern: theirs is built from the resolved root spellings.
+   * A caller's rule must have one; it is applied with the `g` flag.
+   */
+  pattern?: RegExp;
+  /** The replacement text (for caller rules, `$1`-style references work). */
+  replacement: string;
+  /** One sentence for humans. */
+  description?: string;
+  /** A worked example, rendered in docs and checked by the tests. */
+  example?: { input: string; output: string };
+}
+
+/**
+ * Version of the built-in table. Bump it whenever a rule's behaviour changes:
+ * it is stored with every recorded entry so a cache built under an older table
+ * can be told apart.
+ */
+export const NORMALIZATION_VERSION = 1;
+
+/**
+ * Characters that continue a path component. A root only matches when the
+ * character after it is not one of these (so `/home/u` never matches
+ * `/home/u2` or `/home/u-old`) and the character before it is not one of
+ * these nor a separator. Any non-ASCII character counts as a name character:
+ * when in doubt we keep the text.
+ */
+export const PATH_NAME_CHAR = /[A-Za-z0-9_.~+@\-\u0080-\uffff]/;
+
+const HEX = "[0-9A-Fa-f]";
+const ALNUM_BEFORE = "(?<![0-9A-Za-z])";
+const ALNUM_AFTER = "(?![0-9A-Za-z])";
+
+/** Dashed 8-4-4-4-12 UUIDs (any case, any version) and bare 32-hex ids, not inside a longer alphanumeric run. */
+const UUID_PATTERN = new RegExp(
+  `${ALNUM_BEFORE}(?:${HEX}{8}-${HEX}{4}-${HEX}{4}-${HEX}{4}-${HEX}{12}|${HEX}{32})${ALNUM_AFTER}`,
+  "g",
+);
+
+/**
+ * ISO-8601 / RFC 3339 datetimes: a date, `T`, `t` or one space, hours and
+ * minutes, optional seconds with an optional fraction, optional zone. Date-only
+ * text is kept (it is usually meaningful: "due 2026-09-09"). Field ranges are
+ * checked so `9999-99-99 99:99` is not a time.
+ */
+const TIMESTAMP_PATTERN =
+  /(?<![0-9])[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt ](?:[01][0-9]|2[0-4]):[0-5][0-9](?::(?:[0-5][0-9]|60)(?:[.,][0-9]+)?)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3])(?::?[0-5][0-9])?)?(?![0-9])/g;
+
+/** 13-digit epoch milliseconds (2001-09-09 to 2286-11-20), not inside a longer digit or hex run. */
+const EPOCH_MILLIS_PATTERN = /(?<![0-9A-Fa-f])[0-9]{13}(?![0-9A-Fa-f])/g;
+
+/**
+ * The built-in table, in application order.
+ *
+ * Two deliberate choices of order, both so the result is the same as applying
+ * each row's pattern in turn (the tests check this against such a reference):
+ * - whitespace is collapsed first, which makes the function idempotent: a
+ *   timestamp split by a newline, or a root containing a space, would
+ *   otherwise only match on a second pass;
+ * - timestamps come before UUIDs, so 32 digits of fractional seconds are part
+ *   of the timestamp, not a UUID inside it.
+ */
+export const NORMALIZATION_RULES: readonly NormalizationRule[] = Object.freeze([
+  {
+    name: "unicode-nfc",
+    replacement: "",
+    description:
+      "Unicode text is put in normalization form C, so a composed and a decomposed é are the same prompt.",
+    example: { input: "cafe\u0301", output: "café" },
+  },
+  {
+    name: "whitespace",
+    pattern: /\s+/g,
+    replacement: " ",
+    description:
+      "Every run of whitespace (spaces, tabs, newlines, CR, Unicode spaces) becomes one space; both ends are trimmed.",
+    example: { input: "  Plan\r\n\tthe   work \n", output: "Plan the work" },
+  },
+  {
+    name: "root:project",
+    replacement: "{project}",
+    description:
+      "The project path (as given, resolved, and its real path) becomes {project}; the subpath after it is kept.",
+    example: { input: "edit /work/run-7/src/a.ts", output: "edit {project}/src/a.ts" },
+  },
+  {
+    name: "root:tmp",
+    replacement: "{tmp}",
+    description:
+      "Temporary directories (os.tmpdir(), /tmp, their real paths and macOS /private forms) become {tmp}.",
+    example: { input: "wrote /tmp/out.json", output: "wrote {tmp}/out.json" },
+  },
+  {
+    name: "root:home",
+    replacement: "{home}",
+    description: "The home directory becomes {home}, only on a path boundary.",
+    example: { input: "read /home/alice/.npmrc", output: "read {home}/.npmrc" },
+  },
+  {
+    name: "root:<name>",
+    replacement: "{<name>}",
+    description:
+      "Each extra root passed in `roots` becomes {name}. Longest spelling wins across all roots.",
+    example: { input: "cache in /var/cache/ci/x", output: "cache in {cache}/x" },
+  },
+  {
+    name: "timestamp",
+    pattern: TIMESTAMP_PATTERN,
+    replacement: "{timestamp}",
+    description:
+      "ISO-8601 datetimes (with T or a space, optional seconds, fraction and zone) become {timestamp}; a date alone is kept.",
+    example: {
+      input: "at 2026-09-09T14:33:21.5+00:00 due 2026-09-10",
+      output: "at {timestamp} due 2026-09-10",
+    },
+  },
+  {
+    name: "uuid",
+    pattern: UUID_PATTERN,
+    replacement: "{uuid}",
+    description:
+      "UUIDs, dashed (any case) or as 32 hex digits, become {uuid}; a 40-hex git sha or a 64-hex digest is kept whole.",
+    example: {
+      input: "session 3F2504E0-4F89-11D3-9A0C-0305E82C3301 ok",
+      output: "session {uuid} ok",
+    },
+  },
+  {
+    name: "epoch-millis",
+    pattern: EPOCH_MILLIS_PATTERN,
+    replacement: "{timestamp}",
+    description:
+      "13-digit epoch milliseconds become {timestamp}; 10-digit seconds and other numbers are kept.",
+    example: { input: "ts=1767225600000 n=1767225600", output: "ts={timestamp} n=1767225600" },
+  },
+]);

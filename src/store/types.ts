@@ -1,0 +1,57 @@
+/**
+ * The storage contract. Deliberately tiny (keyv's habit): a store keeps JSON
+ * values under string keys, can list keys by prefix, and can hand out
+ * expiring leases for cross-process single-flight. All replay policy lives in
+ * the recorder; a store never interprets what it keeps beyond that.
+ */
+
+/** A JSON value as stored: what `JSON.parse(JSON.stringify(x))` returns. */
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/** Options for {@link Store.set}. */
+export interface SetOptions {
+  /** Expire the value after this many milliseconds (omit: keep forever). */
+  ttlMs?: number;
+}
+
+/**
+ * A key/value store for recorded invocations.
+ *
+ * Errors: every method rejects with a `StoreError` when the backend fails.
+ * A backend failure is never turned into `undefined` (a false miss).
+ *
+ * @example
+ * const store = await openStore("sqlite://.invocache/cache.sqlite");
+ * await store.set("k", { a: 1 });
+ * await store.get("k"); // { a: 1 }
+ * await store.close();
+ */
+export interface Store {
+  /** Where the data lives, for messages (`sqlite:///abs/path`, `redis://host:port`). Never contains a password. */
+  readonly url: string;
+  /** The value under `key`, or `undefined` when absent or expired. */
+  get(key: string): Promise<JsonValue | undefined>;
+  /** Store `value` under `key`, replacing any previous value. */
+  set(key: string, value: JsonValue, options?: SetOptions): Promise<void>;
+  /** Remove `key`; resolves `true` when something was removed. */
+  delete(key: string): Promise<boolean>;
+  /** Every live `[key, value]` whose key starts with `prefix`, in no promised order. */
+  list(prefix: string): AsyncIterable<[string, JsonValue]>;
+  /**
+   * Try to take the lease `key` for `owner` for `ttlMs` milliseconds. Resolves
+   * `true` when taken (absent, expired, or already held by `owner`: renewed),
+   * `false` when someone else holds a live lease. Atomic across processes
+   * sharing the backend.
+   */
+  acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Release the lease if `owner` still holds it; otherwise do nothing. */
+  releaseLease(key: string, owner: string): Promise<void>;
+  /** Flush and release resources. Further calls reject. Idempotent. */
+  close(): Promise<void>;
+}
