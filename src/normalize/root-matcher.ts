@@ -83,16 +83,24 @@ function walk(
 }
 
 /** Character classes, one bit each, for the ASCII range. */
-export const NAME = 1; // continues a path component: [A-Za-z0-9_.~+@-]
+export const NAME = 1; // continues a path component: [A-Za-z0-9_.~+@{}-]
 export const HEX = 2;
 export const DIGIT = 4;
 export const ALNUM = 8;
 export const SEP = 16; // / or \
+/**
+ * `{` and `}`: no rule fires directly next to a brace. Replacement tokens are
+ * braced (`{home}`), so this is what makes normalization idempotent: text
+ * that was glued to a match in the input (`/home/u/home/u`) stays glued to the
+ * token in the output and is not matched on a second pass.
+ */
+export const BRACE = 32;
 export const CLASS = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
   let k = 0;
-  if (/[A-Za-z0-9_.~+@-]/.test(ch)) k |= NAME;
+  if (/[A-Za-z0-9_.~+@{}-]/.test(ch)) k |= NAME;
+  if (ch === "{" || ch === "}") k |= BRACE;
   if (/[0-9A-Fa-f]/.test(ch)) k |= HEX;
   if (/[0-9]/.test(ch)) k |= DIGIT;
   if (/[0-9A-Za-z]/.test(ch)) k |= ALNUM;

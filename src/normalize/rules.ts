@@ -42,11 +42,13 @@ export const NORMALIZATION_VERSION = 1;
  * these nor a separator. Any non-ASCII character counts as a name character:
  * when in doubt we keep the text.
  */
-export const PATH_NAME_CHAR = /[A-Za-z0-9_.~+@\-\u0080-\uffff]/;
+export const PATH_NAME_CHAR = /[A-Za-z0-9_.~+@{}\-\u0080-\uffff]/;
 
 const HEX = "[0-9A-Fa-f]";
-const ALNUM_BEFORE = "(?<![0-9A-Za-z])";
-const ALNUM_AFTER = "(?![0-9A-Za-z])";
+// No rule fires directly next to `{` or `}`: replacement tokens are braced,
+// so this keeps normalization idempotent (see root-matcher.ts, BRACE).
+const ALNUM_BEFORE = "(?<![0-9A-Za-z{}])";
+const ALNUM_AFTER = "(?![0-9A-Za-z{}])";
 
 /** Dashed 8-4-4-4-12 UUIDs (any case, any version) and bare 32-hex ids, not inside a longer alphanumeric run. */
 const UUID_PATTERN = new RegExp(
@@ -61,10 +63,10 @@ const UUID_PATTERN = new RegExp(
  * checked so `9999-99-99 99:99` is not a time.
  */
 const TIMESTAMP_PATTERN =
-  /(?<![0-9])[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt ](?:[01][0-9]|2[0-4]):[0-5][0-9](?::(?:[0-5][0-9]|60)(?:[.,][0-9]+)?)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3])(?::?[0-5][0-9])?)?(?![0-9])/g;
+  /(?<![0-9{}])[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt ](?:[01][0-9]|2[0-4]):[0-5][0-9](?::(?:[0-5][0-9]|60)(?:[.,][0-9]+)?)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3])(?::?[0-5][0-9])?)?(?![0-9])/g;
 
 /** 13-digit epoch milliseconds (2001-09-09 to 2286-11-20), not inside a longer digit or hex run. */
-const EPOCH_MILLIS_PATTERN = /(?<![0-9A-Fa-f])[0-9]{13}(?![0-9A-Fa-f])/g;
+const EPOCH_MILLIS_PATTERN = /(?<![0-9A-Fa-f{}])[0-9]{13}(?![0-9A-Fa-f{}])/g;
 
 /**
  * The built-in table, in application order.

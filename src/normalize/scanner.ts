@@ -7,15 +7,12 @@
  * Semantics are exactly those of applying each rule's pattern in table order;
  * the test suite compares the two on random and adversarial text.
  */
-import {
-  ALNUM,
-  CLASS,
-  DIGIT,
-  HEX,
-  isBoundaryBefore,
-  type RootMatcher,
-  SEP,
-} from "./root-matcher.js";
+import * as classes from "./root-matcher.js";
+import { isBoundaryBefore, type RootMatcher } from "./root-matcher.js";
+
+// Local copies: imported bindings may be compiled to getters (tsx, vitest),
+// which cost more than the rest of the hot loop together.
+const { ALNUM, BRACE, CLASS, DIGIT, HEX, SEP } = classes;
 
 /** Where a rule fired, in the whitespace-collapsed text. */
 export interface RuleMatch {
@@ -33,7 +30,10 @@ const cls = (s: string, i: number): number => {
 };
 const isDigit = (s: string, i: number): boolean => (cls(s, i) & DIGIT) !== 0;
 const isHex = (s: string, i: number): boolean => (cls(s, i) & HEX) !== 0;
-const isAlnum = (s: string, i: number): boolean => (cls(s, i) & ALNUM) !== 0;
+/** Neighbour checks: a brace counts as "glued", like the character classes the rules exclude. */
+const gluedDigit = (s: string, i: number): boolean => (cls(s, i) & (DIGIT | BRACE)) !== 0;
+const gluedHex = (s: string, i: number): boolean => (cls(s, i) & (HEX | BRACE)) !== 0;
+const gluedAlnum = (s: string, i: number): boolean => (cls(s, i) & (ALNUM | BRACE)) !== 0;
 
 /** Two digits at i forming a number in [lo, hi]. */
 function twoDigits(s: string, i: number, lo: number, hi: number): boolean {
@@ -98,11 +98,11 @@ export function uuidEnd(s: string, i: number): number {
       if (j < stop) return -1;
       if (len !== 12 && s.charCodeAt(j) !== 45) return -1;
     }
-    return isAlnum(s, j) ? -1 : j;
+    return gluedAlnum(s, j) ? -1 : j;
   }
   while (j < i + 32 && isHex(s, j)) j++;
   if (j < i + 32) return -1;
-  return isAlnum(s, j) ? -1 : j;
+  return gluedAlnum(s, j) ? -1 : j;
 }
 
 /** End of 13 epoch-milli digits at i, or -1. Caller checked the char before is not hex. */
@@ -110,7 +110,7 @@ export function epochEnd(s: string, i: number): number {
   let j = i;
   while (j < i + 13 && isDigit(s, j)) j++;
   if (j < i + 13) return -1;
-  return isHex(s, j) ? -1 : j;
+  return gluedHex(s, j) ? -1 : j;
 }
 
 /**
@@ -118,59 +118,65 @@ export function epochEnd(s: string, i: number): number {
  * already whitespace-collapsed text. `trace`, when given, receives every match.
  */
 export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[]): string {
-  let out = "";
+  // Hot loop: plain locals only (a closure capturing `i` would move it to the
+  // heap and cost ~10x), and most characters leave after one table lookup.
+  const parts: string[] = [];
   let last = 0;
   let i = 0;
   const n = s.length;
   const tryRoots = !roots.empty;
-  const emit = (rule: string, end: number, replacement: string) => {
-    if (trace !== undefined)
-      trace.push({ rule, start: i, end, text: s.slice(i, end), replacement });
-    out += s.slice(last, i) + replacement;
-    last = end;
-    i = end;
-  };
   while (i < n) {
     const c = s.charCodeAt(i);
-    const k = c < 128 ? CLASS[c]! : 0;
-    if (k === 0 && c !== 47 && c !== 92) {
+    if (c >= 128) {
       i++;
       continue;
     }
-    if (tryRoots && ((k & SEP) !== 0 || ((k & ALNUM) !== 0 && s.charCodeAt(i + 1) === 58))) {
-      if (isBoundaryBefore(s, i)) {
-        const m = roots.matchAt(s, i);
-        if (m !== undefined) {
-          emit(m.root.rule, m.end, m.root.token);
-          continue;
-        }
+    const k = CLASS[c]!;
+    if ((k & (SEP | ALNUM)) === 0) {
+      i++;
+      continue;
+    }
+    let end = -1;
+    let rule = "";
+    let token = "";
+    if (tryRoots && ((k & SEP) !== 0 || s.charCodeAt(i + 1) === 58) && isBoundaryBefore(s, i)) {
+      const m = roots.matchAt(s, i);
+      if (m !== undefined) {
+        end = m.end;
+        rule = m.root.rule;
+        token = m.root.token;
       }
     }
-    if ((k & HEX) !== 0) {
-      const prevDigit = isDigit(s, i - 1);
-      if ((k & DIGIT) !== 0 && !prevDigit) {
-        const e = timestampEnd(s, i);
-        if (e >= 0) {
-          emit("timestamp", e, "{timestamp}");
-          continue;
-        }
+    if (end < 0 && (k & HEX) !== 0) {
+      const p = i > 0 ? s.charCodeAt(i - 1) : 32;
+      const pk = p < 128 ? CLASS[p]! : 0;
+      if ((k & DIGIT) !== 0 && (pk & (DIGIT | BRACE)) === 0) {
+        end = timestampEnd(s, i);
+        rule = "timestamp";
+        token = "{timestamp}";
       }
-      if (!isAlnum(s, i - 1)) {
-        const e = uuidEnd(s, i);
-        if (e >= 0) {
-          emit("uuid", e, "{uuid}");
-          continue;
-        }
+      if (end < 0 && (pk & (ALNUM | BRACE)) === 0) {
+        end = uuidEnd(s, i);
+        rule = "uuid";
+        token = "{uuid}";
       }
-      if ((k & DIGIT) !== 0 && !isHex(s, i - 1)) {
-        const e = epochEnd(s, i);
-        if (e >= 0) {
-          emit("epoch-millis", e, "{timestamp}");
-          continue;
-        }
+      if (end < 0 && (k & DIGIT) !== 0 && (pk & (HEX | BRACE)) === 0) {
+        end = epochEnd(s, i);
+        rule = "epoch-millis";
+        token = "{timestamp}";
       }
     }
-    i++;
+    if (end < 0) {
+      i++;
+      continue;
+    }
+    if (trace !== undefined)
+      trace.push({ rule, start: i, end, text: s.slice(i, end), replacement: token });
+    parts.push(s.slice(last, i), token);
+    last = end;
+    i = end;
   }
-  return last === 0 ? s : out + s.slice(last);
+  if (last === 0) return s;
+  parts.push(s.slice(last));
+  return parts.join("");
 }

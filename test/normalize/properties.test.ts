@@ -1,0 +1,152 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type NormalizeOptions, normalizePrompt } from "../../src/normalize/index.js";
+import { referenceNormalize } from "../reference/normalize-reference.js";
+
+const opts: NormalizeOptions = {
+  projectPath: "/work/run-7",
+  homeDir: "/home/u",
+  tmpDirs: ["/tmp"],
+  roots: { cache: "/var/cache/ci", win: "C:\\Users\\Me\\proj" },
+};
+
+// Text built from the pieces the rules care about, so collisions between
+// rules (a root next to a UUID, a timestamp glued to digits…) are common.
+const piece = fc.constantFrom(
+  "/work/run-7",
+  "/work/run-7/src",
+  "/home/u",
+  "/home/u2",
+  "/tmp",
+  "/var/cache/ci",
+  "C:\\Users\\Me\\proj",
+  "c:/users/me/PROJ",
+  "file://",
+  "://",
+  "/",
+  "\\",
+  ".",
+  "-",
+  ":",
+  "_",
+  "T",
+  "Z",
+  "+05:30",
+  " ",
+  "\n",
+  "\t",
+  "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+  "3f2504e04f8911d39a0c0305e82c3301",
+  "abcdef",
+  "2026-09-09",
+  "2026-09-09T14:33:21",
+  "14:33",
+  ".123",
+  "1767225600000",
+  "0",
+  "9",
+  "x",
+  "é",
+  "e\u0301",
+  "\ud800",
+  "{uuid}",
+);
+const promptish = fc.array(piece, { maxLength: 40 }).map((a) => a.join(""));
+const anyText = fc.oneof(
+  promptish,
+  fc.string({ unit: "binary", maxLength: 200 }),
+  fc.string({ maxLength: 200 }),
+);
+
+describe("normalizePrompt laws", () => {
+  it("equals the one-regex-per-rule reference on rule-dense text", () => {
+    fc.assert(
+      fc.property(promptish, (text) => {
+        expect(normalizePrompt(text, opts)).toBe(referenceNormalize(text, opts));
+      }),
+      { numRuns: 3000, seed: 42 },
+    );
+  });
+
+  it("equals the reference on arbitrary strings", () => {
+    fc.assert(
+      fc.property(anyText, (text) => {
+        expect(normalizePrompt(text, opts)).toBe(referenceNormalize(text, opts));
+      }),
+      { numRuns: 2000, seed: 7 },
+    );
+  });
+
+  it("is idempotent", () => {
+    fc.assert(
+      fc.property(anyText, (text) => {
+        const once = normalizePrompt(text, opts);
+        expect(normalizePrompt(once, opts)).toBe(once);
+      }),
+      { numRuns: 3000, seed: 1 },
+    );
+  });
+
+  it("never throws on any string, lone surrogates included", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 500 }), (text) => {
+        expect(typeof normalizePrompt(text)).toBe("string");
+      }),
+      { numRuns: 2000, seed: 3 },
+    );
+  });
+
+  it("is not changed by the whitespace layout of the input", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          piece.filter((p: string) => p.trim() === p && p.length > 0),
+          { maxLength: 20 },
+        ),
+        fc.nat(),
+        (parts, k) => {
+          const spaced = parts.join(" ");
+          const messy = parts.join(["\n", "  ", "\t", " \r\n "][k % 4]!);
+          expect(normalizePrompt(messy, opts)).toBe(normalizePrompt(spaced, opts));
+        },
+      ),
+      { numRuns: 1000, seed: 5 },
+    );
+  });
+});
+
+describe("idempotence edge cases", () => {
+  it.each([
+    ["a root glued to another root", "/work/run-7/work/run-7", "{project}/work/run-7"],
+    [
+      "a UUID glued to a timestamp",
+      "2026-09-09T14:33:21abcdef0123456789abcdef0123456789",
+      "{timestamp}abcdef0123456789abcdef0123456789",
+    ],
+    ["a root glued to a token-looking brace", "/home/u{x}", "/home/u{x}"],
+  ])("%s", (_name, text, expected) => {
+    const once = normalizePrompt(text, opts);
+    expect(once).toBe(expected);
+    expect(normalizePrompt(once, opts)).toBe(once);
+  });
+});
+
+describe("linear time on adversarial input", () => {
+  // Generous guard against regex blow-ups, not a speed assertion: a quadratic
+  // scan of 2 MB takes minutes; linear work takes milliseconds.
+  const cases: [string, string][] = [
+    ["digits", "1".repeat(2_000_000)],
+    ["dashes", "-".repeat(2_000_000)],
+    ["spaces", " \t".repeat(1_000_000)],
+    ["slashes", "/".repeat(2_000_000)],
+    ["hex and dashes", "abcdef12-".repeat(250_000)],
+    ["near-timestamps", "2026-09-09T1".repeat(160_000)],
+    ["root prefixes", "/work/run-".repeat(200_000)],
+    ["file urls", "file:///".repeat(250_000)],
+  ];
+  it.each(cases)("%s (2 MB) normalizes in well under a second", (_name, text) => {
+    const t0 = performance.now();
+    normalizePrompt(text, opts);
+    expect(performance.now() - t0).toBeLessThan(2_000);
+  });
+});
