@@ -31,7 +31,6 @@ const cls = (s: string, i: number): number => {
 const isDigit = (s: string, i: number): boolean => (cls(s, i) & DIGIT) !== 0;
 const isHex = (s: string, i: number): boolean => (cls(s, i) & HEX) !== 0;
 /** Neighbour checks: a brace counts as "glued", like the character classes the rules exclude. */
-const gluedDigit = (s: string, i: number): boolean => (cls(s, i) & (DIGIT | BRACE)) !== 0;
 const gluedHex = (s: string, i: number): boolean => (cls(s, i) & (HEX | BRACE)) !== 0;
 const gluedAlnum = (s: string, i: number): boolean => (cls(s, i) & (ALNUM | BRACE)) !== 0;
 

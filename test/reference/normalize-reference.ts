@@ -11,9 +11,9 @@ const NAME = "A-Za-z0-9_.~+@{}\\-\\u0080-\\uffff";
 const BEFORE = `(?:(?<=:\\/\\/)|(?<=:\\/\\/\\/)|(?<![${NAME}\\/\\\\]))`;
 const AFTER = `(?=$|[\\/\\\\]|\\.(?:$|[^${NAME}\\/\\\\])|[^${NAME}])`;
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
 const foldCase = (s: string) =>
-  escape(s).replace(/[A-Za-z]/g, (c) => `[${c.toUpperCase()}${c.toLowerCase()}]`);
+  escapeRe(s).replace(/[A-Za-z]/g, (c) => `[${c.toUpperCase()}${c.toLowerCase()}]`);
 
 function pattern(name: string): RegExp {
   const rule = NORMALIZATION_RULES.find((r) => r.name === name);
@@ -30,7 +30,7 @@ export function rootRegex(
   const tokens = new Map<string, string>();
   const alts = spellings.map((s, i) => {
     tokens.set(`r${i}`, s.token);
-    return `(?<r${i}>${s.caseInsensitive ? foldCase(s.text) : escape(s.text)})`;
+    return `(?<r${i}>${s.caseInsensitive ? foldCase(s.text) : escapeRe(s.text)})`;
   });
   return { re: new RegExp(`${BEFORE}(?:${alts.join("|")})${AFTER}`, "g"), tokens };
 }
@@ -65,7 +65,7 @@ export function referenceNormalize(text: string, opts: NormalizeOptions = {}): s
 export function naiveNormalize(text: string, opts: NormalizeOptions = {}): string {
   let s = text.normalize("NFC").replace(/\s+/g, " ").trim();
   for (const r of rootSpellings(opts)) {
-    const body = r.caseInsensitive ? foldCase(r.text) : escape(r.text);
+    const body = r.caseInsensitive ? foldCase(r.text) : escapeRe(r.text);
     s = s.replace(new RegExp(`${BEFORE}${body}${AFTER}`, "g"), r.token);
   }
   s = s.replace(pattern("timestamp"), "{timestamp}");
