@@ -1,5 +1,11 @@
 // The public API. Re-exports only: see docs/ for each part.
-export { AmbiguousIdError, InvocacheError, StoreError } from "./errors.js";
+export {
+  AmbiguousIdError,
+  EntryFormatError,
+  InvocacheError,
+  StoreError,
+  UnsupportedEntryVersionError,
+} from "./errors.js";
 export {
   assertManifest,
   canonicalJson,
@@ -30,3 +36,39 @@ export {
   normalizePrompt,
   type RuleMatch,
 } from "./normalize/index.js";
+export {
+  type CallOptions,
+  createRecorder,
+  DivergenceError,
+  EntryTooLargeError,
+  type Listener,
+  type MissDetails,
+  MODES,
+  type Mode,
+  type NearestEntry,
+  type Recorder,
+  type RecorderEvents,
+  type RecorderIdentityDefaults,
+  type RecorderOptions,
+  type RecorderStats,
+  ReplayMissError,
+  RUN_DOMAIN_V1,
+  type RunInfo,
+  resolveMode,
+  runContentHash,
+  type ServedCall,
+  UnknownInvocationError,
+} from "./recorder/index.js";
+export {
+  ENTRY_VERSION,
+  type Entry,
+  type EntryMeta,
+  type EntryVerdict,
+  entryKey,
+  entryPrefix,
+  validateEntry,
+} from "./store/envelope.js";
+export { openStore } from "./store/open.js";
+export type { JsonValue, SetOptions, Store } from "./store/types.js";
+export { defaultStoreUrl } from "./store/url.js";
+export { INVOCACHE_VERSION } from "./version.js";

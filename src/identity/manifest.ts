@@ -187,7 +187,7 @@ export function toJsonValue(value: unknown, path: string, seen: Set<object>): Ma
       seen.add(value);
       try {
         if (Array.isArray(value)) {
-          return value.map((v, i) => {
+          return Array.from(value, (v, i) => {
             if (v === undefined) throw new TypeError(`${path}[${i}] is undefined; use null`);
             return toJsonValue(v, `${path}[${i}]`, seen);
           });

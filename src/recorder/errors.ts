@@ -1,0 +1,118 @@
+/** Errors of the replay policy. */
+import { InvocacheError } from "../errors.js";
+import type { FieldDiff } from "../identity/explain.js";
+import type { Manifest } from "../identity/manifest-types.js";
+
+/** A recording that came close: what differs from the request that missed. */
+export interface NearestEntry {
+  id: string;
+  occurrence: number;
+  recordedAt: string;
+  diffs: FieldDiff[];
+}
+
+/** Everything a miss report knows. */
+export interface MissDetails {
+  id: string;
+  occurrence: number;
+  mode: string;
+  store: string;
+  manifest: Manifest;
+  /** Occurrences of this identity that are recorded (0-based), when some are. */
+  recordedOccurrences: number[];
+  nearest: NearestEntry[];
+  /** Normalization rules that fired on the prompt and task, with counts. */
+  rulesFired: Record<string, number>;
+  /** What to run to record the missing call. */
+  rerecord: string;
+}
+
+/**
+ * A call in `replay` mode has no recording. The message shows the nearest
+ * recordings field by field, says whether the identity was recorded but
+ * already consumed in this run, which normalization rules fired, and how to
+ * re-record.
+ *
+ * @example
+ * try { await recorder.call(req, fn) } catch (e) {
+ *   if (e instanceof ReplayMissError) console.log(e.nearest[0]?.diffs)
+ * }
+ */
+export class ReplayMissError extends InvocacheError implements MissDetails {
+  readonly id: string;
+  readonly shortId: string;
+  readonly occurrence: number;
+  readonly mode: string;
+  readonly store: string;
+  readonly manifest: Manifest;
+  readonly recordedOccurrences: number[];
+  readonly nearest: NearestEntry[];
+  readonly rulesFired: Record<string, number>;
+  readonly rerecord: string;
+
+  constructor(details: MissDetails, message: string) {
+    super("ERR_REPLAY_MISS", message);
+    this.id = details.id;
+    this.shortId = details.id.slice(0, 12);
+    this.occurrence = details.occurrence;
+    this.mode = details.mode;
+    this.store = details.store;
+    this.manifest = details.manifest;
+    this.recordedOccurrences = details.recordedOccurrences;
+    this.nearest = details.nearest;
+    this.rulesFired = details.rulesFired;
+    this.rerecord = details.rerecord;
+  }
+}
+
+/**
+ * A replayed run diverged from its recording: a gate gave a different verdict,
+ * or the run called a different sequence of identities.
+ *
+ * @example
+ * await recorder.verdict(id, "accepted") // VerdictDivergenceError: recorded "rejected"
+ */
+export class DivergenceError extends InvocacheError {
+  readonly kind: "verdict" | "trajectory";
+  readonly expected: unknown;
+  readonly actual: unknown;
+
+  constructor(kind: "verdict" | "trajectory", expected: unknown, actual: unknown, message: string) {
+    super(kind === "verdict" ? "ERR_VERDICT_DIVERGENCE" : "ERR_TRAJECTORY_DIVERGENCE", message);
+    this.kind = kind;
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+/**
+ * A response is larger than the recorder's `maxEntryBytes`: it is refused
+ * whole, never truncated. `value` holds the live response.
+ */
+export class EntryTooLargeError extends InvocacheError {
+  readonly id: string;
+  readonly bytes: number;
+  readonly limit: number;
+  readonly value: unknown;
+
+  constructor(id: string, bytes: number, limit: number, value: unknown) {
+    super(
+      "ERR_ENTRY_TOO_LARGE",
+      `invocache: the response of ${id.slice(0, 12)} is ${bytes} bytes, over the ${limit}-byte entry limit; ` +
+        "it was not recorded (never truncated). Raise createRecorder({ maxEntryBytes }) if it should be.",
+    );
+    this.id = id;
+    this.bytes = bytes;
+    this.limit = limit;
+    this.value = value;
+  }
+}
+
+/** `recorder.verdict()` was given an id this recorder never served. */
+export class UnknownInvocationError extends InvocacheError {
+  readonly id: string;
+  constructor(id: string, message: string) {
+    super("ERR_UNKNOWN_INVOCATION", message);
+    this.id = id;
+  }
+}

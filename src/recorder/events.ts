@@ -1,0 +1,57 @@
+/**
+ * A tiny typed event emitter (no dependency on node:events, so the recorder
+ * runs wherever its store does). Listener errors are isolated: observability
+ * must never break a model call.
+ */
+import type { FieldDiff } from "../identity/explain.js";
+
+/** Everything a recorder reports. */
+export interface RecorderEvents {
+  hit: { id: string; occurrence: number; key: string; savedMs: number };
+  miss: { id: string; occurrence: number; key: string; mode: string };
+  record: { id: string; occurrence: number; key: string; durationMs: number };
+  /** The call went upstream without reading or writing (passthrough, store outage, not storable). */
+  bypass: { id: string; occurrence: number; reason: string };
+  /** Something went wrong but the call went on (fail-open). */
+  warning: { message: string; error?: unknown; id?: string };
+  /** A replayed run came back different: verdict, trajectory or (verify mode) response. */
+  divergence: {
+    kind: "verdict" | "trajectory" | "response";
+    id?: string;
+    occurrence?: number;
+    runId?: string;
+    expected: unknown;
+    actual: unknown;
+    diffs?: FieldDiff[];
+  };
+  verdict: { id: string; occurrence: number; verdict: "accepted" | "rejected"; reason?: string };
+  run: { runId: string; contentHash: string; calls: number; explicitId: boolean };
+}
+
+export type Listener<K extends keyof RecorderEvents> = (event: RecorderEvents[K]) => void;
+
+export class Emitter {
+  readonly #listeners = new Map<keyof RecorderEvents, Set<(e: never) => void>>();
+
+  on<K extends keyof RecorderEvents>(name: K, listener: Listener<K>): () => void {
+    let set = this.#listeners.get(name);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(name, set);
+    }
+    set.add(listener as (e: never) => void);
+    return () => set.delete(listener as (e: never) => void);
+  }
+
+  emit<K extends keyof RecorderEvents>(name: K, event: RecorderEvents[K]): void {
+    const set = this.#listeners.get(name);
+    if (set === undefined) return;
+    for (const l of set) {
+      try {
+        (l as Listener<K>)(event);
+      } catch {
+        // A broken listener must not break the call it observes.
+      }
+    }
+  }
+}

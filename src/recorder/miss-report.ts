@@ -1,0 +1,151 @@
+/**
+ * Miss reports: what a person needs to fix a replay miss without guessing.
+ * Runs only on the miss path, so it may list the namespace (bounded).
+ */
+import { explainIdentity } from "../identity/explain.js";
+import type { Manifest } from "../identity/manifest-types.js";
+import { explainNormalization, type NormalizeOptions } from "../normalize/normalize.js";
+import { entryPrefix, validateEntry } from "../store/envelope.js";
+import type { Store } from "../store/types.js";
+import { type MissDetails, type NearestEntry, ReplayMissError } from "./errors.js";
+
+/** At most this many entries are read to find the nearest recordings. */
+const SCAN_LIMIT = 5_000;
+const NEAREST = 3;
+
+export interface MissContext {
+  store: Store;
+  namespace: string;
+  id: string;
+  occurrence: number;
+  mode: string;
+  manifest: Manifest;
+  /** The raw prompt and task, to say which normalization rules fired. */
+  raw: { prompt: string; task: string | null | undefined };
+  normalize: NormalizeOptions;
+  /** The command that re-records, e.g. from the vitest helper. */
+  rerecord?: string | undefined;
+  inRun: boolean;
+}
+
+export async function missError(ctx: MissContext): Promise<ReplayMissError> {
+  const recordedOccurrences: number[] = [];
+  const candidates = new Map<
+    string,
+    { manifest: Manifest; occurrence: number; recordedAt: string }
+  >();
+  try {
+    let seen = 0;
+    for await (const [key, value] of ctx.store.list(entryPrefix(ctx.namespace))) {
+      if (++seen > SCAN_LIMIT) break;
+      let entry: ReturnType<typeof validateEntry>;
+      try {
+        entry = validateEntry(value, `${ctx.store.url} ${key}`);
+      } catch {
+        continue;
+      }
+      if (entry.id === ctx.id) {
+        recordedOccurrences.push(entry.meta.occurrence);
+        continue;
+      }
+      const prev = candidates.get(entry.id);
+      if (prev === undefined || entry.meta.occurrence < prev.occurrence) {
+        candidates.set(entry.id, {
+          manifest: entry.manifest,
+          occurrence: entry.meta.occurrence,
+          recordedAt: entry.meta.recordedAt,
+        });
+      }
+    }
+  } catch {
+    // The report is best effort: the miss itself is what matters.
+  }
+  recordedOccurrences.sort((a, b) => a - b);
+
+  const nearest: NearestEntry[] = [...candidates]
+    .map(([id, c]) => ({
+      id,
+      occurrence: c.occurrence,
+      recordedAt: c.recordedAt,
+      diffs: explainIdentity(c.manifest, ctx.manifest),
+      score: score(c.manifest, ctx.manifest),
+    }))
+    .sort((a, b) => a.score - b.score || a.id.localeCompare(b.id))
+    .slice(0, NEAREST)
+    .map(({ score: _s, ...rest }) => rest);
+
+  const rulesFired: Record<string, number> = {};
+  for (const text of [ctx.raw.prompt, ctx.raw.task ?? ""]) {
+    for (const [rule, n] of Object.entries(explainNormalization(text, ctx.normalize).counts)) {
+      rulesFired[rule] = (rulesFired[rule] ?? 0) + n;
+    }
+  }
+  const rerecord =
+    ctx.rerecord ??
+    "INVOCACHE_MODE=record <your command>   (or INVOCACHE_MODE=auto to record only what is missing)";
+  const details: MissDetails = {
+    id: ctx.id,
+    occurrence: ctx.occurrence,
+    mode: ctx.mode,
+    store: ctx.store.url,
+    manifest: ctx.manifest,
+    recordedOccurrences,
+    nearest,
+    rulesFired,
+    rerecord,
+  };
+  return new ReplayMissError(details, render(details, ctx.inRun));
+}
+
+/** Lower is nearer: differing fields weigh by how surprising they are. */
+function score(a: Manifest, b: Manifest): number {
+  let s = 0;
+  if (a.role !== b.role) s += 8;
+  if (a.model !== b.model) s += 4;
+  if (a.task !== b.task) s += 4;
+  if (a.prompt !== b.prompt)
+    s += 2 + (1 - commonPrefix(a.prompt, b.prompt) / Math.max(1, a.prompt.length, b.prompt.length));
+  if (a.attempt !== b.attempt) s += 1;
+  if (JSON.stringify(a.params ?? {}) !== JSON.stringify(b.params ?? {})) s += 1;
+  if (a.inputs.join("\n") !== b.inputs.join("\n")) s += 1;
+  return s;
+}
+
+function commonPrefix(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+function render(d: MissDetails, inRun: boolean): string {
+  const m = d.manifest;
+  const lines = [
+    `invocache: no recording for ${m.role}${m.model ? ` (${m.model})` : ""} call ${d.id.slice(0, 12)}, attempt ${m.attempt}, occurrence ${d.occurrence} in ${d.store} [mode ${d.mode}]`,
+  ];
+  if (d.recordedOccurrences.length > 0) {
+    const list = d.recordedOccurrences.join(", ");
+    lines.push(
+      inRun
+        ? `  This identity is recorded as occurrence ${list}, and this run has already consumed ${d.occurrence === 1 ? "it" : "them"}: the step ran more often than when it was recorded (a repeat is never served an earlier output).`
+        : `  This identity is recorded as occurrence ${list}, but not as occurrence ${d.occurrence}.`,
+    );
+  } else if (d.nearest.length === 0) {
+    lines.push("  Nothing similar is recorded in this namespace.");
+  }
+  d.nearest.forEach((n, i) => {
+    lines.push(`  Nearest ${i + 1}: ${n.id.slice(0, 12)} (recorded ${n.recordedAt}) differs in:`);
+    for (const diff of n.diffs) {
+      lines.push(`    - ${diff.summary}`);
+      if (diff.diff !== undefined)
+        for (const l of diff.diff.split("\n")) lines.push(`        ${l}`);
+    }
+  });
+  const fired = Object.entries(d.rulesFired);
+  lines.push(
+    fired.length > 0
+      ? `  Normalization applied: ${fired.map(([r, n]) => `${r} ×${n}`).join(", ")}`
+      : "  Normalization applied: nothing (the prompt had no paths, UUIDs or timestamps to template)",
+  );
+  lines.push(`  To record it: ${d.rerecord}`);
+  return lines.join("\n");
+}
