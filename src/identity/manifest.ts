@@ -95,10 +95,12 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
         "request.params must be a plain object of JSON values, e.g. { temperature: 0.2 }",
       );
     }
-    const params = toJsonValue(req.params, "request.params", new Set()) as Record<
-      string,
-      ManifestValue
-    >;
+    const params = toJsonValue(req.params, "request.params", new Set());
+    if (params === null || typeof params !== "object" || Array.isArray(params)) {
+      throw new TypeError(
+        "request.params must serialize to a plain object (its toJSON returned something else)",
+      );
+    }
     if (Object.keys(params).length > 0) manifest.params = params;
   }
   return manifest;
@@ -126,7 +128,13 @@ export function assertManifest(value: unknown, where: string): Manifest {
   for (const k of ["model", "prompt", "role", "task"] as const) {
     if (typeof m[k] !== "string") fail(`${k} is not a string`);
   }
-  if (m.params !== undefined) toJsonValue(m.params, `${where}.params`, new Set());
+  if (m.params !== undefined) {
+    const p = m.params;
+    if (p === null || typeof p !== "object" || Array.isArray(p) || Object.keys(p).length === 0) {
+      fail("params is present but not a non-empty object");
+    }
+    toJsonValue(p, `${where}.params`, new Set());
+  }
   return m as unknown as Manifest;
 }
 

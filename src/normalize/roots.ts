@@ -52,7 +52,10 @@ export function rootSpellings(options: RootOptions): readonly RootSpelling[] {
 
   const out: RootSpelling[] = [];
   const add = (rule: string, token: string, priority: number, spellings: Iterable<string>) => {
-    for (const s of spellings) {
+    for (const raw of spellings) {
+      // The text is NFC'd and whitespace-collapsed before roots are matched,
+      // so the spellings must be too (macOS may hand out decomposed paths).
+      const s = raw.normalize("NFC").replace(/\s+/g, " ");
       const caseInsensitive = WINDOWS_DRIVE.test(s) || WINDOWS_UNC.test(s);
       out.push({ rule, token, text: s, caseInsensitive, priority });
     }

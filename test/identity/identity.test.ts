@@ -183,6 +183,8 @@ describe("invocationIdentity", () => {
       expect(() => id(r as InvocationRequest, o), String(msg)).toThrow(TypeError);
       expect(() => id(r as InvocationRequest, o)).toThrow(msg);
     }
+    expect(() => id({ ...req, params: { toJSON: () => "abc" } })).toThrow(/plain object/);
+    expect(() => id({ ...req, params: { toJSON: () => [1, 2] } })).toThrow(/plain object/);
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     expect(() => id({ ...req, params: { cyclic } })).toThrow(/cycle/);

@@ -100,6 +100,13 @@ describe("roots", () => {
     expect(n("C:\\Users\\Me\\project\\a.ts", o)).toBe("C:\\Users\\Me\\project\\a.ts");
     expect(n("file:///C:/Users/Me/proj/x", o)).toBe("file:///{project}/x");
   });
+  it("puts root spellings through NFC and whitespace collapse, like the text", () => {
+    expect(n("edit /work/cafe\u0301/x", { projectPath: "/work/cafe\u0301" })).toBe(
+      "edit {project}/x",
+    );
+    expect(n("edit /work/café/x", { projectPath: "/work/cafe\u0301" })).toBe("edit {project}/x");
+    expect(n("cd /work/my  proj/x", { projectPath: "/work/my  proj" })).toBe("cd {project}/x");
+  });
   it("templates extra named roots", () => {
     expect(n("in /var/cache/ci/x", { roots: { cache: "/var/cache/ci" } })).toBe("in {cache}/x");
   });
