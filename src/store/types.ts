@@ -25,9 +25,16 @@ export interface SetOptions {
  *
  * Errors: every method rejects with a `StoreError` when the backend fails.
  * A backend failure is never turned into `undefined` (a false miss).
+ * Bad arguments reject with `TypeError`/`RangeError` naming the argument.
+ *
+ * Keys (and lease owners, and `list` prefixes unless empty) are 1-512 UTF-16
+ * code units of well-formed Unicode without U+0000, on every store: backends
+ * keep keys as UTF-8, where a lone surrogate would become U+FFFD and merge
+ * two keys. Values are any JSON value and round trip exactly, lone
+ * surrogates included; every read returns a fresh copy.
  *
  * @example
- * const store = await openStore("sqlite://.invocache/cache.sqlite");
+ * const store = openStore("sqlite://.invocache/cache.sqlite");
  * await store.set("k", { a: 1 });
  * await store.get("k"); // { a: 1 }
  * await store.close();

@@ -1,0 +1,31 @@
+/**
+ * What a keyv-backed store needs from one backend (memory, SQLite, Redis,
+ * Postgres). Values go through keyv (serialization, ttl); listing and leases
+ * need queries keyv does not offer, so each backend implements them on its
+ * own client. Everything else (argument checks, error wrapping, closing,
+ * lazy loading) lives once, in `KeyvStore`.
+ */
+import type { Keyv } from "keyv";
+
+/** One raw row: the logical key and keyv's serialized record text. */
+export type RawRow = [key: string, record: string];
+
+export interface Backend {
+  /** Keyv over the value table, created with `throwOnErrors: true`. */
+  readonly keyv: Keyv;
+  /** Prepended to every logical key before it reaches keyv (Redis shares one keyspace). */
+  readonly keyPrefix: string;
+  /** Called before every operation, e.g. to reconnect after a dropped connection. */
+  ready?(): Promise<void>;
+  /** Every stored row whose logical key starts with `prefix` (literally), expired ones included. */
+  listRaw(prefix: string): AsyncIterable<RawRow>;
+  /** See `Store.acquireLease`; must be atomic across processes sharing the backend. */
+  acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** See `Store.releaseLease`. */
+  releaseLease(key: string, owner: string): Promise<void>;
+  /** Release connections and file handles. Called once. */
+  close(): Promise<void>;
+}
+
+/** Creates a backend on first use; rejects with the cause when it cannot. */
+export type BackendFactory = () => Promise<Backend>;

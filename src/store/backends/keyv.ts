@@ -1,0 +1,34 @@
+/**
+ * How every backend builds its keyv: no key prefixing (keys are ours, verbatim),
+ * exact JSON serialization, and `throwOnErrors` so a failing adapter rejects
+ * instead of answering `undefined`.
+ */
+import type { Deserialize, Keyv, KeyvStoreAdapter } from "keyv";
+import { deserializeRecord, serializeRecord } from "../json.js";
+import type { JsonValue } from "../types.js";
+
+/**
+ * A keyv over `adapter` configured the way `KeyvStore` relies on.
+ *
+ * @example
+ * const keyv = await createKeyv(new Map());
+ */
+export async function createKeyv(
+  adapter: KeyvStoreAdapter | Map<string, string>,
+): Promise<Keyv<JsonValue>> {
+  const { Keyv } = await import("keyv");
+  const keyv = new Keyv<JsonValue>({
+    store: adapter,
+    // keyv's default namespace "keyv" would prefix keys ("keyv:k"), and its
+    // iterator strips everything up to the first ":" even without one.
+    useKeyPrefix: false,
+    // Without this keyv swallows adapter errors in get() and answers
+    // undefined: a backend outage would look like a cache miss.
+    throwOnErrors: true,
+    serialize: serializeRecord,
+    deserialize: deserializeRecord as Deserialize,
+  });
+  // Adapters such as @keyv/redis prefix keys with the namespace keyv hands them.
+  keyv.namespace = undefined;
+  return keyv;
+}

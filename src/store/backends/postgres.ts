@@ -1,0 +1,161 @@
+/**
+ * `postgres://…` / `postgresql://…`: values through `@keyv/postgres` (an
+ * optional peer dependency, imported only here), listing and leases as SQL
+ * on the same pool.
+ */
+import { createRequire } from "node:module";
+import type { Backend, RawRow } from "../backend.js";
+import { MAX_KEY_LENGTH } from "../keys.js";
+import { createKeyv } from "./keyv.js";
+import { importOptional } from "./optional.js";
+
+/** Table of values (keyv's `key`/`value` layout), in schema `public`. */
+export const PG_VALUES_TABLE = "invocache_entries";
+/** Table of leases: `key`, `owner`, `expires_at timestamptz`, in schema `public`. */
+export const PG_LEASES_TABLE = "invocache_leases";
+
+const CONNECT_TIMEOUT_MS = 3000;
+/** Rows per query while listing: entries may be megabytes each. */
+const PAGE = 64;
+
+/** The part of `pg` we use (pg ships no types; @types/pg is not a dependency). */
+interface PgPool {
+  query(sql: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  end(): Promise<void>;
+  on(event: "error", listener: (error: Error) => void): unknown;
+}
+interface PgModule {
+  Pool: new (config: Record<string, unknown>) => PgPool;
+}
+type Query = (sql: string, values?: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+/**
+ * Connect lazily to the Postgres database at `connectUrl` (credentials included).
+ *
+ * @example
+ * const backend = await createPostgresBackend("postgres://u:p@127.0.0.1/db", "postgres://127.0.0.1/db");
+ */
+export async function createPostgresBackend(
+  connectUrl: string,
+  storeUrl: string,
+): Promise<Backend> {
+  const mod = await importOptional("@keyv/postgres", storeUrl, () => import("@keyv/postgres"));
+  // pg is @keyv/postgres's own dependency, not ours: resolve it from there so
+  // it is found under any package manager layout (pnpm does not hoist it).
+  const fromAdapter = createRequire(createRequire(import.meta.url).resolve("@keyv/postgres"));
+  const pg = fromAdapter("pg") as PgModule;
+
+  const pools = new WeakMap<object, PgPool>();
+  /**
+   * @keyv/postgres keeps ONE pool in a module-level variable, replaced when
+   * another URL is opened, and its disconnect() ends whichever pool is current:
+   * closing one store would break another and leak its own pool. Each store
+   * gets a private pool instead; connect() is the adapter's hook for it.
+   */
+  class PrivatePoolPostgres extends mod.KeyvPostgres {
+    override async connect() {
+      const pool = new pg.Pool({
+        connectionString: this.opts.uri,
+        connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+        application_name: "invocache",
+        max: 4,
+        // A process that forgets close() can still exit.
+        allowExitOnIdle: true,
+      });
+      // An idle connection dropped by the server emits 'error' on the pool;
+      // unhandled, Node would crash. The next query reports the failure.
+      pool.on("error", () => {});
+      pools.set(this, pool);
+      return async (sql: string, values?: unknown) =>
+        (await pool.query(sql, values as unknown[] | undefined)).rows;
+    }
+
+    override async disconnect() {
+      await pools.get(this)?.end();
+    }
+  }
+
+  const adapter = new PrivatePoolPostgres({
+    uri: connectUrl,
+    table: PG_VALUES_TABLE,
+    keySize: MAX_KEY_LENGTH,
+  });
+  const query = adapter.query as Query;
+  try {
+    await prepare(query);
+  } catch (error) {
+    await adapter.disconnect().catch(() => {});
+    throw error;
+  }
+  const keyv = await createKeyv(adapter);
+
+  return {
+    keyv,
+    keyPrefix: "",
+    async *listRaw(prefix: string): AsyncIterable<RawRow> {
+      // left()/char_length() match the prefix literally (LIKE would treat % and
+      // _ as wildcards). COLLATE "C" gives a byte order that `>` and ORDER BY
+      // agree on, whatever the database's collation, for keyset pagination.
+      let after = "";
+      while (true) {
+        const rows = await query(
+          `SELECT key, value FROM public.${PG_VALUES_TABLE}
+           WHERE key COLLATE "C" > $1 AND left(key, char_length($2)) = $2
+           ORDER BY key COLLATE "C" LIMIT $3`,
+          [after, prefix, PAGE],
+        );
+        for (const row of rows) yield [String(row.key), String(row.value)];
+        const last = rows.at(-1);
+        if (last === undefined || rows.length < PAGE) return;
+        after = String(last.key);
+      }
+    },
+    async acquireLease(key, owner, ttlMs) {
+      // INSERT … ON CONFLICT DO UPDATE is atomic in Postgres: two racing
+      // callers cannot both see the lease free. Time is the server's clock,
+      // so clients on different hosts agree on expiry.
+      const rows = await query(
+        `INSERT INTO public.${PG_LEASES_TABLE} AS l (key, owner, expires_at)
+         VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 millisecond')
+         ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+         WHERE l.expires_at <= clock_timestamp() OR l.owner = excluded.owner
+         RETURNING owner`,
+        [key, owner, ttlMs],
+      );
+      return rows.length === 1;
+    },
+    async releaseLease(key, owner) {
+      await query(`DELETE FROM public.${PG_LEASES_TABLE} WHERE key = $1 AND owner = $2`, [
+        key,
+        owner,
+      ]);
+    },
+    async close() {
+      await adapter.disconnect();
+    },
+  };
+}
+
+/**
+ * Create both tables. @keyv/postgres also creates the values table, but it
+ * reports a failure only as an 'error' event and carries on; doing it here
+ * makes a failure reject the open. Two processes creating a table at once may
+ * race to the catalog (23505 unique_violation, 42P07 duplicate_table): the
+ * table then exists, which is all we need.
+ */
+async function prepare(query: Query): Promise<void> {
+  const ddl = [
+    `CREATE TABLE IF NOT EXISTS public.${PG_VALUES_TABLE}
+       (key VARCHAR(${MAX_KEY_LENGTH}) PRIMARY KEY, value TEXT)`,
+    `CREATE TABLE IF NOT EXISTS public.${PG_LEASES_TABLE}
+       (key VARCHAR(${MAX_KEY_LENGTH}) PRIMARY KEY, owner TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL)`,
+  ];
+  for (const statement of ddl) {
+    try {
+      await query(statement);
+    } catch (error) {
+      const code = typeof error === "object" && error !== null && "code" in error ? error.code : "";
+      if (code !== "23505" && code !== "42P07") throw error;
+    }
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * `redis://host:port[/db]` and `rediss://`: values through `@keyv/redis`
+ * (an optional peer dependency, imported only here and only when used),
+ * listing with SCAN, leases with SET NX PX semantics in Lua.
+ */
+import type { Backend, RawRow } from "../backend.js";
+import { createKeyv } from "./keyv.js";
+import { importOptional } from "./optional.js";
+
+/** Every value key is `invocache:v:<key>`: one Redis db may be shared with other apps. */
+export const REDIS_VALUE_PREFIX = "invocache:v:";
+/** Every lease key is `invocache:lease:<key>`, apart from values. */
+export const REDIS_LEASE_PREFIX = "invocache:lease:";
+
+/** A dead or unreachable server must fail an operation in seconds, not hang it. */
+const CONNECT_TIMEOUT_MS = 2000;
+/** Values fetched per MGET while listing. */
+const FETCH = 64;
+
+// Take the lease when free or ours (then renew), atomically: Redis runs a
+// script without interleaving other commands. Equivalent to SET NX PX plus
+// "or already mine".
+const ACQUIRE = `
+local held = redis.call('GET', KEYS[1])
+if held == false or held == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0`;
+
+// Delete only if still ours: a holder whose lease expired and was taken by
+// someone else must not release the new holder's lease.
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
+/**
+ * Connect lazily to the Redis server at `connectUrl` (credentials included).
+ *
+ * @example
+ * const backend = await createRedisBackend("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0");
+ */
+export async function createRedisBackend(connectUrl: string, storeUrl: string): Promise<Backend> {
+  const mod = await importOptional("@keyv/redis", storeUrl, () => import("@keyv/redis"));
+  const client = mod.createClient({
+    url: connectUrl,
+    // No offline queue and no automatic reconnect: while the server is down
+    // a command fails at once (StoreError) instead of waiting in memory for a
+    // server that may never come back. The next operation reconnects.
+    disableOfflineQueue: true,
+    socket: { connectTimeout: CONNECT_TIMEOUT_MS, reconnectStrategy: false },
+  });
+  // node-redis emits 'error' on connection loss; with no listener Node would
+  // crash the process. Failures reach callers as rejected commands instead.
+  client.on("error", () => {});
+
+  let connecting: Promise<unknown> | undefined;
+  const ready = async (): Promise<void> => {
+    if (client.isReady) return;
+    // One connect at a time: node-redis throws "Socket already opened" on a
+    // second concurrent connect(), and @keyv/redis would then destroy the
+    // first one's socket.
+    connecting ??= client.connect().finally(() => {
+      connecting = undefined;
+    });
+    await connecting;
+  };
+  await ready();
+
+  // @keyv/redis swallows command errors (returns undefined from get) unless
+  // its own throwOnErrors is set, separately from keyv's option.
+  const adapter = new mod.default(client, { throwOnErrors: true, throwOnConnectError: true });
+  const keyv = await createKeyv(adapter);
+
+  return {
+    keyv,
+    keyPrefix: REDIS_VALUE_PREFIX,
+    // Reconnect before each operation when the connection dropped.
+    ready,
+    async *listRaw(prefix: string): AsyncIterable<RawRow> {
+      const match = `${escapeGlob(REDIS_VALUE_PREFIX + prefix)}*`;
+      // SCAN may return a key twice; never yield it twice.
+      const seen = new Set<string>();
+      let cursor = "0";
+      do {
+        const page = await client.scan(cursor, { MATCH: match, COUNT: 500 });
+        cursor = String(page.cursor);
+        const keys = page.keys.map(String).filter((k) => !seen.has(k));
+        // Entries may be megabytes each: fetch values a few at a time.
+        for (let start = 0; start < keys.length; start += FETCH) {
+          const batch = keys.slice(start, start + FETCH);
+          const values = await client.mGet(batch);
+          for (const [i, key] of batch.entries()) {
+            seen.add(key);
+            const value = values[i];
+            // null: the key expired or was deleted between SCAN and MGET.
+            if (value !== null && value !== undefined) {
+              yield [key.slice(REDIS_VALUE_PREFIX.length), String(value)];
+            }
+          }
+        }
+      } while (cursor !== "0");
+    },
+    async acquireLease(key, owner, ttlMs) {
+      const taken = await client.eval(ACQUIRE, {
+        keys: [REDIS_LEASE_PREFIX + key],
+        arguments: [owner, String(ttlMs)],
+      });
+      return taken === 1;
+    },
+    async releaseLease(key, owner) {
+      await client.eval(RELEASE, { keys: [REDIS_LEASE_PREFIX + key], arguments: [owner] });
+    },
+    async close() {
+      await connecting?.catch(() => {});
+      if (client.isOpen) await client.close();
+    },
+  };
+}
+
+/** Escape Redis glob metacharacters so a prefix is matched literally. */
+export function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, "\\$&");
+}

@@ -1,0 +1,131 @@
+/**
+ * `sqlite://path`: the embedded default, one file shared safely by several
+ * processes. Values go through `@keyv/sqlite`; listing and leases are plain
+ * SQL on the adapter's own connection (`adapter.query`).
+ */
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { Backend, RawRow } from "../backend.js";
+import { createKeyv } from "./keyv.js";
+
+/** Table of values (keyv's `key`/`value` layout). */
+export const SQLITE_VALUES_TABLE = "invocache_entries";
+/** Table of leases: `key`, `owner`, `expires_at` (epoch ms). */
+export const SQLITE_LEASES_TABLE = "invocache_leases";
+
+/** How long a statement waits for another process's write lock before failing. */
+const BUSY_TIMEOUT_MS = 5000;
+/** Rows per query while listing: entries may be megabytes each. */
+const PAGE = 64;
+
+type Query = (sql: string, ...params: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+/**
+ * Open (creating parent folders and tables as needed) the SQLite file at `path`.
+ *
+ * @example
+ * const backend = await createSqliteBackend("/tmp/x/cache.sqlite");
+ */
+export async function createSqliteBackend(path: string): Promise<Backend> {
+  if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
+  const { KeyvSqlite } = await import("@keyv/sqlite");
+  const adapter = new KeyvSqlite({
+    uri: `sqlite://${path}`,
+    table: SQLITE_VALUES_TABLE,
+    // The adapter's own option; it calls database.configure("busyTimeout").
+    // node-sqlite3 defaults to 1 s, short for several processes writing while
+    // a WAL checkpoint holds the lock: SQLITE_BUSY would reach the caller.
+    busyTimeout: BUSY_TIMEOUT_MS,
+  });
+  const query = adapter.query as unknown as Query;
+  try {
+    await prepare(query);
+  } catch (error) {
+    await adapter.disconnect().catch(() => {});
+    throw error;
+  }
+  const keyv = await createKeyv(adapter);
+
+  return {
+    keyv,
+    keyPrefix: "",
+    async *listRaw(prefix: string): AsyncIterable<RawRow> {
+      // substr/length count characters, so the prefix is matched literally.
+      // (LIKE would treat % and _ as wildcards and, in SQLite, ignore ASCII case.)
+      // Keyset pagination on the BINARY-ordered primary key: no OFFSET rescans,
+      // and rows written meanwhile cannot shift the window.
+      let after = "";
+      while (true) {
+        const rows = await query(
+          `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
+           WHERE key > ? AND substr(key, 1, length(?)) = ?
+           ORDER BY key LIMIT ?`,
+          after,
+          prefix,
+          prefix,
+          PAGE,
+        );
+        for (const row of rows) yield [String(row.key), String(row.value)];
+        const last = rows.at(-1);
+        if (last === undefined || rows.length < PAGE) return;
+        after = String(last.key);
+      }
+    },
+    async acquireLease(key, owner, ttlMs) {
+      const now = Date.now();
+      // One statement, so SQLite's write lock makes it atomic across processes.
+      // RETURNING yields a row only when the insert or the guarded update ran.
+      const rows = await query(
+        `INSERT INTO ${SQLITE_LEASES_TABLE} (key, owner, expires_at) VALUES (?, ?, ?)
+         ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+         WHERE ${SQLITE_LEASES_TABLE}.expires_at <= ? OR ${SQLITE_LEASES_TABLE}.owner = excluded.owner
+         RETURNING owner`,
+        key,
+        owner,
+        now + ttlMs,
+        now,
+      );
+      return rows.length === 1;
+    },
+    async releaseLease(key, owner) {
+      await query(`DELETE FROM ${SQLITE_LEASES_TABLE} WHERE key = ? AND owner = ?`, key, owner);
+    },
+    async close() {
+      await adapter.disconnect();
+    },
+  };
+}
+
+/**
+ * Connection settings and the leases table. @keyv/sqlite sets no pragmas.
+ * WAL lets readers run while one process writes (the default rollback journal
+ * blocks them); synchronous=NORMAL is the setting WAL is designed for (durable
+ * against application crashes, one fsync per checkpoint instead of per commit).
+ */
+async function prepare(query: Query): Promise<void> {
+  // Ask for WAL until granted: switching needs a moment of exclusive access,
+  // which another process opening the same new file may hold.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await query("PRAGMA journal_mode = WAL");
+      break;
+    } catch (error) {
+      if (!isBusy(error) || attempt >= 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 80));
+    }
+  }
+  await query("PRAGMA synchronous = NORMAL");
+  await query(
+    `CREATE TABLE IF NOT EXISTS ${SQLITE_LEASES_TABLE} (
+       key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at INTEGER NOT NULL)`,
+  );
+}
+
+function isBusy(error: unknown): boolean {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    "code" in error &&
+    (error.code === "SQLITE_BUSY" || error.code === "SQLITE_LOCKED")
+  );
+}

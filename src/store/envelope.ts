@@ -1,0 +1,287 @@
+/**
+ * The entry envelope: what the recorder stores for one invocation, and the
+ * key layout it is stored under. Versioned, so that an entry written by a
+ * newer invocache is reported, not misread.
+ *
+ * Key layout (one store may hold several namespaces, e.g. one per project):
+ *
+ * | what  | key                                      |
+ * | ----- | ---------------------------------------- |
+ * | entry | `${namespace}:e:${id}:${occurrence}`     |
+ * | lease | `${namespace}:lease:${id}:${occurrence}` |
+ * | run   | `${namespace}:run:${runId}`              |
+ *
+ * `id` is the 64-hex invocation identity and `occurrence` the n-th call with
+ * that identity inside a run (0 outside runs). Namespaces cannot contain `:`,
+ * so `list("${ns}:e:")` never returns another namespace's entries.
+ */
+import { EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
+import type { Manifest } from "../identity/manifest-types.js";
+import { assertJsonValue } from "./json.js";
+import type { JsonValue } from "./types.js";
+
+/** The envelope version this invocache writes and the highest it reads. */
+export const ENTRY_VERSION = 1;
+
+/** A gate's verdict on a recorded output (RELOOP layer 3). */
+export interface EntryVerdict {
+  verdict: "accepted" | "rejected";
+  /** Why, in the gate's words. */
+  reason?: string;
+  /** ISO-8601 time the verdict was given. */
+  at: string;
+}
+
+/** What is known about a recording besides its request and response. */
+export interface EntryMeta {
+  /** ISO-8601 time the call was recorded. */
+  recordedAt: string;
+  /** Wall time of the live call, milliseconds (>= 0). */
+  durationMs: number;
+  /** `NORMALIZATION_VERSION` of the rule table that produced the manifest. */
+  normalization: number;
+  /** Version of invocache that wrote the entry. */
+  invocacheVersion: string;
+  /** n-th call with this identity in its run, integer >= 0. */
+  occurrence: number;
+  /** Retry number; always equal to `manifest.attempt`. */
+  attempt: number;
+  /** Identity of attempt n-1 of the same step, when this is a retry. */
+  parent?: string;
+  verdict?: EntryVerdict;
+}
+
+/**
+ * One recorded invocation, version 1. `response` is any JSON value (stream
+ * responses are recorded as `{ kind: "stream", events: [...] }`).
+ */
+export interface Entry {
+  v: 1;
+  /** The invocation identity: 64 lowercase hex. */
+  id: string;
+  manifest: Manifest;
+  response: JsonValue;
+  meta: EntryMeta;
+}
+
+const ID = /^[0-9a-f]{64}$/;
+// A namespace is one key segment: no ":" (it separates segments), no control characters.
+const NAMESPACE = /^[^:\u0000-\u001f\u007f]{1,128}$/;
+
+/**
+ * The store key of an entry.
+ *
+ * @example
+ * entryKey("default", "3f2a…64 hex…", 0) // "default:e:3f2a…:0"
+ */
+export function entryKey(namespace: string, id: string, occurrence: number): string {
+  return `${entryPrefix(namespace, id)}${checkOccurrence(occurrence)}`;
+}
+
+/**
+ * The prefix under which every entry of a namespace lies, or every occurrence
+ * of one identity when `id` is given; pass it to `store.list`.
+ *
+ * @example
+ * for await (const [key, value] of store.list(entryPrefix("default"))) { … }
+ */
+export function entryPrefix(namespace: string, id?: string): string {
+  const base = `${checkNamespace(namespace)}:e:`;
+  return id === undefined ? base : `${base}${checkId(id)}:`;
+}
+
+/**
+ * The lease key guarding the recording of one entry (cross-process single-flight).
+ *
+ * @example
+ * await store.acquireLease(entryLeaseKey("default", id, 0), owner, 30_000);
+ */
+export function entryLeaseKey(namespace: string, id: string, occurrence: number): string {
+  return `${checkNamespace(namespace)}:lease:${checkId(id)}:${checkOccurrence(occurrence)}`;
+}
+
+/**
+ * The store key of a run record.
+ *
+ * @example
+ * runKey("default", "ci-1234") // "default:run:ci-1234"
+ */
+export function runKey(namespace: string, runId: string): string {
+  if (typeof runId !== "string" || runId === "")
+    throw new TypeError("runId must be a non-empty string");
+  return `${checkNamespace(namespace)}:run:${runId}`;
+}
+
+function checkNamespace(namespace: string): string {
+  if (typeof namespace !== "string" || !NAMESPACE.test(namespace)) {
+    throw new TypeError(
+      `namespace must be 1-128 characters without ":" or control characters, got ${JSON.stringify(namespace)}`,
+    );
+  }
+  return namespace;
+}
+
+function checkId(id: string): string {
+  if (typeof id !== "string" || !ID.test(id)) {
+    throw new TypeError(
+      `id must be an invocation identity (64 lowercase hex), got ${JSON.stringify(id)}`,
+    );
+  }
+  return id;
+}
+
+function checkOccurrence(occurrence: number): number {
+  if (!Number.isSafeInteger(occurrence) || occurrence < 0) {
+    throw new RangeError(`occurrence must be an integer >= 0, got ${String(occurrence)}`);
+  }
+  return occurrence;
+}
+
+/**
+ * Check that `value` (read from a store or cassette) is an entry this
+ * invocache understands, and return it typed. `where` names the source for
+ * the error message (store url and key, cassette path and line…).
+ *
+ * Strict on purpose: every field is checked and unknown fields are refused,
+ * because any change to the envelope's shape bumps {@link ENTRY_VERSION}.
+ *
+ * @throws UnsupportedEntryVersionError when `v` is newer than {@link ENTRY_VERSION}.
+ * @throws EntryFormatError for anything else that is not a v1 entry.
+ * @example
+ * const entry = validateEntry(await store.get(key), `${store.url} ${key}`);
+ * entry.meta.recordedAt; // typed
+ */
+export function validateEntry(value: unknown, where: string): Entry {
+  const fail = (path: string, why: string): never => {
+    throw new EntryFormatError(
+      where,
+      path,
+      `invocache entry at ${where} is malformed: ${path} ${why}. ` +
+        "Delete the entry or re-record it with INVOCACHE_MODE=record.",
+    );
+  };
+  const root = record(value, "$", fail);
+  const v = root.v;
+  if (typeof v === "number" && Number.isSafeInteger(v) && v > ENTRY_VERSION) {
+    throw new UnsupportedEntryVersionError(
+      where,
+      v,
+      ENTRY_VERSION,
+      `invocache entry at ${where} uses entry format v${v}, written by a newer invocache; ` +
+        `this version reads v${ENTRY_VERSION}. Upgrade invocache, or re-record with INVOCACHE_MODE=record.`,
+    );
+  }
+  if (v !== ENTRY_VERSION) fail("$.v", `must be ${ENTRY_VERSION}, got ${JSON.stringify(v)}`);
+  only(root, "$", ["v", "id", "manifest", "response", "meta"], [], fail);
+  if (typeof root.id !== "string" || !ID.test(root.id)) fail("$.id", "must be 64 lowercase hex");
+  const manifest = checkManifest(root.manifest, fail);
+  try {
+    assertJsonValue(root.response, "$.response");
+  } catch (error) {
+    fail("$.response", `is not JSON: ${(error as Error).message}`);
+  }
+  const meta = record(root.meta, "$.meta", fail);
+  only(
+    meta,
+    "$.meta",
+    ["recordedAt", "durationMs", "normalization", "invocacheVersion", "occurrence", "attempt"],
+    ["parent", "verdict"],
+    fail,
+  );
+  isoTime(meta.recordedAt, "$.meta.recordedAt", fail);
+  if (
+    typeof meta.durationMs !== "number" ||
+    !Number.isFinite(meta.durationMs) ||
+    meta.durationMs < 0
+  ) {
+    fail("$.meta.durationMs", "must be a number >= 0");
+  }
+  count(meta.normalization, "$.meta.normalization", 1, fail);
+  if (typeof meta.invocacheVersion !== "string" || meta.invocacheVersion === "") {
+    fail("$.meta.invocacheVersion", "must be a non-empty string");
+  }
+  count(meta.occurrence, "$.meta.occurrence", 0, fail);
+  count(meta.attempt, "$.meta.attempt", 0, fail);
+  if (meta.attempt !== manifest.attempt) {
+    fail("$.meta.attempt", `must equal $.manifest.attempt (${manifest.attempt})`);
+  }
+  if ("parent" in meta && (typeof meta.parent !== "string" || !ID.test(meta.parent))) {
+    fail("$.meta.parent", "must be 64 lowercase hex");
+  }
+  if ("verdict" in meta) {
+    const verdict = record(meta.verdict, "$.meta.verdict", fail);
+    only(verdict, "$.meta.verdict", ["verdict", "at"], ["reason"], fail);
+    if (verdict.verdict !== "accepted" && verdict.verdict !== "rejected") {
+      fail("$.meta.verdict.verdict", 'must be "accepted" or "rejected"');
+    }
+    if ("reason" in verdict && typeof verdict.reason !== "string") {
+      fail("$.meta.verdict.reason", "must be a string");
+    }
+    isoTime(verdict.at, "$.meta.verdict.at", fail);
+  }
+  return value as Entry;
+}
+
+type Fail = (path: string, why: string) => never;
+
+function checkManifest(value: unknown, fail: Fail): Manifest {
+  const m = record(value, "$.manifest", fail);
+  only(m, "$.manifest", ["attempt", "inputs", "model", "prompt", "role", "task"], ["params"], fail);
+  count(m.attempt, "$.manifest.attempt", 0, fail);
+  if (!Array.isArray(m.inputs) || !m.inputs.every((x) => typeof x === "string")) {
+    fail("$.manifest.inputs", "must be an array of strings");
+  }
+  for (const field of ["model", "prompt", "role", "task"] as const) {
+    if (typeof m[field] !== "string") fail(`$.manifest.${field}`, "must be a string");
+  }
+  if ("params" in m) {
+    const params = record(m.params, "$.manifest.params", fail);
+    if (Object.keys(params).length === 0) fail("$.manifest.params", "must be absent when empty");
+    try {
+      assertJsonValue(params, "$.manifest.params");
+    } catch (error) {
+      fail("$.manifest.params", `is not JSON: ${(error as Error).message}`);
+    }
+  }
+  return m as unknown as Manifest;
+}
+
+function record(value: unknown, path: string, fail: Fail): Record<string, unknown> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return fail(
+      path,
+      `must be an object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`,
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+function only(
+  obj: Record<string, unknown>,
+  path: string,
+  required: readonly string[],
+  optional: readonly string[],
+  fail: Fail,
+): void {
+  for (const key of required) if (!(key in obj)) fail(`${path}.${key}`, "is missing");
+  for (const key of Object.keys(obj)) {
+    if (!required.includes(key) && !optional.includes(key)) {
+      fail(`${path}.${key}`, "is not a field of entry format v1");
+    }
+  }
+}
+
+function count(value: unknown, path: string, min: number, fail: Fail): void {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    fail(path, `must be an integer >= ${min}`);
+  }
+}
+
+// Date-time with an explicit offset, as Date.prototype.toISOString writes it (and other RFC 3339 forms).
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+function isoTime(value: unknown, path: string, fail: Fail): void {
+  if (typeof value !== "string" || !ISO.test(value) || Number.isNaN(Date.parse(value))) {
+    fail(path, "must be an ISO-8601 date-time such as 2026-01-31T12:00:00.000Z");
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * The one `Store` implementation behind every `openStore` URL. It owns what
+ * all backends share: argument checks, lazy backend creation, turning every
+ * backend failure into a `StoreError` (never a miss), fresh values on every
+ * read, and close semantics. Backends only talk to their database.
+ */
+import { StoreError } from "../errors.js";
+import type { Backend, BackendFactory } from "./backend.js";
+import { assertJsonValue, deserializeRecord, isExpired } from "./json.js";
+import { assertKeyPrefix, assertStoreKey, assertTtl } from "./keys.js";
+import type { JsonValue, SetOptions, Store } from "./types.js";
+
+/**
+ * A {@link Store} over a keyv {@link Backend} created on first use, so that
+ * opening a store costs nothing and never imports a driver it does not need.
+ *
+ * @example
+ * const store = new KeyvStore("memory://", () => createMemoryBackend());
+ * await store.set("k", { a: 1 });
+ */
+export class KeyvStore implements Store {
+  readonly url: string;
+  readonly #factory: BackendFactory;
+  #backend: Promise<Backend> | undefined;
+  #closing: Promise<void> | undefined;
+  readonly #inflight = new Set<Promise<unknown>>();
+
+  constructor(url: string, factory: BackendFactory) {
+    this.url = url;
+    this.#factory = factory;
+  }
+
+  async get(key: string): Promise<JsonValue | undefined> {
+    assertStoreKey(key, "key");
+    // No copy needed: our deserializer built the value with JSON.parse just
+    // now, a fresh tree that nobody else holds (the memory backend too keeps text).
+    return this.#run("get", key, (b) => b.keyv.get<JsonValue>(b.keyPrefix + key));
+  }
+
+  async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
+    assertStoreKey(key, "key");
+    assertJsonValue(value, "value");
+    const ttlMs = options?.ttlMs;
+    if (ttlMs !== undefined) assertTtl(ttlMs, "options.ttlMs");
+    // Snapshot now: the backend may still be opening, and a caller who
+    // mutates `value` after calling set() must not change what gets stored.
+    const snapshot = structuredClone(value);
+    return this.#run("set", key, async (b) => {
+      // keyv answers false (instead of throwing) when an adapter reports failure that way.
+      if (!(await b.keyv.set(b.keyPrefix + key, snapshot, ttlMs))) {
+        throw new Error("the backend did not store the value");
+      }
+    });
+  }
+
+  async delete(key: string): Promise<boolean> {
+    assertStoreKey(key, "key");
+    return this.#run("delete", key, (b) => b.keyv.delete(b.keyPrefix + key));
+  }
+
+  list(prefix: string): AsyncIterable<[string, JsonValue]> {
+    const store = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        assertKeyPrefix(prefix, "prefix");
+        const backend = await store.#open("list", prefix);
+        await store.#guard("list", prefix, async () => backend.ready?.());
+        const rows = backend.listRaw(prefix)[Symbol.asyncIterator]();
+        try {
+          while (true) {
+            const step = await store.#guard("list", prefix, () => rows.next());
+            if (step.done) return;
+            const [key, text] = step.value;
+            const record = await store.#guard("list", key, async () => deserializeRecord(text));
+            if (!isExpired(record)) yield [key, record.value];
+          }
+        } finally {
+          // The caller may stop early (break): let the backend end its scan.
+          await rows.return?.();
+        }
+      },
+    };
+  }
+
+  async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
+    assertStoreKey(key, "key");
+    assertStoreKey(owner, "owner");
+    assertTtl(ttlMs, "ttlMs");
+    return this.#run("acquireLease", key, (b) => b.acquireLease(key, owner, ttlMs));
+  }
+
+  async releaseLease(key: string, owner: string): Promise<void> {
+    assertStoreKey(key, "key");
+    assertStoreKey(owner, "owner");
+    return this.#run("releaseLease", key, (b) => b.releaseLease(key, owner));
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    // "Flush": let operations already started finish before connections go.
+    await Promise.allSettled(this.#inflight);
+    const pending = this.#backend;
+    this.#backend = undefined;
+    if (pending === undefined) return;
+    let backend: Backend;
+    try {
+      backend = await pending;
+    } catch {
+      return; // never opened: nothing to release
+    }
+    await this.#guard("close", undefined, () => backend.close());
+  }
+
+  #run<T>(operation: string, key: string, fn: (backend: Backend) => Promise<T>): Promise<T> {
+    const op = (async () => {
+      const backend = await this.#open(operation, key);
+      return this.#guard(operation, key, async () => {
+        await backend.ready?.();
+        return fn(backend);
+      });
+    })();
+    this.#inflight.add(op);
+    const forget = () => this.#inflight.delete(op);
+    op.then(forget, forget);
+    return op;
+  }
+
+  #open(operation: string, key: string | undefined): Promise<Backend> {
+    if (this.#closing !== undefined) {
+      return Promise.reject(
+        this.#error(operation, key, "the store is closed", "Open a new store with openStore()."),
+      );
+    }
+    let opening = this.#backend;
+    if (opening === undefined) {
+      const started = this.#factory();
+      // A failed open is not cached: the next call tries again (the server may be back).
+      started.catch(() => {
+        if (this.#backend === started) this.#backend = undefined;
+      });
+      this.#backend = opening = started;
+    }
+    const ready = opening;
+    // Each caller sees a failed open under its own operation ("get", "set"…).
+    return this.#guard(operation, key, () => ready, "cannot open the store: ");
+  }
+
+  async #guard<T>(
+    operation: string,
+    key: string | undefined,
+    fn: () => Promise<T>,
+    context = "",
+  ): Promise<T> {
+    try {
+      return await fn();
+    } catch (cause) {
+      if (cause instanceof StoreError) throw cause;
+      const message = cause instanceof Error ? cause.message : String(cause);
+      throw this.#error(
+        operation,
+        key,
+        context + message,
+        "Check that the store is reachable and writable; a failing store is never treated as a miss.",
+        cause,
+      );
+    }
+  }
+
+  #error(
+    operation: string,
+    key: string | undefined,
+    what: string,
+    fix: string,
+    cause?: unknown,
+  ): StoreError {
+    const target = key === undefined ? "" : ` ${JSON.stringify(key)}`;
+    const message = `invocache store ${this.url}: ${operation}${target} failed: ${what}. ${fix}`;
+    return new StoreError(this.url, operation, message, {
+      ...(cause === undefined ? {} : { cause }),
+      ...(key === undefined ? {} : { key }),
+    });
+  }
+}

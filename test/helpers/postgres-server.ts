@@ -1,0 +1,118 @@
+/**
+ * A private Postgres cluster for one test file: initdb into a temp folder,
+ * `postgres` on 127.0.0.1 and a free port, fsync off. Postgres refuses to run
+ * as root, so under root (CI) both run as the `postgres` system user.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./free-port.js";
+import { stop, waitFor } from "./redis-server.js";
+import { findBinary, postgresBinDirs } from "./service.js";
+
+const initdb = findBinary("initdb", postgresBinDirs());
+const postgres = findBinary("postgres", postgresBinDirs());
+
+/** Who runs the server: ourselves, or the `postgres` user when we are root. */
+const runAs = resolveUser();
+
+/** True when a cluster can be started here. */
+export const postgresAvailable = initdb !== undefined && postgres !== undefined && runAs !== null;
+
+export interface PostgresServer {
+  readonly port: number;
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Create and start a throwaway cluster; resolves once it accepts queries.
+ *
+ * @example
+ * const pg = await startPostgresServer();
+ * const store = openStore(pg.url);
+ * await pg.stop();
+ */
+export async function startPostgresServer(): Promise<PostgresServer> {
+  if (!postgresAvailable || initdb === undefined || postgres === undefined || runAs === null) {
+    throw new Error("postgres (initdb) is not installed or cannot run here");
+  }
+  // Under root the server runs as `postgres`, who must reach the folder:
+  // /tmp is world-traversable, a root-only $TMPDIR may not be.
+  const dir = mkdtempSync(join(runAs === undefined ? tmpdir() : "/tmp", "invocache-pg-"));
+  const ids = runAs === undefined ? {} : { uid: runAs.uid, gid: runAs.gid };
+  if (runAs !== undefined) chownSync(dir, runAs.uid, runAs.gid);
+  const data = join(dir, "data");
+  execFileSync(
+    initdb,
+    ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"],
+    { ...ids, stdio: "pipe" },
+  );
+  const port = await freePort();
+  const child = spawn(
+    postgres,
+    [
+      ...["-D", data, "-k", dir, "-p", String(port), "-h", "127.0.0.1"],
+      ...["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
+    ],
+    { ...ids, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const cleanup = async (proc: ChildProcess) => {
+    await stop(proc);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(
+      () => answers(url),
+      20_000,
+      () => `postgres did not start on ${port}: ${stderr}`,
+    );
+  } catch (error) {
+    await cleanup(child);
+    throw error;
+  }
+  return { port, url, stop: () => cleanup(child) };
+}
+
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: "error", listener: () => void): unknown;
+}
+
+async function answers(url: string): Promise<boolean> {
+  // pg is @keyv/postgres's dependency; resolve it from there, as the store does.
+  const require = createRequire(createRequire(import.meta.url).resolve("@keyv/postgres"));
+  const { Client } = require("pg") as { Client: new (c: object) => PgClient };
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  client.on("error", () => {});
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function resolveUser(): { uid: number; gid: number } | undefined | null {
+  if (process.getuid?.() !== 0) return undefined;
+  try {
+    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
+    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
+    return { uid, gid };
+  } catch {
+    return null; // root without a postgres user: cannot start a server
+  }
+}
