@@ -17,3 +17,10 @@ export {
   type RecorderStats,
 } from "./recorder.js";
 export { RUN_DOMAIN_V1, type RunInfo, runContentHash, type ServedCall } from "./run-scope.js";
+export {
+  isRecordedStream,
+  type RecordedStream,
+  type StreamOptions,
+  type StreamResult,
+  streamCall,
+} from "./stream.js";

@@ -25,6 +25,7 @@ import { Emitter, type Listener, type RecorderEvents } from "./events.js";
 import { missError } from "./miss-report.js";
 import { type Mode, resolveMode } from "./mode.js";
 import { type RunInfo, RunScope, type ServedCall } from "./run-scope.js";
+import { type StreamOptions, type StreamResult, streamCall } from "./stream.js";
 
 /** Identity options a recorder applies to every call (per-call options win). */
 export type RecorderIdentityDefaults = Pick<
@@ -84,6 +85,16 @@ export interface Recorder {
   readonly store: Store;
   /** Replay or call `fn` for `req`, per mode. */
   call<T>(req: InvocationRequest, fn: () => Promise<T>, opts?: CallOptions): Promise<T>;
+  /**
+   * Record or replay a streaming call: `fn` resolves to a head and an async
+   * iterable of JSON events. Live events reach the caller while they are
+   * recorded; see stream.ts.
+   */
+  stream<H extends JsonValue, E extends JsonValue>(
+    req: InvocationRequest,
+    fn: () => Promise<{ head: H; events: AsyncIterable<E> }>,
+    opts?: StreamOptions,
+  ): Promise<StreamResult<H, E>>;
   /** Run `fn` as one run scope; `fn` receives the run (runId, calls, contentHash()). */
   run<T>(fn: (run: RunInfo) => Promise<T>, opts?: { runId?: string }): Promise<T>;
   /** The run scope the caller is in, if any. */
@@ -225,6 +236,14 @@ class RecorderImpl implements Recorder {
       served.from = "failed";
       throw error;
     }
+  }
+
+  stream<H extends JsonValue, E extends JsonValue>(
+    req: InvocationRequest,
+    fn: () => Promise<{ head: H; events: AsyncIterable<E> }>,
+    opts?: StreamOptions,
+  ): Promise<StreamResult<H, E>> {
+    return streamCall(this, req, fn, opts);
   }
 
   wrap<A extends unknown[], R>(
