@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   createRecorder,
   DivergenceError,
@@ -19,6 +19,8 @@ import {
   StoreError,
   UnknownInvocationError,
 } from "../../src/index.js";
+import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
+import { skipUnless } from "../helpers/service.js";
 
 const dir = mkdtempSync(join(tmpdir(), "invocache-recorder-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -43,13 +45,37 @@ function upstream() {
   return u;
 }
 
+// Redis is a real redis-server started for this file (skipped visibly when
+// not installed, a failure under CI).
+const skipRedis = skipUnless(redisServerBinary !== undefined, "redis-server", "apt-get install -y redis-server");
+let redis: RedisServer | undefined;
+beforeAll(async () => {
+  if (!skipRedis) redis = await startRedisServer();
+});
+afterAll(async () => redis?.stop());
+
 const stores: [string, () => Store][] = [
   ["memory", () => openStore("memory://")],
-  [
-    "sqlite",
-    () => openStore(`sqlite://${join(dir, `${Math.random().toString(36).slice(2)}.sqlite`)}`),
-  ],
+  ["sqlite", () => openStore(`sqlite://${join(dir, `${Math.random().toString(36).slice(2)}.sqlite`)}`)],
+  ...(skipRedis ? [] : ([["redis", () => isolated(openStore(redis!.url))]] as [string, () => Store][])),
 ];
+
+/** A view of the shared Redis under a unique key prefix, so tests never see each other's entries. */
+function isolated(store: Store): Store {
+  const p = `t${Math.random().toString(36).slice(2)}-`;
+  return {
+    url: store.url,
+    get: (k) => store.get(p + k),
+    set: (k, v, o) => store.set(p + k, v, o),
+    delete: (k) => store.delete(p + k),
+    async *list(prefix) {
+      for await (const [k, v] of store.list(p + prefix)) yield [k.slice(p.length), v];
+    },
+    acquireLease: (k, o, t) => store.acquireLease(p + k, o, t),
+    releaseLease: (k, o) => store.releaseLease(p + k, o),
+    close: () => store.close(),
+  };
+}
 
 describe.each(stores)("recorder over %s", (_name, makeStore) => {
   let store: Store;
