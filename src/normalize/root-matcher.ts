@@ -95,12 +95,14 @@ export const SEP = 16; // / or \
  * token in the output and is not matched on a second pass.
  */
 export const BRACE = 32;
+export const LETTER = 64; // A-Za-z
 export const CLASS = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
   let k = 0;
   if (/[A-Za-z0-9_.~+@{}-]/.test(ch)) k |= NAME;
   if (ch === "{" || ch === "}") k |= BRACE;
+  if (/[A-Za-z]/.test(ch)) k |= LETTER;
   if (/[0-9A-Fa-f]/.test(ch)) k |= HEX;
   if (/[0-9]/.test(ch)) k |= DIGIT;
   if (/[0-9A-Za-z]/.test(ch)) k |= ALNUM;

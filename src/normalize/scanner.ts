@@ -12,7 +12,7 @@ import { isBoundaryBefore, type RootMatcher } from "./root-matcher.js";
 
 // Local copies: imported bindings may be compiled to getters (tsx, vitest),
 // which cost more than the rest of the hot loop together.
-const { ALNUM, BRACE, CLASS, DIGIT, HEX, SEP } = classes;
+const { ALNUM, BRACE, CLASS, DIGIT, HEX, LETTER, SEP } = classes;
 
 /** Where a rule fired, in the whitespace-collapsed text. */
 export interface RuleMatch {
@@ -119,7 +119,7 @@ export function epochEnd(s: string, i: number): number {
 export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[]): string {
   // Hot loop: plain locals only (a closure capturing `i` would move it to the
   // heap and cost ~10x), and most characters leave after one table lookup.
-  const parts: string[] = [];
+  let out = "";
   let last = 0;
   let i = 0;
   const n = s.length;
@@ -167,15 +167,30 @@ export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[]): string
     }
     if (end < 0) {
       i++;
+      // Skip the rest of the word: a letter right after an alphanumeric, or a
+      // digit right after a digit, cannot start any match (every rule needs a
+      // non-alphanumeric before a root or UUID, a non-digit before a
+      // timestamp, a non-hex before epoch millis). Prose goes word by word.
+      if ((k & ALNUM) !== 0) {
+        while (i < n) {
+          const d = s.charCodeAt(i);
+          if (d >= 128) break;
+          const dk = CLASS[d]!;
+          if (
+            (dk & LETTER) !== 0 ||
+            ((dk & DIGIT) !== 0 && (CLASS[s.charCodeAt(i - 1)]! & DIGIT) !== 0)
+          )
+            i++;
+          else break;
+        }
+      }
       continue;
     }
     if (trace !== undefined)
       trace.push({ rule, start: i, end, text: s.slice(i, end), replacement: token });
-    parts.push(s.slice(last, i), token);
+    out += s.slice(last, i) + token;
     last = end;
     i = end;
   }
-  if (last === 0) return s;
-  parts.push(s.slice(last));
-  return parts.join("");
+  return last === 0 ? s : out + s.slice(last);
 }
