@@ -115,6 +115,8 @@ export interface Recorder {
 }
 
 const DEFAULT_MAX_ENTRY = 8 * 1024 * 1024;
+/** Values read from a Store are JSON by the Store contract: check the envelope's shape only. */
+const TRUSTED = { deep: false } as const;
 const DEFAULT_LEASE_MS = 30_000;
 
 /**
@@ -421,7 +423,7 @@ class RecorderImpl implements Recorder {
       return undefined;
     }
     if (raw === undefined) return undefined;
-    const entry = validateEntry(raw, `${this.store.url} ${c.key}`);
+    const entry = validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED);
     return this.#hit(c, entry);
   }
 
@@ -475,7 +477,7 @@ class RecorderImpl implements Recorder {
           // Someone may have recorded it between our miss and our lease.
           const raw = await this.store.get(c.key).catch(() => undefined);
           if (raw !== undefined)
-            return this.#hit(c, validateEntry(raw, `${this.store.url} ${c.key}`));
+            return this.#hit(c, validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED));
           return await this.#recordLive(c, leaseKey);
         } finally {
           await this.store.releaseLease(leaseKey, this.#owner).catch(() => {});
@@ -484,7 +486,8 @@ class RecorderImpl implements Recorder {
       await sleep(delay, c.opts.signal);
       delay = Math.min(delay * 2, 250);
       const raw = await this.store.get(c.key).catch(() => undefined);
-      if (raw !== undefined) return this.#hit(c, validateEntry(raw, `${this.store.url} ${c.key}`));
+      if (raw !== undefined)
+        return this.#hit(c, validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED));
       if (Date.now() > deadline) {
         this.#warn(
           `gave up waiting for another process to record ${c.key}; calling upstream`,
@@ -571,7 +574,9 @@ class RecorderImpl implements Recorder {
       this.#warn(`store ${this.store.url} failed on read; nothing to verify against`, error, c.id);
     }
     const recorded =
-      raw === undefined ? undefined : validateEntry(raw, `${this.store.url} ${c.key}`).response;
+      raw === undefined
+        ? undefined
+        : validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED).response;
     if (JSON.stringify(recorded) !== JSON.stringify(value)) {
       this.stats.divergences++;
       this.#events.emit("divergence", {

@@ -1,0 +1,152 @@
+/**
+ * Recorder hit path: latency p50/p99 of a replayed call (identity, store read,
+ * envelope check, copy) beside a raw keyv `get` of the same key on the same
+ * backend, interleaved call by call; and replayed calls per second.
+ * Stores: memory, SQLite (a real file), Redis (a real redis-server on
+ * 127.0.0.1 when installed).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createRecorder, entryKey, invocationIdentity } from "../src/index.js";
+import type { Backend } from "../src/store/backend.js";
+import { createMemoryBackend } from "../src/store/backends/memory.js";
+import { createRedisBackend } from "../src/store/backends/redis.js";
+import { createSqliteBackend } from "../src/store/backends/sqlite.js";
+import type { Store } from "../src/store/types.js";
+import { redisServerBinary, startRedisServer } from "../test/helpers/redis-server.js";
+import { type BenchRow, compare, type RowInput, skipped } from "./support/row.js";
+import type { BenchContext } from "./support/run-context.js";
+
+const CALLS = 3_000;
+const WARMUP = 300;
+const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
+
+/** A realistic request: 1 KiB prompt with a path and a timestamp; a 2 KiB chat-completion-like answer. */
+const req = {
+  role: "builder",
+  model: "gpt-5",
+  prompt: `Implement the parser in /home/u/proj/src/parse.ts as of 2026-09-09T10:00:00Z. ${"Keep the API stable. ".repeat(48)}`,
+  params: { temperature: 0.2, max_tokens: 800 },
+};
+const response = {
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  model: "gpt-5",
+  choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "x".repeat(2000) } }],
+  usage: { prompt_tokens: 300, completion_tokens: 500, total_tokens: 800 },
+};
+
+interface Target {
+  name: string;
+  url: string;
+  raw: () => Promise<Backend>;
+  cleanup?: () => Promise<void>;
+}
+
+const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+async function measure(t: Target, ctx: BenchContext): Promise<BenchRow[]> {
+  const recorder = createRecorder({ store: t.url, mode: "auto", identity: machine });
+  await recorder.call(req, async () => response);
+  const replay = createRecorder({ store: recorder.store as Store, mode: "replay", identity: machine });
+  const backend = await t.raw();
+  const key = entryKey("default", invocationIdentity(req, machine), 0);
+  if ((await backend.keyv.get(backend.keyPrefix + key)) === undefined) throw new Error(`${t.name}: raw get misses`);
+
+  const ours: number[] = [];
+  const raw: number[] = [];
+  for (let i = 0; i < WARMUP + CALLS; i++) {
+    // Alternate which goes first so drift hits both alike.
+    const order = i % 2 === 0 ? [0, 1] : [1, 0];
+    for (const which of order) {
+      const t0 = process.hrtime.bigint();
+      if (which === 0) await replay.call(req, async () => response);
+      else await backend.keyv.get(backend.keyPrefix + key);
+      const ns = Number(process.hrtime.bigint() - t0);
+      if (i >= WARMUP) (which === 0 ? ours : raw).push(ns / 1e3);
+    }
+  }
+  ours.sort((a, b) => a - b);
+  raw.sort((a, b) => a - b);
+  if (replay.stats.hits !== WARMUP + CALLS) throw new Error(`${t.name}: not every call was a hit`);
+  ctx.log(`${t.name}: p50 ${pct(ours, 0.5).toFixed(1)} µs vs raw ${pct(raw, 0.5).toFixed(1)} µs`);
+
+  const row = (what: string, target: number): RowInput => ({
+    suite: "recorder",
+    measurement: `${what}, ${t.name}`,
+    unit: what.includes("/s") ? "calls/s" : "µs",
+    better: what.includes("/s") ? "higher" : "lower",
+    baselineName: `raw keyv get of the same entry (${t.name})`,
+    target,
+    note: `${CALLS} interleaved calls after ${WARMUP} warmup; 1 KiB prompt, 2 KiB response`,
+  });
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const rows = [
+    compare(row("hit latency p50", 1.5), pct(ours, 0.5), pct(raw, 0.5)),
+    compare(row("hit latency p99", 1.5), pct(ours, 0.99), pct(raw, 0.99)),
+    compare(row("replayed calls/s (sequential)", 1 / 1.5), (CALLS * 1e6) / sum(ours), (CALLS * 1e6) / sum(raw)),
+  ];
+  await backend.close();
+  await replay.close();
+  await recorder.close();
+  await t.cleanup?.();
+  return rows;
+}
+
+export default async function recorderBench(ctx: BenchContext): Promise<BenchRow[]> {
+  const dir = mkdtempSync(join(tmpdir(), "invocache-bench-"));
+  const rows: BenchRow[] = [];
+  try {
+    // memory:// stores are private per handle, so the raw side reads a second
+    // memory backend holding the same serialized entry.
+    const memRaw = await createMemoryBackend();
+    const targets: Target[] = [
+      {
+        name: "memory",
+        url: "memory://",
+        raw: async () => {
+          const src = createRecorder({ store: "memory://", mode: "auto", identity: machine });
+          await src.call(req, async () => response);
+          const key = entryKey("default", invocationIdentity(req, machine), 0);
+          await memRaw.keyv.set(key, await src.store.get(key));
+          await src.close();
+          return memRaw;
+        },
+      },
+      {
+        name: "sqlite",
+        url: `sqlite://${join(dir, "bench.sqlite")}`,
+        raw: () => createSqliteBackend(join(dir, "bench.sqlite")),
+      },
+    ];
+    for (const t of targets) rows.push(...(await measure(t, ctx)));
+
+    if (redisServerBinary === undefined) {
+      for (const what of ["hit latency p50", "hit latency p99"]) {
+        rows.push(
+          skipped(
+            { suite: "recorder", measurement: `${what}, redis`, unit: "µs", better: "lower", baselineName: "raw keyv get", target: 1.5 },
+            "redis-server not installed",
+          ),
+        );
+      }
+    } else {
+      const redis = await startRedisServer();
+      rows.push(
+        ...(await measure(
+          {
+            name: "redis",
+            url: redis.url,
+            raw: () => createRedisBackend(redis.url, redis.url),
+            cleanup: () => redis.stop(),
+          },
+          ctx,
+        )),
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
