@@ -113,3 +113,127 @@ export class UnsupportedEntryVersionError extends InvocacheError {
     this.supported = supported;
   }
 }
+
+/**
+ * A provenance stamp could not be made or written: the id is not the identity
+ * of the manifest (`ERR_STAMP_IDENTITY`), the stamp file already holds a line
+ * that is not JSON (`ERR_STAMP_MALFORMED`), or reading or writing failed
+ * (`ERR_STAMP_IO`). `verifyStamp` reports content problems instead of
+ * throwing; it throws this only when a file cannot be read at all.
+ *
+ * @example
+ * try { await stampArtifact("out/plan.md", { id, manifest }) } catch (e) {
+ *   if (e instanceof StampError && e.code === "ERR_STAMP_IDENTITY") console.error(e.message)
+ * }
+ */
+export class StampError extends InvocacheError {
+  /** The artifact or stamp file involved, when there is one. */
+  readonly path: string | undefined;
+  /** 1-based line of the stamp file involved, when there is one. */
+  readonly line: number | undefined;
+
+  constructor(
+    code: "ERR_STAMP_IDENTITY" | "ERR_STAMP_MALFORMED" | "ERR_STAMP_IO",
+    message: string,
+    options?: InvocacheErrorOptions & { path?: string; line?: number },
+  ) {
+    super(code, message, options);
+    this.path = options?.path;
+    this.line = options?.line;
+  }
+}
+
+/**
+ * A cassette file cannot be used: malformed YAML, a hand edit that breaks the
+ * format, a newer format version, a stale entry under `onStale: "error"`.
+ * Carries the file and, when the problem is at a place in the file, its
+ * 1-based line and column. A cassette that failed to load is never
+ * overwritten. A `StoreError` (operation `load`, `get`, `flush`…), so the
+ * recorder treats it as the store failing, never as a miss.
+ *
+ * @example
+ * await cassetteStore("cassettes/broken.yaml").get(key)
+ * // CassetteError: cassettes/broken.yaml:12:5: entries[0].meta.durationMs must be a number >= 0 …
+ */
+export class CassetteError extends StoreError {
+  /** The cassette file (absolute path). */
+  readonly file: string;
+  /** 1-based line of the problem, when it has a place in the file. */
+  readonly line: number | undefined;
+  /** 1-based column of the problem, when it has a place in the file. */
+  readonly column: number | undefined;
+
+  constructor(
+    file: string,
+    operation: string,
+    message: string,
+    options?: InvocacheErrorOptions & {
+      key?: string;
+      line?: number;
+      column?: number;
+      /** The store's url; default `cassette://<file>`. */
+      url?: string;
+    },
+  ) {
+    super(options?.url ?? `cassette://${file}`, operation, message, options);
+    // StoreError fixes its code; a cassette problem gets its own, stable one.
+    (this as { code: string }).code = "ERR_CASSETTE";
+    this.file = file;
+    this.line = options?.line;
+    this.column = options?.column;
+  }
+}
+
+/** One secret found in a value: which one, and where. Never the secret itself. */
+export interface SecretFindingInfo {
+  /** Environment variable name (`OPENAI_API_KEY`) or key shape (`openai-api-key`). */
+  name: string;
+  /** JSON path of the string it was found in, e.g. `$.manifest.prompt`. */
+  path: string;
+}
+
+/**
+ * A value about to be written holds secrets and the writer was told to
+ * refuse (`secrets: "refuse"`). The message and fields name each secret and
+ * where it is, never its value.
+ *
+ * @example
+ * await cassetteStore("c.yaml", { secrets: "refuse" }).set(key, entryWithKey)
+ * // SecretLeakError: refusing to write 1 secret to c.yaml: OPENAI_API_KEY at $.manifest.prompt …
+ */
+export class SecretLeakError extends InvocacheError {
+  /** Where the value was going (a cassette path, a store url). */
+  readonly target: string;
+  readonly findings: readonly SecretFindingInfo[];
+
+  constructor(
+    target: string,
+    findings: readonly SecretFindingInfo[],
+    message: string,
+    options?: InvocacheErrorOptions,
+  ) {
+    super("ERR_SECRET_LEAK", message, options);
+    this.target = target;
+    this.findings = findings;
+  }
+}
+
+/**
+ * A test left recorded entries unused and its cassette helper runs in strict
+ * mode. Lists the entries so they can be pruned or the test fixed.
+ *
+ * @example
+ * it("plans", withCassette({ strict: true }, async ({ recorder }) => {}))
+ * // UnusedEntriesError: 2 recorded entries of cassettes/… were not used …
+ */
+export class UnusedEntriesError extends InvocacheError {
+  readonly file: string;
+  /** Store keys of the unused entries (`ns:e:<id>:<occurrence>`). */
+  readonly keys: readonly string[];
+
+  constructor(file: string, keys: readonly string[], message: string) {
+    super("ERR_UNUSED_ENTRIES", message);
+    this.file = file;
+    this.keys = keys;
+  }
+}
