@@ -1,4 +1,30 @@
 // The public API. Re-exports only: see docs/ for each part.
+
+export {
+  type CallDescription,
+  CONVERSATION_FIELDS,
+  type CreateFetchOptions,
+  createFetch,
+  currentInvocation,
+  DEFAULT_ROLE,
+  decodeJson,
+  encodeJson,
+  type FetchLike,
+  type HttpHead,
+  type HttpRecording,
+  type InvocacheMiddlewareOptions,
+  type InvocationContext,
+  invocacheMiddleware,
+  invocationCall,
+  type ResolvedInvocation,
+  SAFE_RESPONSE_HEADERS,
+  type SseEvent,
+  type StepRequest,
+  VOLATILE_BODY_FIELDS,
+  type WrapStepOptions,
+  withInvocation,
+  wrapStep,
+} from "./adapters/index.js";
 export {
   AmbiguousIdError,
   EntryFormatError,

@@ -88,12 +88,15 @@ function paramPaths(
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
     return keys.flatMap((k) => paramPaths(a[k], b[k], `${path}.${k}`));
   }
-  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-    return a.flatMap((v, i) => paramPaths(v, b[i], `${path}[${i}]`));
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const n = Math.max(a.length, b.length);
+    return Array.from({ length: n }, (_, i) => paramPaths(a[i], b[i], `${path}[${i}]`)).flat();
   }
-  const ja = a === undefined ? "(absent)" : short(canonicalJson(a as CanonicalValue));
-  const jb = b === undefined ? "(absent)" : short(canonicalJson(b as CanonicalValue));
-  return ja === jb ? [] : [`${path}: ${ja} → ${jb}`];
+  // Compare in full; truncate only for display (a long tools list that
+  // differs after 80 characters must still be reported).
+  const ja = a === undefined ? "(absent)" : canonicalJson(a as CanonicalValue);
+  const jb = b === undefined ? "(absent)" : canonicalJson(b as CanonicalValue);
+  return ja === jb ? [] : [`${path}: ${short(ja)} → ${short(jb)}`];
 }
 
 function short(s: string): string {

@@ -15,6 +15,7 @@ export {
   type RecorderIdentityDefaults,
   type RecorderOptions,
   type RecorderStats,
+  type ServedInfo,
 } from "./recorder.js";
 export { RUN_DOMAIN_V1, type RunInfo, runContentHash, type ServedCall } from "./run-scope.js";
 export {

@@ -65,6 +65,19 @@ export interface CallOptions extends IdentityOptions {
   signal?: AbortSignal | undefined;
   /** Overrides the recorder's `isComplete` for this call. */
   isComplete?: ((response: unknown) => boolean) | undefined;
+  /**
+   * Called once the call is answered, with what answered it. Unlike
+   * `recorder.last`, it is per call, so it is exact under concurrency.
+   */
+  onServed?: ((served: ServedInfo) => void) | undefined;
+}
+
+/** What answered one call (see {@link CallOptions.onServed}). */
+export interface ServedInfo {
+  id: string;
+  occurrence: number;
+  hit: boolean;
+  manifest: Manifest;
 }
 
 /** Counters since the recorder was created. */
@@ -107,7 +120,9 @@ export interface Recorder {
     toRequest?: (...args: A) => InvocationRequest | [InvocationRequest, CallOptions],
   ): (...args: A) => Promise<R>;
   /** The last identity and occurrence this recorder answered (for logs and stamps). */
-  readonly last: { id: string; occurrence: number; hit: boolean; manifest: Manifest } | undefined;
+  readonly last: ServedInfo | undefined;
+  /** The normalization roots and rules applied to every call (read-only). */
+  readonly identity: Readonly<RecorderIdentityDefaults>;
   readonly stats: Readonly<RecorderStats>;
   on<K extends keyof RecorderEvents>(name: K, listener: Listener<K>): () => void;
   /** Wait for pending writes and close the store (only if the recorder opened it). */
@@ -142,6 +157,7 @@ interface Answer {
 class RecorderImpl implements Recorder {
   readonly mode: Mode;
   readonly namespace: string;
+  readonly identity: Readonly<RecorderIdentityDefaults>;
   readonly store: Store;
   readonly stats: RecorderStats = {
     hits: 0,
@@ -169,6 +185,7 @@ class RecorderImpl implements Recorder {
       throw new TypeError("createRecorder: options must be an object");
     this.#opts = opts;
     this.mode = resolveMode(opts.mode, opts.env);
+    this.identity = Object.freeze({ ...opts.identity });
     this.namespace = opts.namespace ?? "default";
     entryKey(this.namespace, "0".repeat(64), 0); // validates the namespace now, not on first call
     if (typeof opts.store === "object" && opts.store !== null) {
@@ -207,7 +224,7 @@ class RecorderImpl implements Recorder {
   async call<T>(req: InvocationRequest, fn: () => Promise<T>, opts: CallOptions = {}): Promise<T> {
     if (typeof fn !== "function")
       throw new TypeError("recorder.call: fn must be a function returning a promise");
-    const identityOpts: IdentityOptions = { ...this.#opts.identity, ...stripCallOnly(opts) };
+    const identityOpts: IdentityOptions = { ...this.identity, ...stripCallOnly(opts) };
     const manifest = invocationManifest(req, identityOpts);
     const id = manifestIdentity(manifest);
     const scope = this.#runs.getStore();
@@ -233,9 +250,14 @@ class RecorderImpl implements Recorder {
           : "recorded";
       if (scope === undefined) this.#rememberServed(served);
       this.last = { id, occurrence, hit: answer.hit, manifest };
+      opts.onServed?.({ id, occurrence, hit: answer.hit, manifest });
       return answer.value as T;
     } catch (error) {
-      served.from = "failed";
+      // A failed call (a 429 the SDK retries, an abort) did not happen as far
+      // as the run's trajectory goes: give its occurrence back, so the retry
+      // that succeeds is the occurrence a replay will ask for.
+      if (scope !== undefined) scope.release(served);
+      else served.from = "failed";
       throw error;
     }
   }
@@ -710,7 +732,7 @@ function parentId(c: CallContext): string {
 }
 
 function stripCallOnly(opts: CallOptions): IdentityOptions {
-  const { signal: _s, isComplete: _c, ...rest } = opts;
+  const { signal: _s, isComplete: _c, onServed: _o, ...rest } = opts;
   return rest;
 }
 

@@ -84,6 +84,20 @@ export class RunScope implements RunInfo {
     return call;
   }
 
+  /**
+   * Give back the occurrence of a call that failed. When it is the latest
+   * reservation of its identity the count goes back down; a concurrent later
+   * reservation keeps its number and this one is only marked failed. Either
+   * way it leaves the trajectory and the content hash.
+   */
+  release(call: ServedCall): void {
+    call.from = "failed";
+    const i = this.calls.lastIndexOf(call);
+    if (i >= 0) this.calls.splice(i, 1);
+    if (this.#counts.get(call.id) === call.occurrence + 1)
+      this.#counts.set(call.id, call.occurrence);
+  }
+
   /** How many occurrences of `id` this run has reserved. */
   occurrences(id: string): number {
     return this.#counts.get(id) ?? 0;

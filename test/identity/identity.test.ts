@@ -296,6 +296,19 @@ describe("explainIdentity", () => {
     expect(diffs[3]!.diff).toContain("{+new +}");
     expect(diffs[4]!.summary).toBe("inputs: -h1, +h2");
   });
+  it("reports a difference past the display width, and an element appended to a list", () => {
+    const tool = (name: string) => ({ name, description: "d".repeat(100) });
+    const a = m({ ...req, params: { tools: [tool("a"), tool("b")] } });
+    const b = m({ ...req, params: { tools: [tool("a"), tool("b"), tool("c")] } });
+    const [d] = explainIdentity(a, b);
+    expect(d!.paths).toHaveLength(1);
+    expect(d!.paths![0]).toMatch(/^params\.tools\[2\]: \(absent\) → \{"description"/);
+    const c = m({
+      ...req,
+      params: { tools: [tool("a"), { ...tool("b"), description: `${"d".repeat(99)}e` }] },
+    });
+    expect(explainIdentity(a, c)[0]!.paths![0]).toMatch(/^params\.tools\[1\]\.description/);
+  });
   it("keeps prompt diffs readable and bounded on large, very different prompts", () => {
     const a = m({ ...req, prompt: "alpha ".repeat(20_000) });
     const b = m({ ...req, prompt: "beta ".repeat(20_000) });

@@ -47,7 +47,11 @@ function upstream() {
 
 // Redis is a real redis-server started for this file (skipped visibly when
 // not installed, a failure under CI).
-const skipRedis = skipUnless(redisServerBinary !== undefined, "redis-server", "apt-get install -y redis-server");
+const skipRedis = skipUnless(
+  redisServerBinary !== undefined,
+  "redis-server",
+  "apt-get install -y redis-server",
+);
 let redis: RedisServer | undefined;
 beforeAll(async () => {
   if (!skipRedis) redis = await startRedisServer();
@@ -56,8 +60,13 @@ afterAll(async () => redis?.stop());
 
 const stores: [string, () => Store][] = [
   ["memory", () => openStore("memory://")],
-  ["sqlite", () => openStore(`sqlite://${join(dir, `${Math.random().toString(36).slice(2)}.sqlite`)}`)],
-  ...(skipRedis ? [] : ([["redis", () => isolated(openStore(redis!.url))]] as [string, () => Store][])),
+  [
+    "sqlite",
+    () => openStore(`sqlite://${join(dir, `${Math.random().toString(36).slice(2)}.sqlite`)}`),
+  ],
+  ...(skipRedis
+    ? []
+    : ([["redis", () => isolated(openStore(redis!.url))]] as [string, () => Store][])),
 ];
 
 /** A view of the shared Redis under a unique key prefix, so tests never see each other's entries. */
@@ -221,6 +230,41 @@ describe.each(stores)("recorder over %s", (_name, makeStore) => {
       ((await store.get(`default:e:${id}:0`)) as { meta: { verdict: { verdict: string } } }).meta
         .verdict.verdict,
     ).toBe("rejected");
+  });
+
+  it("a failed call inside a run gives its occurrence back (a retried 429 replays as occurrence 0)", async () => {
+    fresh();
+    const u = upstream();
+    const rec = make("auto");
+    let first = true;
+    const flaky = async () => {
+      if (first) {
+        first = false;
+        throw new Error("429 Too Many Requests");
+      }
+      return u.fn();
+    };
+    const hash = await rec.run(
+      async (run) => {
+        await expect(rec.call(req, flaky)).rejects.toThrow("429");
+        await rec.call(req, flaky);
+        expect(run.calls.map((c) => c.occurrence)).toEqual([0]);
+        return run.contentHash();
+      },
+      { runId: "retry" },
+    );
+    const replay = make("replay");
+    const served: number[] = [];
+    const again = await replay.run(
+      async (run) => {
+        await replay.call(req, u.fn, { onServed: (s) => served.push(s.occurrence) });
+        return run.contentHash();
+      },
+      { runId: "retry" },
+    );
+    expect(served).toEqual([0]);
+    expect(again).toBe(hash);
+    expect(u.calls).toBe(1);
   });
 
   it("verdict on an id that was never served is a typed error", async () => {

@@ -1,0 +1,353 @@
+/**
+ * `createFetch`: a drop-in `fetch` for SDKs that take one (OpenAI, Anthropic,
+ * the AI SDK providers…). JSON POSTs that look like model calls become
+ * invocations; everything else goes straight through, untouched.
+ *
+ * What is stored: the status, an allowlist of response headers
+ * (headers.ts), and the body: parsed JSON, or the SSE events of a stream.
+ * Never stored: request headers (API keys), cookies, non-2xx responses,
+ * truncated or in-band-error answers, streams that did not finish.
+ */
+import type { Recorder } from "../recorder/recorder.js";
+import { isRecordedStream, type RecordedStream } from "../recorder/stream.js";
+import type { JsonValue } from "../store/types.js";
+import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
+import { currentInvocation, invocationCall } from "./context.js";
+import { safeResponseHeaders } from "./headers.js";
+import {
+  describeHttpCall,
+  looksLikeModelCall,
+  VOLATILE_BODY_FIELDS,
+  wantsStream,
+} from "./http-identity.js";
+import { type SseEvent, sseBody, sseEvents } from "./sse.js";
+
+/** The `fetch` signature SDKs accept. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** The recorded head of an HTTP response; `body` is set for a JSON response. */
+export type HttpHead = {
+  status: number;
+  statusText?: string;
+  /** Allowlisted response headers only (see `SAFE_RESPONSE_HEADERS`). */
+  headers: Record<string, string>;
+  body?: JsonValue;
+};
+
+/** A recorded HTTP response: a JSON body, or (received without asking to stream) SSE events. */
+export type HttpRecording = HttpHead & { sse?: SseEvent[] };
+
+/** What an `isComplete` hook of {@link createFetch} sees. */
+export interface HttpResponseView {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  /** The JSON body, for a JSON response. */
+  body?: JsonValue;
+  /** The events, for an SSE response. */
+  events?: readonly SseEvent[];
+}
+
+/** Options of {@link createFetch}. */
+export interface CreateFetchOptions {
+  recorder: Recorder;
+  /** The fetch to call upstream. Default: `globalThis.fetch` at call time. */
+  fetch?: FetchLike | undefined;
+  /** Body fields left out of the identity. Default {@link VOLATILE_BODY_FIELDS}. */
+  volatileFields?: readonly string[] | undefined;
+  /** Which JSON POSTs to record. Default: those with a conversation field (`messages`, `input`…) in the body. */
+  shouldRecord?: ((url: URL, body: Readonly<Record<string, JsonValue>>) => boolean) | undefined;
+  /** An extra completeness check, after the built-in one (truncation, in-band errors, unfinished streams). */
+  isComplete?: ((response: HttpResponseView) => boolean) | undefined;
+  /** Replay streams as fast as possible (default) or with the recorded gaps. */
+  timing?: "none" | "recorded" | undefined;
+}
+
+/**
+ * A response that must reach the caller live and never be stored (non-2xx,
+ * not JSON/SSE, unparsable). Thrown through the recorder so nothing is
+ * stored; the first catcher gets the response, later ones (single-flight
+ * followers) fetch for themselves.
+ */
+class PassThrough extends Error {
+  #response: Response | undefined;
+  constructor(response: Response) {
+    super("invocache: upstream response passed through unrecorded");
+    this.#response = response;
+  }
+  claim(): Response | undefined {
+    const r = this.#response;
+    this.#response = undefined;
+    return r;
+  }
+}
+
+/**
+ * Create a `fetch` that records and replays model API calls through
+ * `recorder`. Identity: `model` from the body; the conversation fields
+ * (`messages`, `system`, `input`, `instructions`, `prompt`, `contents`…) as
+ * the normalized prompt; every other body field, the URL path and the
+ * non-secret query in `params`; role, task, attempt, project root and input
+ * artifacts from {@link withInvocation}. Headers never count and are never
+ * stored.
+ *
+ * A replay miss is thrown from `fetch`; SDKs wrap thrown fetch errors
+ * (OpenAI/Anthropic: `APIConnectionError` with the `ReplayMissError` as
+ * `cause`) and may retry them: use `maxRetries: 0` in replay.
+ *
+ * @example
+ * import OpenAI from "openai";
+ * const openai = new OpenAI({ fetch: createFetch({ recorder }) });
+ * const answer = await withInvocation({ role: "planner", attempt: 0 }, () =>
+ *   openai.chat.completions.create({ model: "gpt-5", messages }),
+ * );
+ */
+export function createFetch(options: CreateFetchOptions): typeof globalThis.fetch {
+  if (options === null || typeof options !== "object") {
+    throw new TypeError("createFetch: options must be an object like { recorder, fetch? }");
+  }
+  const { recorder } = options;
+  if (
+    recorder === null ||
+    typeof recorder !== "object" ||
+    typeof recorder.call !== "function" ||
+    typeof recorder.stream !== "function"
+  ) {
+    throw new TypeError("createFetch: options.recorder must be a recorder (createRecorder())");
+  }
+  if (options.fetch !== undefined && typeof options.fetch !== "function") {
+    throw new TypeError("createFetch: options.fetch must be a fetch function");
+  }
+  const base: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const volatile = new Set(options.volatileFields ?? VOLATILE_BODY_FIELDS);
+  const shouldRecord = options.shouldRecord ?? looksLikeModelCall;
+  const timing = options.timing ?? "none";
+  const complete = (view: HttpResponseView): boolean =>
+    (view.body !== undefined ? isCompleteJsonBody(view.body) : isCompleteSse(view.events ?? [])) &&
+    (options.isComplete?.(view) ?? true);
+
+  const invocacheFetch: FetchLike = async (input, init) => {
+    const seen = await readJsonPost(input, init);
+    if (seen === undefined || !shouldRecord(seen.url, seen.body)) return base(input, init);
+    const [req, callOpts] = invocationCall(
+      describeHttpCall(seen.url, seen.body, volatile, {
+        ...recorder.identity,
+        projectPath: currentInvocation().projectPath,
+      }),
+    );
+    const userSignal =
+      init?.signal ?? (input instanceof Request ? input.signal : undefined) ?? undefined;
+    // Our own controller too: cancelling a replayed-live body stops the upstream.
+    const upstream = new AbortController();
+    const signal =
+      userSignal === undefined ? upstream.signal : AbortSignal.any([userSignal, upstream.signal]);
+    const live = () => base(input instanceof Request ? input.clone() : input, { ...init, signal });
+    const opts = { ...callOpts, signal: userSignal };
+    try {
+      if (!wantsStream(seen.url, seen.body)) {
+        const value = await recorder.call<HttpRecording>(req, () => recordPlain(live), {
+          ...opts,
+          isComplete: (v) => complete(viewOf(v as HttpRecording)),
+        });
+        return toResponse(asRecording(value));
+      }
+      const result = await recorder.stream<HttpHead, SseEvent>(req, () => recordStream(live), {
+        ...opts,
+        timing,
+        isComplete: (v) => complete(streamView(v as RecordedStream<HttpHead, SseEvent>)),
+      });
+      const head = asHead(result.head);
+      if (head.body !== undefined) return toResponse(head);
+      return new Response(
+        sseBody(result.events, (reason) => upstream.abort(reason)),
+        init200(head, "text/event-stream"),
+      );
+    } catch (error) {
+      if (error instanceof PassThrough) {
+        return error.claim() ?? base(input instanceof Request ? input.clone() : input, init);
+      }
+      throw error;
+    }
+  };
+  return invocacheFetch as typeof globalThis.fetch;
+}
+
+/** A live response, read whole: JSON, or SSE that arrived without being asked for. */
+async function recordPlain(live: () => Promise<Response>): Promise<HttpRecording> {
+  const res = await live();
+  const head = admit(res);
+  if (isSse(res)) {
+    const sse: SseEvent[] = [];
+    if (res.body !== null) for await (const e of sseEvents(res.body)) sse.push(e);
+    return { ...head, sse };
+  }
+  return { ...head, body: await readJson(res) };
+}
+
+/** A live response as a head and its events, read as they come. */
+async function recordStream(
+  live: () => Promise<Response>,
+): Promise<{ head: HttpHead; events: AsyncIterable<SseEvent> }> {
+  const res = await live();
+  const head = admit(res);
+  if (isSse(res)) return { head, events: res.body === null ? none() : sseEvents(res.body) };
+  return { head: { ...head, body: await readJson(res) }, events: none() };
+}
+
+async function* none(): AsyncGenerator<SseEvent> {}
+
+/** The head of a storable response, or a PassThrough for anything else. */
+function admit(res: Response): HttpHead {
+  if (!res.ok) throw new PassThrough(res);
+  if (!isSse(res) && !isJsonType(mediaType(res.headers.get("content-type")))) {
+    throw new PassThrough(res);
+  }
+  const head: HttpHead = { status: res.status, headers: safeResponseHeaders(res.headers) };
+  if (res.statusText !== "") head.statusText = res.statusText;
+  return head;
+}
+
+async function readJson(res: Response): Promise<JsonValue> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    // Says JSON, is not: hand it over as received, never store it.
+    const headers = new Headers(res.headers);
+    headers.delete("content-encoding");
+    headers.delete("content-length");
+    throw new PassThrough(
+      new Response(text, { status: res.status, statusText: res.statusText, headers }),
+    );
+  }
+}
+
+function isSse(res: Response): boolean {
+  return mediaType(res.headers.get("content-type")) === "text/event-stream";
+}
+
+function mediaType(contentType: string | null): string {
+  return (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+}
+
+function isJsonType(type: string): boolean {
+  return type === "application/json" || type.endsWith("+json");
+}
+
+function viewOf(r: HttpRecording): HttpResponseView {
+  return {
+    status: r.status,
+    headers: r.headers,
+    ...(r.body === undefined ? {} : { body: r.body }),
+    ...(r.sse === undefined ? {} : { events: r.sse }),
+  };
+}
+
+function streamView({ head, events }: RecordedStream<HttpHead, SseEvent>): HttpResponseView {
+  const { status, headers } = head;
+  return head.body === undefined
+    ? { status, headers, events: events.map((e) => e.data) }
+    : { status, headers, body: head.body };
+}
+
+/** Build the Response the SDK reads: same status, kept headers, same body. */
+function toResponse(r: HttpRecording): Response {
+  if (r.body !== undefined) {
+    return new Response(JSON.stringify(r.body), init200(r, "application/json"));
+  }
+  const events = r.sse ?? [];
+  return new Response(
+    sseBody(
+      (async function* () {
+        yield* events;
+      })(),
+    ),
+    init200(r, "text/event-stream"),
+  );
+}
+
+function init200(head: HttpHead, type: string): ResponseInit {
+  const headers = new Headers(head.headers);
+  if (!headers.has("content-type")) headers.set("content-type", type);
+  return {
+    status: head.status,
+    ...(head.statusText === undefined ? {} : { statusText: head.statusText }),
+    headers,
+  };
+}
+
+function asHead(value: unknown): HttpHead {
+  const v = value as Partial<HttpHead> | null;
+  if (
+    v === null ||
+    typeof v !== "object" ||
+    typeof v.status !== "number" ||
+    v.status < 200 ||
+    v.status > 299 ||
+    v.headers === null ||
+    typeof v.headers !== "object"
+  ) {
+    throw new TypeError(
+      "invocache: the recording for this identity is not an HTTP response recorded by createFetch; re-record it with INVOCACHE_MODE=record",
+    );
+  }
+  return v as HttpHead;
+}
+
+function asRecording(value: unknown): HttpRecording {
+  if (isRecordedStream(value)) {
+    throw new TypeError(
+      "invocache: the recording for this identity is a stream but the request did not ask to stream; re-record it with INVOCACHE_MODE=record",
+    );
+  }
+  const r = asHead(value) as HttpRecording;
+  if (r.body === undefined && !Array.isArray(r.sse)) return asHead(undefined);
+  return r;
+}
+
+/** URL and parsed body of a JSON POST, or undefined for anything to pass through. */
+async function readJsonPost(
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+): Promise<{ url: URL; body: Record<string, JsonValue> } | undefined> {
+  const isRequest = typeof Request !== "undefined" && input instanceof Request;
+  const method = (init?.method ?? (isRequest ? input.method : "GET")).toUpperCase();
+  if (method !== "POST") return undefined;
+  let url: URL;
+  let contentType: string | null;
+  try {
+    url = new URL(isRequest ? input.url : String(input));
+    contentType = new Headers(init?.headers ?? (isRequest ? input.headers : undefined)).get(
+      "content-type",
+    );
+  } catch {
+    return undefined;
+  }
+  if (contentType !== null && !isJsonType(mediaType(contentType))) return undefined;
+  let text: string | undefined;
+  if (init?.body !== undefined && init.body !== null) text = bodyText(init.body);
+  else if (isRequest && input.body !== null) text = await input.clone().text();
+  if (text === undefined) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined; // malformed: the API will say so; nothing is stored
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
+  return { url, body: body as Record<string, JsonValue> };
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function bodyText(body: NonNullable<RequestInit["body"]>): string | undefined {
+  try {
+    if (typeof body === "string") return body;
+    if (body instanceof ArrayBuffer) return utf8.decode(body);
+    if (ArrayBuffer.isView(body)) {
+      return utf8.decode(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined; // streams, forms, blobs: not a JSON call we can read without consuming it
+}

@@ -1,0 +1,130 @@
+/**
+ * How `createFetch` turns an HTTP request to a model API into an invocation
+ * (docs/integrations.md, "Identity mapping"). Only the body and the URL path
+ * and query count; headers never do, so a key, an org id or an SDK version
+ * never changes an identity and is never stored.
+ */
+
+import type { NormalizeOptions } from "../normalize/normalize.js";
+import type { JsonValue } from "../store/types.js";
+import type { CallDescription } from "./context.js";
+import { promptText, setMember } from "./prompt-text.js";
+
+/**
+ * Body fields that make up the conversation: canonicalized and normalized
+ * string by string into the prompt. OpenAI chat/Anthropic `messages`,
+ * Anthropic `system`, OpenAI Responses `input`/`instructions`, legacy
+ * completions and Responses prompt templates `prompt`, Gemini `contents` and
+ * `systemInstruction`.
+ */
+export const CONVERSATION_FIELDS: readonly string[] = [
+  "messages",
+  "system",
+  "input",
+  "instructions",
+  "prompt",
+  "contents",
+  "systemInstruction",
+  "system_instruction",
+];
+
+/**
+ * Body fields left out of the identity because they do not change the
+ * answer (and often change on every run). Everything else goes into params.
+ *
+ * - `user`, `safety_identifier` (OpenAI): end-user ids for abuse monitoring.
+ * - `metadata`: tags stored with the request (OpenAI), `user_id` (Anthropic).
+ * - `store` (OpenAI): whether the provider keeps a copy for evals/distillation.
+ * - `prompt_cache_key`, `prompt_cache_retention` (OpenAI): cache routing hints.
+ * - `labels` (Vertex AI): billing labels.
+ * - `api_key`: gateways that take the key in the body; never stored.
+ *
+ * Deliberately NOT volatile: `stream` and `stream_options` (they change what
+ * comes back: SSE instead of JSON, an extra usage chunk), `service_tier`,
+ * `seed`, `n`, `previous_response_id`.
+ */
+export const VOLATILE_BODY_FIELDS: readonly string[] = [
+  "user",
+  "safety_identifier",
+  "metadata",
+  "store",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+  "labels",
+  "api_key",
+];
+
+/** Query parameter names that look like credentials: never in the identity, never stored. */
+export const SECRET_QUERY_PARAM = /key|token|secret|sig|password|auth|credential/i;
+
+/**
+ * Does a JSON body look like a model call? It must carry a conversation
+ * field: `model` alone is not enough, so side-effecting calls that name a
+ * model (a fine-tuning job, a batch) and token exchanges go through untouched.
+ */
+export function looksLikeModelCall(_url: URL, body: Readonly<Record<string, JsonValue>>): boolean {
+  return CONVERSATION_FIELDS.some((f) => body[f] !== undefined);
+}
+
+/** Will the response be streamed (so it is recorded as events, teed live)? */
+export function wantsStream(url: URL, body: Readonly<Record<string, JsonValue>>): boolean {
+  return (
+    body.stream === true ||
+    url.searchParams.get("alt") === "sse" || // Gemini
+    /:stream/i.test(url.pathname) // Gemini models/x:streamGenerateContent
+  );
+}
+
+/**
+ * model, prompt and params of a request (see the module comment).
+ *
+ * @example
+ * describeHttpCall(new URL("https://api.openai.com/v1/chat/completions"),
+ *   { model: "gpt-5", messages, temperature: 0, user: "u-42" }, new Set(VOLATILE_BODY_FIELDS), {})
+ * // { model: "gpt-5", prompt: '{"messages":[…]}', params: { ":path": "/v1/chat/completions", temperature: 0 } }
+ */
+export function describeHttpCall(
+  url: URL,
+  body: Readonly<Record<string, JsonValue>>,
+  volatile: ReadonlySet<string>,
+  normalize: NormalizeOptions,
+): CallDescription & { params: Record<string, JsonValue> } {
+  const conversation: Record<string, JsonValue> = {};
+  const params: Record<string, JsonValue> = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (key === "model" && typeof value === "string") continue;
+    if (CONVERSATION_FIELDS.includes(key)) setMember(conversation, key, value);
+    else if (!volatile.has(key)) setMember(params, key, value);
+  }
+  // The path, not the host: a proxy or gateway in front replays the same.
+  params[":path"] = url.pathname;
+  const query = keptQuery(url);
+  if (query !== undefined) params[":query"] = query;
+  return {
+    model: typeof body.model === "string" ? body.model : modelFromPath(url.pathname),
+    prompt: promptText(conversation, normalize),
+    params,
+  };
+}
+
+/** Query parameters that may change the answer (Azure `api-version`, Gemini `alt`), credentials dropped. */
+function keptQuery(url: URL): Record<string, JsonValue> | undefined {
+  const out: Record<string, JsonValue> = {};
+  for (const name of [...new Set(url.searchParams.keys())].sort()) {
+    if (SECRET_QUERY_PARAM.test(name)) continue;
+    const values = url.searchParams.getAll(name);
+    setMember(out, name, values.length === 1 ? (values[0] as string) : values);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** Gemini puts the model in the path: `/v1beta/models/gemini-2.5-pro:generateContent`. */
+function modelFromPath(path: string): string | null {
+  const m = /\/models\/([^/:]+)/.exec(path);
+  if (m?.[1] === undefined) return null;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return m[1];
+  }
+}

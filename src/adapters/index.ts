@@ -1,0 +1,35 @@
+// Adapters: put invocache in front of real SDKs and workflow steps. Re-exports only.
+export { type InvocacheMiddlewareOptions, invocacheMiddleware } from "./ai-sdk.js";
+export { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
+export {
+  type CallDescription,
+  currentInvocation,
+  DEFAULT_ROLE,
+  type InvocationContext,
+  invocationCall,
+  type ResolvedInvocation,
+  withInvocation,
+} from "./context.js";
+export {
+  type CreateFetchOptions,
+  createFetch,
+  type FetchLike,
+  type HttpHead,
+  type HttpRecording,
+  type HttpResponseView,
+} from "./fetch.js";
+export {
+  SAFE_RESPONSE_HEADER_PREFIXES,
+  SAFE_RESPONSE_HEADERS,
+  safeResponseHeaders,
+} from "./headers.js";
+export {
+  CONVERSATION_FIELDS,
+  describeHttpCall,
+  SECRET_QUERY_PARAM,
+  VOLATILE_BODY_FIELDS,
+} from "./http-identity.js";
+export { decodeJson, type Encoded, encodeJson } from "./json-codec.js";
+export { promptText } from "./prompt-text.js";
+export { formatSse, parseBlock, type SseEvent, SseParser, sseData } from "./sse.js";
+export { type StepRequest, type WrapStepOptions, wrapStep } from "./wrap-step.js";
