@@ -5,6 +5,7 @@
  */
 import { type NormalizeOptions, normalizePrompt } from "../normalize/normalize.js";
 import type { NormalizationRule } from "../normalize/rules.js";
+import { scannerFor } from "../normalize/secrets-rule.js";
 import type { Manifest, ManifestValue } from "./manifest-types.js";
 
 /** A model call as the caller describes it. Only the fields of the manifest are hashed. */
@@ -27,7 +28,7 @@ export interface InvocationRequest {
 
 /** Options of `invocationIdentity` that are not part of the request. */
 export interface IdentityOptions
-  extends Pick<NormalizeOptions, "homeDir" | "tmpDirs" | "roots" | "rules"> {
+  extends Pick<NormalizeOptions, "homeDir" | "tmpDirs" | "roots" | "rules" | "secrets"> {
   /** Retry number of this step: integer >= 0, default 0. */
   attempt?: number | undefined;
   /** Hashes of the input artifacts (e.g. from `hashArtifact`); order does not matter. */
@@ -80,6 +81,7 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
     tmpDirs: opts.tmpDirs,
     roots: opts.roots,
     rules: opts.rules as readonly NormalizationRule[] | undefined,
+    secrets: opts.secrets,
   };
   const manifest: Manifest = {
     attempt,
@@ -101,7 +103,14 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
         "request.params must serialize to a plain object (its toJSON returned something else)",
       );
     }
-    if (Object.keys(params).length > 0) manifest.params = params;
+    if (Object.keys(params).length > 0) {
+      // The secret rule applies to params too (a key in a header-like param).
+      const scanner = scannerFor(opts.secrets);
+      manifest.params = (scanner === undefined ? params : scanner.redact(params).value) as Record<
+        string,
+        ManifestValue
+      >;
+    }
   }
   return manifest;
 }

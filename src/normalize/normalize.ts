@@ -6,6 +6,7 @@ import { compileRoots } from "./root-matcher.js";
 import { type RootOptions, rootSpellings } from "./roots.js";
 import type { NormalizationRule } from "./rules.js";
 import { type RuleMatch, scan } from "./scanner.js";
+import { type SecretsSetting, scannerFor } from "./secrets-rule.js";
 
 /** Options of {@link normalizePrompt}. */
 export interface NormalizeOptions {
@@ -19,6 +20,12 @@ export interface NormalizeOptions {
   roots?: Readonly<Record<string, string>> | undefined;
   /** Extra rules applied after the table, in order. Keep them idempotent. */
   rules?: readonly NormalizationRule[] | undefined;
+  /**
+   * The `secret` rule: default on (secret env values and known key shapes
+   * become `{secret:NAME}`); `false` turns it off; secret options or a
+   * prepared scanner (`createSecretScanner`) replace the default.
+   */
+  secrets?: SecretsSetting;
 }
 
 /** What {@link explainNormalization} returns. */
@@ -91,6 +98,15 @@ function run(
       : collapsed;
   if (report !== undefined && trimmed !== s) report.counts.whitespace = 1;
   s = trimmed;
+
+  // Secrets go first among the matching rules: a key must be removed whole
+  // before a UUID or timestamp rule could cut it into pieces.
+  const scanner = scannerFor(opts.secrets);
+  if (scanner !== undefined) {
+    const found: { name: string }[] = [];
+    s = scanner.redactString(s, "$", found as never);
+    if (report !== undefined && found.length > 0) report.counts.secret = found.length;
+  }
 
   s = scan(s, roots, report?.matches);
 

@@ -71,8 +71,9 @@ const EPOCH_MILLIS_PATTERN = /(?<![0-9A-Fa-f{}])[0-9]{13}(?![0-9A-Fa-f{}])/g;
 /**
  * The built-in table, in application order.
  *
- * Two deliberate choices of order, both so the result is the same as applying
- * each row's pattern in turn (the tests check this against such a reference):
+ * Deliberate choices of order, so the result is the same as applying each
+ * row's pattern in turn (the tests check this against such a reference):
+ * - secrets are removed before roots, timestamps and UUIDs can split a key;
  * - whitespace is collapsed first, which makes the function idempotent: a
  *   timestamp split by a newline, or a root containing a space, would
  *   otherwise only match on a second pass;
@@ -94,6 +95,16 @@ export const NORMALIZATION_RULES: readonly NormalizationRule[] = Object.freeze([
     description:
       "Every run of whitespace (spaces, tabs, newlines, CR, Unicode spaces) becomes one space; both ends are trimmed.",
     example: { input: "  Plan\r\n\tthe   work \n", output: "Plan the work" },
+  },
+  {
+    name: "secret",
+    replacement: "{secret:NAME}",
+    description:
+      "Values of secret environment variables (*_API_KEY, *_TOKEN, *_SECRET, AUTHORIZATION…, also JSON-, URL- and base64-encoded) and known key shapes (sk-…, sk-ant-…, ghp_…, AKIA…, JWTs, Bearer tokens…) become {secret:NAME}, so no key is ever hashed, stored or shown.",
+    example: {
+      input: "call with key sk-proj-a1B2c3D4e5F6g7H8i9J0k1L2",
+      output: "call with key {secret:openai-api-key}",
+    },
   },
   {
     name: "root:project",

@@ -14,6 +14,12 @@ import {
 } from "../identity/manifest.js";
 import type { Manifest } from "../identity/manifest-types.js";
 import { NORMALIZATION_VERSION } from "../normalize/rules.js";
+import {
+  createSecretScanner,
+  restoreSecrets,
+  type SecretOptions,
+  type SecretScanner,
+} from "../secrets/redact.js";
 import { type Entry, entryKey, entryLeaseKey, runKey, validateEntry } from "../store/envelope.js";
 import { assertJsonValue } from "../store/json.js";
 import { openStore } from "../store/open.js";
@@ -55,6 +61,15 @@ export interface RecorderOptions {
   projectRoot?: string;
   /** What a miss message tells the user to run to record. */
   rerecordHint?: string;
+  /**
+   * Secrets (default on): values of secret env variables, as they are when the
+   * recorder is created, and known key shapes are replaced by `{secret:NAME}`
+   * in the manifest (so in the identity) and in every response before it is
+   * stored. `false` turns that off; options tune it (see src/secrets).
+   */
+  secrets?: false | SecretOptions;
+  /** On a hit, put env secret values back where the recording has `{secret:NAME}`. Default false. */
+  restoreSecrets?: boolean;
   /** Environment used to choose the mode (tests). Default `process.env`. */
   env?: Record<string, string | undefined>;
 }
@@ -179,13 +194,15 @@ class RecorderImpl implements Recorder {
   /** Outside runs: the last served call per id, for verdicts (bounded). */
   readonly #lastServed = new Map<string, ServedCall>();
   readonly #pending = new Set<Promise<unknown>>();
+  readonly #secrets: SecretScanner | undefined;
 
   constructor(opts: RecorderOptions) {
     if (opts === null || typeof opts !== "object")
       throw new TypeError("createRecorder: options must be an object");
     this.#opts = opts;
     this.mode = resolveMode(opts.mode, opts.env);
-    this.identity = Object.freeze({ ...opts.identity });
+    this.#secrets = opts.secrets === false ? undefined : createSecretScanner(opts.secrets ?? {});
+    this.identity = Object.freeze({ secrets: this.#secrets ?? false, ...opts.identity });
     this.namespace = opts.namespace ?? "default";
     entryKey(this.namespace, "0".repeat(64), 0); // validates the namespace now, not on first call
     if (typeof opts.store === "object" && opts.store !== null) {
@@ -365,7 +382,9 @@ class RecorderImpl implements Recorder {
     entry.meta.verdict = {
       verdict,
       at: new Date().toISOString(),
-      ...(opts.reason === undefined ? {} : { reason: opts.reason }),
+      ...(opts.reason === undefined
+        ? {}
+        : { reason: this.#secrets?.redactString(opts.reason, "$.reason", []) ?? opts.reason }),
     };
     await this.#write(key, entry, id);
   }
@@ -458,7 +477,14 @@ class RecorderImpl implements Recorder {
       key: c.key,
       savedMs: entry.meta.durationMs,
     });
-    return { value: entry.response, hit: true };
+    const value =
+      this.#opts.restoreSecrets === true
+        ? restoreSecrets(
+            entry.response,
+            this.#opts.secrets === false ? {} : (this.#opts.secrets ?? {}),
+          ).value
+        : entry.response;
+    return { value, hit: true };
   }
 
   /**
@@ -562,7 +588,8 @@ class RecorderImpl implements Recorder {
       v: 1,
       id: c.id,
       manifest: c.manifest,
-      response: value,
+      // The caller gets the live value; the store never sees a secret.
+      response: this.#secrets === undefined ? value : this.#secrets.redact(value).value,
       meta: {
         recordedAt: new Date().toISOString(),
         durationMs,

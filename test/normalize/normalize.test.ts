@@ -20,6 +20,7 @@ describe("rule table", () => {
     expect(NORMALIZATION_RULES.map((r) => r.name)).toEqual([
       "unicode-nfc",
       "whitespace",
+      "secret",
       "root:project",
       "root:tmp",
       "root:home",
@@ -51,6 +52,43 @@ describe("whitespace", () => {
   });
   it("keeps non-whitespace invisible characters (zero-width joiner is content)", () => {
     expect(n("a\u200db")).toBe("a\u200db");
+  });
+});
+
+describe("secret", () => {
+  const env = {
+    OPENAI_API_KEY: "sk-live-Zq9Xv8Wu7Ts6Rq5Po4Nm3Lk2",
+    SERVICE_TOKEN: "t0k3n/abc+def=12345",
+  };
+  const opts = { secrets: { env } };
+  it("replaces env secret values in every spelling, and known key shapes, before other rules", () => {
+    expect(n(`key ${env.OPENAI_API_KEY} and ${encodeURIComponent(env.SERVICE_TOKEN)}`, opts)).toBe(
+      "key {secret:OPENAI_API_KEY} and {secret:SERVICE_TOKEN:url}",
+    );
+    // base64 is redacted on its aligned part; at most the final padding quantum stays.
+    expect(n(`b64 ${Buffer.from(env.SERVICE_TOKEN).toString("base64")}`, opts)).toMatch(
+      /^b64 \{secret:SERVICE_TOKEN:b64-\d\}.{0,4}$/,
+    );
+    expect(n("gh ghp_abcdefghijklmnopqrstuvwxyz0123456789AB", opts)).toBe(
+      "gh {secret:github-token}",
+    );
+    // A key that contains a UUID is removed whole, not cut by the uuid rule.
+    expect(n("sk-proj-3f2504e0-4f89-11d3-9a0c-0305e82c3301-x9", opts)).toBe(
+      "{secret:openai-api-key}",
+    );
+  });
+  it("makes the identity independent of which key was used", () => {
+    const a = n("Authorization: Bearer abcdef0123456789abcdef", { secrets: {} });
+    const b = n("Authorization: Bearer 9876543210fedcba987654", { secrets: {} });
+    expect(a).toBe(b);
+    expect(a).not.toContain("abcdef0123456789");
+  });
+  it("can be turned off", () => {
+    expect(n(`k ${env.OPENAI_API_KEY}`, { secrets: false })).toBe(`k ${env.OPENAI_API_KEY}`);
+  });
+  it("is idempotent", () => {
+    const once = n(`key ${env.OPENAI_API_KEY} Bearer abcdef0123456789abcdef`, opts);
+    expect(n(once, opts)).toBe(once);
   });
 });
 

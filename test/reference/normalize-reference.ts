@@ -6,6 +6,13 @@
  */
 import { NORMALIZATION_RULES, type NormalizeOptions } from "../../src/normalize/index.js";
 import { rootSpellings } from "../../src/normalize/roots.js";
+import { scannerFor } from "../../src/normalize/secrets-rule.js";
+
+/** The secret rule is one implementation (src/secrets), shared by both normalizers. */
+function secrets(s: string, opts: NormalizeOptions): string {
+  const scanner = scannerFor(opts.secrets);
+  return scanner === undefined ? s : scanner.redactString(s, "$", []);
+}
 
 const NAME = "A-Za-z0-9_.~+@{}\\-\\u0080-\\uffff";
 const BEFORE = `(?:(?<=:\\/\\/)|(?<=:\\/\\/\\/)|(?<![${NAME}\\/\\\\]))`;
@@ -37,7 +44,7 @@ export function rootRegex(
 
 /** Normalize with one regex pass per rule. */
 export function referenceNormalize(text: string, opts: NormalizeOptions = {}): string {
-  let s = text.normalize("NFC").replace(/\s+/g, " ").trim();
+  let s = secrets(text.normalize("NFC").replace(/\s+/g, " ").trim(), opts);
   const roots = rootRegex(opts);
   if (roots !== undefined) {
     s = s.replace(roots.re, (...args) => {
@@ -63,7 +70,7 @@ export function referenceNormalize(text: string, opts: NormalizeOptions = {}): s
  * every rule, its own global regex pass (no shared scan). The bench baseline.
  */
 export function naiveNormalize(text: string, opts: NormalizeOptions = {}): string {
-  let s = text.normalize("NFC").replace(/\s+/g, " ").trim();
+  let s = secrets(text.normalize("NFC").replace(/\s+/g, " ").trim(), opts);
   for (const r of rootSpellings(opts)) {
     const body = r.caseInsensitive ? foldCase(r.text) : escapeRe(r.text);
     s = s.replace(new RegExp(`${BEFORE}${body}${AFTER}`, "g"), r.token);

@@ -1,0 +1,48 @@
+/**
+ * The `secret` rule: key material never enters a manifest. Values of secret
+ * environment variables (in every spelling) and known key shapes become
+ * `{secret:NAME}` before anything else matches, so a key (or part of one)
+ * can never be hashed, stored, stamped or shown in a miss report, and
+ * rotating a key never changes an identity.
+ *
+ * Reading the environment is this rule's one contact with the machine, like
+ * resolving roots: the default scanner snapshots `process.env` on first use
+ * (and again after {@link refreshSecretEnv}); recorders snapshot at creation.
+ */
+import { createSecretScanner, type SecretOptions, type SecretScanner } from "../secrets/redact.js";
+
+/** How `normalizePrompt` finds secrets: default (env + shapes), off, options, or a prepared scanner. */
+export type SecretsSetting = false | SecretOptions | SecretScanner | undefined;
+
+let defaultScanner: SecretScanner | undefined;
+const byOptions = new WeakMap<SecretOptions, SecretScanner>();
+
+/**
+ * Forget the default scanner's snapshot of the environment; the next
+ * normalization reads `process.env` again.
+ *
+ * @example
+ * process.env.MY_SERVICE_TOKEN = "t0k3n-abcdef";
+ * refreshSecretEnv();
+ */
+export function refreshSecretEnv(): void {
+  defaultScanner = undefined;
+}
+
+/** The scanner for a setting, or undefined when the rule is off. */
+export function scannerFor(setting: SecretsSetting): SecretScanner | undefined {
+  if (setting === false) return undefined;
+  if (setting === undefined) {
+    defaultScanner ??= createSecretScanner();
+    return defaultScanner;
+  }
+  if (typeof (setting as SecretScanner).redactString === "function")
+    return setting as SecretScanner;
+  const opts = setting as SecretOptions;
+  let scanner = byOptions.get(opts);
+  if (scanner === undefined) {
+    scanner = createSecretScanner(opts);
+    byOptions.set(opts, scanner);
+  }
+  return scanner;
+}
