@@ -1,0 +1,174 @@
+/**
+ * `invocache stats`: what a store or a cassette holds, in numbers.
+ */
+import { parseCommandArgs } from "../args.js";
+import { type Command, printJson } from "../command.js";
+import { EXIT } from "../errors.js";
+import { formatBytes, formatMs, plural, renderTable, shortTime } from "../format.js";
+import type { Io } from "../io.js";
+import { type EntryRecord, openSource, SOURCE_OPTIONS } from "../source.js";
+import { readAll, warnProblems } from "./ls.js";
+
+/** Counts for one group of entries. */
+export interface GroupStats {
+  entries: number;
+  bytes: number;
+  /** Sum of the live calls' durations: what replaying them all saves, ms. */
+  recordedMs: number;
+}
+
+/** The `--json` shape of `invocache stats` (docs/cli.md). */
+export interface StatsReport extends GroupStats {
+  source: string;
+  ids: number;
+  runs: number;
+  oldest: string | null;
+  newest: string | null;
+  verdicts: { accepted: number; rejected: number; none: number };
+  byNamespace: Record<string, GroupStats>;
+  byRole: Record<string, GroupStats>;
+  byModel: Record<string, GroupStats>;
+  problems: number;
+}
+
+/**
+ * The numbers of a list of entries.
+ *
+ * @example
+ * computeStats("sqlite:///app/.invocache/cache.sqlite", entries, 0, 0).byRole.planner?.entries
+ */
+export function computeStats(
+  source: string,
+  entries: readonly EntryRecord[],
+  runs: number,
+  problems: number,
+): StatsReport {
+  const group = (): GroupStats => ({ entries: 0, bytes: 0, recordedMs: 0 });
+  const groupOf = (groups: Record<string, GroupStats>, name: string): GroupStats => {
+    groups[name] ??= group();
+    return groups[name];
+  };
+  const add = (g: GroupStats, r: EntryRecord) => {
+    g.entries++;
+    g.bytes += r.bytes;
+    g.recordedMs += r.entry.meta.durationMs;
+  };
+  const report: StatsReport = {
+    source,
+    ...group(),
+    ids: new Set(entries.map((e) => e.id)).size,
+    runs,
+    oldest: null,
+    newest: null,
+    verdicts: { accepted: 0, rejected: 0, none: 0 },
+    byNamespace: {},
+    byRole: {},
+    byModel: {},
+    problems,
+  };
+  for (const r of entries) {
+    add(report, r);
+    const at = r.entry.meta.recordedAt;
+    if (report.oldest === null || at < report.oldest) report.oldest = at;
+    if (report.newest === null || at > report.newest) report.newest = at;
+    report.verdicts[r.entry.meta.verdict?.verdict ?? "none"]++;
+    add(groupOf(report.byNamespace, r.namespace), r);
+    add(groupOf(report.byRole, r.entry.manifest.role), r);
+    add(groupOf(report.byModel, r.entry.manifest.model), r);
+  }
+  report.recordedMs = Math.round(report.recordedMs * 1000) / 1000;
+  return report;
+}
+
+/**
+ * @example
+ * // invocache stats --json
+ */
+export const statsCommand: Command = {
+  name: "stats",
+  help: `Usage: invocache stats [--store URL | --cassette FILE] [--namespace NS] [--json]
+
+Entries, distinct ids, run records, bytes, recorded call time (what replaying
+everything saves), verdicts, oldest and newest recording; then the same by
+namespace, role and model.
+
+Options:
+  --store URL        a store URL (default: sqlite://.invocache/cache.sqlite)
+  --cassette FILE    a YAML cassette instead of a store
+  --namespace NS     only this namespace
+  --json             {"source", "entries", "bytes", "recordedMs", "ids", "runs", "oldest",
+                     "newest", "verdicts", "byNamespace", "byRole", "byModel", "problems"}
+  -h, --help         this help
+
+Examples:
+  invocache stats
+  invocache stats --cassette cassettes/test/planner.yaml
+  invocache stats --json | jq .byModel
+`,
+  async run(argv, io) {
+    const { values } = parseCommandArgs("stats", argv, SOURCE_OPTIONS, {
+      min: 0,
+      max: 0,
+      names: "",
+    });
+    const source = openSource(values, io);
+    try {
+      const contents = await readAll(source, io);
+      const report = computeStats(
+        source.url,
+        contents.entries,
+        contents.runs,
+        contents.problems.length,
+      );
+      if (values.json) {
+        printJson(io, report);
+        return EXIT.ok;
+      }
+      warnProblems(io, contents.problems);
+      printHuman(io, report, source.exists);
+      return EXIT.ok;
+    } finally {
+      await source.close();
+    }
+  },
+};
+
+function printHuman(io: Io, r: StatsReport, exists: boolean): void {
+  const s = io.style;
+  io.out(`${s.bold(r.source)}${exists ? "" : s.dim(" (does not exist yet)")}\n`);
+  const line = (name: string, value: string) => io.out(`  ${s.dim(name.padEnd(13))} ${value}\n`);
+  line("entries", `${r.entries} (${plural(r.ids, "id")}, ${plural(r.runs, "run record")})`);
+  line("size", formatBytes(r.bytes));
+  line("recorded time", `${formatMs(r.recordedMs)} of live calls (what a full replay saves)`);
+  line(
+    "verdicts",
+    `${r.verdicts.accepted} accepted, ${r.verdicts.rejected} rejected, ${r.verdicts.none} without`,
+  );
+  if (r.oldest !== null && r.newest !== null) {
+    line("recorded", `${shortTime(r.oldest)} … ${shortTime(r.newest)}`);
+  }
+  for (const [title, groups] of [
+    ["namespace", r.byNamespace],
+    ["role", r.byRole],
+    ["model", r.byModel],
+  ] as const) {
+    const names = Object.keys(groups).sort();
+    if (names.length === 0) continue;
+    io.out("\n");
+    io.out(
+      renderTable(
+        [title, "entries", "size", "recorded time"],
+        names.map((n) => {
+          const g = groups[n]!;
+          return [
+            n === "" ? s.dim("(none)") : n,
+            String(g.entries),
+            formatBytes(g.bytes),
+            formatMs(g.recordedMs),
+          ];
+        }),
+        { indent: "  ", headerStyle: s.dim, align: ["left", "right", "right", "right"] },
+      ),
+    );
+  }
+}

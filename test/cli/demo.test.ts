@@ -1,0 +1,179 @@
+/**
+ * `invocache demo` end to end, as CI runs it: the first run records (misses,
+ * upstream calls), the second replays (only hits, zero upstream calls), the
+ * stamps verify, and running it again tells the same story.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BUILD_TIMEOUT, buildCli, cli, ROOT } from "./helpers.js";
+
+interface Step {
+  step: number;
+  role: string;
+  artifact: string;
+  id: string;
+  attempt: number;
+  occurrence: number;
+  hit: boolean;
+  ms: number;
+  verdict: "accepted" | "rejected" | null;
+  reason: string | null;
+}
+interface Run {
+  run: number;
+  mode: string;
+  upstreamCalls: number;
+  hits: number;
+  misses: number;
+  ms: number;
+  savedMs: number;
+  contentHash: string;
+  steps: Step[];
+}
+interface DemoJson {
+  ok: boolean;
+  store: string;
+  namespace: string;
+  cleared: number;
+  outDir: string;
+  runs: Run[];
+  stamps: Array<{
+    artifact: string;
+    ok: boolean;
+    problems: string[];
+    stamps: Array<{ replayed: boolean; id: string }>;
+  }>;
+  savedMs: number;
+}
+
+const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-demo-"));
+beforeAll(buildCli, BUILD_TIMEOUT);
+afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+
+describe("invocache demo", () => {
+  let first: DemoJson;
+
+  it("records on run 1, replays on run 2 with zero upstream calls, and the stamps verify (CI=true)", () => {
+    const r = cli(["demo", "--json"], { cwd, env: { CI: "true" } });
+    expect(r.status, r.stderr).toBe(0);
+    first = r.json<DemoJson>();
+    expect(first.ok).toBe(true);
+    expect(first.store).toBe(`sqlite://${join(cwd, ".invocache", "cache.sqlite")}`);
+    expect(first.namespace).toBe("demo");
+    expect(first.cleared).toBe(0);
+    const [record, replay] = first.runs as [Run, Run];
+
+    expect(record.mode).toBe("auto");
+    expect(record.upstreamCalls).toBe(5);
+    expect(record.misses).toBe(5);
+    expect(record.hits).toBe(0);
+    expect(record.steps.map((s) => [s.role, s.attempt, s.hit])).toEqual([
+      ["planner", 0, false],
+      ["builder", 0, false],
+      ["reviewer", 0, false],
+      ["builder", 1, false],
+      ["reviewer", 1, false],
+    ]);
+    // The gate rejected the first build; the retry (attempt 1) is a new identity and was accepted.
+    const builders = record.steps.filter((s) => s.role === "builder");
+    expect(builders.map((s) => s.verdict)).toEqual(["rejected", "accepted"]);
+    expect(builders[0]!.id).not.toBe(builders[1]!.id);
+    for (const s of record.steps) expect(s.ms).toBeGreaterThanOrEqual(140);
+
+    expect(replay.mode).toBe("replay");
+    expect(replay.upstreamCalls).toBe(0);
+    expect(replay.misses).toBe(0);
+    expect(replay.hits).toBe(5);
+    expect(replay.steps.every((s) => s.hit)).toBe(true);
+    expect(replay.steps.map((s) => s.id)).toEqual(record.steps.map((s) => s.id));
+    expect(replay.contentHash).toBe(record.contentHash);
+    expect(replay.savedMs).toBeGreaterThan(5 * 140);
+    expect(replay.steps.filter((s) => s.role === "builder").map((s) => s.verdict)).toEqual([
+      "rejected",
+      "accepted",
+    ]);
+
+    expect(first.stamps).toHaveLength(5);
+    for (const stamp of first.stamps) {
+      expect(stamp.ok, stamp.problems.join("\n")).toBe(true);
+      expect(stamp.stamps.map((s) => s.replayed)).toEqual([false, true]);
+    }
+  });
+
+  it("is idempotent: a second demo clears its namespace and records again", () => {
+    const r = cli(["demo", "--json"], { cwd });
+    expect(r.status, r.stderr).toBe(0);
+    const again = r.json<DemoJson>();
+    expect(again.cleared).toBeGreaterThanOrEqual(5); // 5 entries and the run record
+    expect(again.runs[0]!.upstreamCalls).toBe(5);
+    expect(again.runs[1]!.upstreamCalls).toBe(0);
+    // Normalization: the prompts carry the time, a UUID and the path, yet the ids are stable.
+    expect(again.runs[0]!.steps.map((s) => s.id)).toEqual(first.runs[0]!.steps.map((s) => s.id));
+    for (const stamp of again.stamps) expect(stamp.stamps).toHaveLength(2);
+  });
+
+  it("the README shows a real run: the same identities, in the same order", () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const shown = [
+      ...readme.matchAll(/^ {2}\d {5}(\w+) +([0-9a-f]{12}) {2}(\d) +(miss|hit) /gm),
+    ].map((m) => `${m[1]} ${m[2]} ${m[3]} ${m[4]}`);
+    const expected = first.runs.flatMap((run) =>
+      run.steps.map((s) => `${s.role} ${s.id.slice(0, 12)} ${s.attempt} ${s.hit ? "hit" : "miss"}`),
+    );
+    expect(shown).toEqual(expected);
+  });
+
+  it("prints a table per run, the time saved and where to look next", () => {
+    const r = cli(["demo"], { cwd });
+    expect(r.status, r.stderr).toBe(0);
+    const out = r.stdout;
+    expect(out).toMatch(/Run 1 · mode auto/);
+    expect(out).toMatch(/Run 2 · mode replay/);
+    expect(out).toMatch(/step\s+role\s+id\s+attempt\s+cache\s+time\s+verdict/);
+    expect(out).toMatch(/builder\s+[0-9a-f]{12}\s+0\s+miss\s+\d+ ms\s+rejected/);
+    expect(out).toMatch(/5 misses, 5 upstream calls/);
+    expect(out).toMatch(/5 hits, 0 upstream calls/);
+    expect(out).toMatch(/same trajectory/);
+    expect(out).toMatch(/Run 2 saved [\d.]+ (s|ms) of model time and 5 upstream calls/);
+    expect(out).toMatch(/invocache ls --namespace demo/);
+    expect(out).not.toMatch(/\x1b\[/); // not a terminal: no colors
+    expect(r.stderr).toBe("");
+  });
+
+  it("leaves a store the other commands read: ls, show, explain, stats, verify", () => {
+    const ls = cli(["ls", "--namespace", "demo", "--json"], { cwd });
+    expect(ls.status, ls.stderr).toBe(0);
+    const entries = ls.json<{
+      entries: Array<{ id: string; role: string; attempt: number; verdict: string | null }>;
+    }>().entries;
+    expect(entries).toHaveLength(5);
+    const [b0, b1] = entries.filter((e) => e.role === "builder");
+    expect([b0!.verdict, b1!.verdict]).toEqual(["rejected", "accepted"]);
+
+    const explain = cli(["explain", b0!.id.slice(0, 8), b1!.id.slice(0, 10), "--json"], { cwd });
+    expect(explain.status, explain.stderr).toBe(0);
+    const diff = explain.json<{ same: boolean; diffs: Array<{ field: string }> }>();
+    expect(diff.same).toBe(false);
+    expect(diff.diffs.map((d) => d.field)).toEqual(["attempt", "prompt"]);
+
+    const show = cli(["show", b0!.id.slice(0, 12)], { cwd });
+    expect(show.status, show.stderr).toBe(0);
+    expect(show.stdout).toMatch(/verdict\s+rejected: Step 3 of the plan asks for unit tests/);
+    expect(show.stdout).toMatch(/\{project\}/);
+
+    const stats = cli(["stats", "--json"], { cwd });
+    expect(
+      stats.json<{ entries: number; byRole: Record<string, { entries: number }> }>().byRole.builder
+        ?.entries,
+    ).toBe(2);
+
+    const verify = cli(
+      ["verify", ".invocache/demo/plan.md", ".invocache/demo/slugify.attempt-1.ts"],
+      { cwd },
+    );
+    expect(verify.status, verify.stdout).toBe(0);
+    expect(verify.stdout).toMatch(/All 2 artifacts verified/);
+  });
+});
