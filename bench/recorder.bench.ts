@@ -33,7 +33,9 @@ const response = {
   id: "chatcmpl-1",
   object: "chat.completion",
   model: "gpt-5",
-  choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "x".repeat(2000) } }],
+  choices: [
+    { index: 0, finish_reason: "stop", message: { role: "assistant", content: "x".repeat(2000) } },
+  ],
   usage: { prompt_tokens: 300, completion_tokens: 500, total_tokens: 800 },
 };
 
@@ -44,15 +46,21 @@ interface Target {
   cleanup?: () => Promise<void>;
 }
 
-const pct = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+const pct = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 async function measure(t: Target, ctx: BenchContext): Promise<BenchRow[]> {
   const recorder = createRecorder({ store: t.url, mode: "auto", identity: machine });
   await recorder.call(req, async () => response);
-  const replay = createRecorder({ store: recorder.store as Store, mode: "replay", identity: machine });
+  const replay = createRecorder({
+    store: recorder.store as Store,
+    mode: "replay",
+    identity: machine,
+  });
   const backend = await t.raw();
   const key = entryKey("default", invocationIdentity(req, machine), 0);
-  if ((await backend.keyv.get(backend.keyPrefix + key)) === undefined) throw new Error(`${t.name}: raw get misses`);
+  if ((await backend.keyv.get(backend.keyPrefix + key)) === undefined)
+    throw new Error(`${t.name}: raw get misses`);
 
   const ours: number[] = [];
   const raw: number[] = [];
@@ -85,7 +93,11 @@ async function measure(t: Target, ctx: BenchContext): Promise<BenchRow[]> {
   const rows = [
     compare(row("hit latency p50", 1.5), pct(ours, 0.5), pct(raw, 0.5)),
     compare(row("hit latency p99", 1.5), pct(ours, 0.99), pct(raw, 0.99)),
-    compare(row("replayed calls/s (sequential)", 1 / 1.5), (CALLS * 1e6) / sum(ours), (CALLS * 1e6) / sum(raw)),
+    compare(
+      row("replayed calls/s (sequential)", 1 / 1.5),
+      (CALLS * 1e6) / sum(ours),
+      (CALLS * 1e6) / sum(raw),
+    ),
   ];
   await backend.close();
   await replay.close();
@@ -126,7 +138,14 @@ export default async function recorderBench(ctx: BenchContext): Promise<BenchRow
       for (const what of ["hit latency p50", "hit latency p99"]) {
         rows.push(
           skipped(
-            { suite: "recorder", measurement: `${what}, redis`, unit: "µs", better: "lower", baselineName: "raw keyv get", target: 1.5 },
+            {
+              suite: "recorder",
+              measurement: `${what}, redis`,
+              unit: "µs",
+              better: "lower",
+              baselineName: "raw keyv get",
+              target: 1.5,
+            },
             "redis-server not installed",
           ),
         );

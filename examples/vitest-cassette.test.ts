@@ -39,7 +39,10 @@ beforeAll(async () => {
       res.end(
         JSON.stringify(
           stream
-            ? { kind: "stream", events: text.split(/(?<=\n)/).map((data, i) => ({ t: i * 10, data })) }
+            ? {
+                kind: "stream",
+                events: text.split(/(?<=\n)/).map((data, i) => ({ t: i * 10, data })),
+              }
             : { text, usage: { input_tokens: prompt.length, output_tokens: text.length } },
         ),
       );
@@ -51,7 +54,13 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** One model call through the recorder: the request is the identity, the fetch is the upstream. */
-async function complete(recorder: Recorder, role: string, prompt: string, attempt = 0, stream = false) {
+async function complete(
+  recorder: Recorder,
+  role: string,
+  prompt: string,
+  attempt = 0,
+  stream = false,
+) {
   return recorder.call(
     { role, model: "example-model-1", prompt, params: stream ? { stream } : {} },
     async () => {
@@ -70,12 +79,27 @@ describe("planner and reviewer", () => {
     "replans after the reviewer rejects the first plan",
     withCassette(async ({ recorder, mode }) => {
       const before = upstreamCalls;
-      const plan0 = (await complete(recorder, "planner", "Plan: add a --json flag")) as { text: string };
-      const review0 = (await complete(recorder, "reviewer", `Review attempt 0:\n${plan0.text}`)) as { text: string };
+      const plan0 = (await complete(recorder, "planner", "Plan: add a --json flag")) as {
+        text: string;
+      };
+      const review0 = (await complete(
+        recorder,
+        "reviewer",
+        `Review attempt 0:\n${plan0.text}`,
+      )) as { text: string };
       expect(review0.text).toMatch(/^REJECT/);
       // A retry after a rejection is attempt 1: a new identity, never the rejected output.
-      const plan1 = (await complete(recorder, "planner", "Plan: add a --json flag, with tests", 1)) as { text: string };
-      const review1 = (await complete(recorder, "reviewer", `Review attempt 1:\n${plan1.text}`)) as { text: string };
+      const plan1 = (await complete(
+        recorder,
+        "planner",
+        "Plan: add a --json flag, with tests",
+        1,
+      )) as { text: string };
+      const review1 = (await complete(
+        recorder,
+        "reviewer",
+        `Review attempt 1:\n${plan1.text}`,
+      )) as { text: string };
       expect(review1.text).toMatch(/^ACCEPT/);
       if (mode === "replay") expect(upstreamCalls).toBe(before); // CI: all from the cassette
     }),
@@ -85,10 +109,18 @@ describe("planner and reviewer", () => {
     "streams the plan: the same chunks, in the same order",
     withCassette(async ({ recorder, mode }) => {
       const before = upstreamCalls;
-      const out = (await complete(recorder, "planner", "Plan: add a --json flag, with tests", 0, true)) as {
+      const out = (await complete(
+        recorder,
+        "planner",
+        "Plan: add a --json flag, with tests",
+        0,
+        true,
+      )) as {
         events: Array<{ t: number; data: string }>;
       };
-      expect(out.events.map((e) => e.data).join("")).toBe("1. Read the code\n2. Change it\n3. Add tests\n");
+      expect(out.events.map((e) => e.data).join("")).toBe(
+        "1. Read the code\n2. Change it\n3. Add tests\n",
+      );
       if (mode === "replay") expect(upstreamCalls).toBe(before);
     }),
   );

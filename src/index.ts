@@ -26,12 +26,39 @@ export {
   wrapStep,
 } from "./adapters/index.js";
 export {
+  type BinaryValue,
+  CASSETTE_FORMAT,
+  type CassetteItem,
+  type CassetteOptions,
+  type CassetteStore,
+  type CassetteUsage,
+  cassetteStore,
+  decodeBinary,
+  emitCassette,
+  encodeBinary,
+  isBinaryValue,
+  isEntryKey,
+  type OnStale,
+  type PruneReport,
+  parseCassette,
+  parseEntryKey,
+  parseMaxAge,
+  pruneCassette,
+  type RedactReport,
+  readCassette,
+  redactCassette,
+} from "./cassette/index.js";
+export {
   AmbiguousIdError,
+  CassetteError,
   EntryFormatError,
   InvocacheError,
+  type SecretFindingInfo,
+  SecretLeakError,
   StampError,
   StoreError,
   UnsupportedEntryVersionError,
+  UnusedEntriesError,
 } from "./errors.js";
 export {
   assertManifest,
@@ -62,6 +89,8 @@ export {
   type NormalizeOptions,
   normalizePrompt,
   type RuleMatch,
+  refreshSecretEnv,
+  type SecretsSetting,
 } from "./normalize/index.js";
 export {
   type DigestSet,
@@ -112,6 +141,7 @@ export {
   type ServedCall,
   UnknownInvocationError,
 } from "./recorder/index.js";
+export * from "./secrets/index.js";
 export {
   ENTRY_VERSION,
   type Entry,

@@ -1,0 +1,101 @@
+/**
+ * One writer at a time per cassette: an in-process queue (store handles in
+ * one process never race each other or spin on the file lock) in front of a
+ * cross-process lock from `proper-lockfile` (an atomic `mkdir` of a hidden
+ * `.name.yaml.lock` directory beside the file, refreshed while held and taken
+ * over once stale, so a writer killed with -9 blocks others for at most
+ * `STALE_MS`). Reads never lock: writes are atomic renames.
+ */
+import { mkdir } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { lock } from "proper-lockfile";
+
+/** A lock not refreshed for this long belongs to a dead process (proper-lockfile's minimum is 2 s). */
+export const STALE_MS = 5_000;
+
+/** Default wait for the lock before giving up. */
+export const LOCK_TIMEOUT_MS = 15_000;
+
+const queues = new Map<string, Promise<void>>();
+
+/** Options of {@link withFileLock}. */
+export interface LockOptions {
+  /** Give up after this long. Default {@link LOCK_TIMEOUT_MS}. */
+  timeoutMs?: number;
+  /**
+   * A lock not refreshed for this long is taken over. Default
+   * {@link STALE_MS}; at least 2,000 (proper-lockfile's floor). Raise it when
+   * writing huge cassettes keeps the event loop busy for seconds.
+   */
+  staleMs?: number;
+  /** Told when the lock was lost while held (another process judged it stale). */
+  onCompromised?: (error: Error) => void;
+}
+
+/** The lock directory of `file`. */
+export function lockPath(file: string): string {
+  return join(dirname(file), `.${basename(file)}.lock`);
+}
+
+/**
+ * Run `fn` holding the lock of `file` (absolute path). The file itself need
+ * not exist; its directory is created.
+ *
+ * @example
+ * await withFileLock("/abs/cassettes/a.yaml", async () => { … read, merge, write … });
+ */
+export async function withFileLock<T>(
+  file: string,
+  fn: () => Promise<T>,
+  opts: LockOptions = {},
+): Promise<T> {
+  const previous = queues.get(file) ?? Promise.resolve();
+  let done!: () => void;
+  const mine = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  const tail = previous.then(() => mine);
+  queues.set(file, tail);
+  try {
+    await previous;
+    const release = await acquire(file, opts);
+    try {
+      return await fn();
+    } finally {
+      await release().catch(() => {}); // already released if compromised
+    }
+  } finally {
+    done();
+    if (queues.get(file) === tail) queues.delete(file);
+  }
+}
+
+async function acquire(file: string, opts: LockOptions): Promise<() => Promise<void>> {
+  await mkdir(dirname(file), { recursive: true });
+  const deadline = Date.now() + (opts.timeoutMs ?? LOCK_TIMEOUT_MS);
+  const stale = Math.max(opts.staleMs ?? STALE_MS, 2_000);
+  let delay = 5;
+  for (;;) {
+    try {
+      return await lock(file, {
+        realpath: false,
+        lockfilePath: lockPath(file),
+        stale,
+        update: Math.max(stale / 5, 1_000),
+        retries: 0,
+        // The default throws from a timer and kills the process.
+        onCompromised: opts.onCompromised ?? (() => {}),
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ELOCKED") throw error;
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `timed out after ${opts.timeoutMs ?? LOCK_TIMEOUT_MS} ms waiting for the lock ${lockPath(file)} (another process is writing this cassette; a dead one's lock expires after ${stale} ms)`,
+          { cause: error },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay + Math.random() * delay));
+      delay = Math.min(delay * 2, 100);
+    }
+  }
+}

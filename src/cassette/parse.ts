@@ -1,0 +1,343 @@
+/**
+ * Reading a cassette: YAML (core schema only) into checked store items, or a
+ * `CassetteError` naming the file, line and column of the first problem.
+ *
+ * Safety: the core schema has no custom tags, so YAML cannot construct
+ * anything but plain data; merge keys (`<<`) are off, duplicate keys are an
+ * error, aliases are capped (billion laughs), and a `__proto__` key is just a
+ * key (the `yaml` package defines it as an own property, like JSON.parse).
+ * Warnings (an unknown `!tag`) are errors too: a cassette means exactly what
+ * it says or it is refused.
+ *
+ * Speed: the fast path is `parseDocument` + `toJS` (what `YAML.parse` does)
+ * and one pass of checks; line and column are only worked out on failure.
+ */
+import { type Document, isMap, isScalar, isSeq, parseDocument, type YAMLError } from "yaml";
+import { CassetteError, EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
+import { validateEntry } from "../store/envelope.js";
+import { assertJsonValue } from "../store/json.js";
+import { assertStoreKey } from "../store/keys.js";
+import type { JsonValue } from "../store/types.js";
+import { CASSETTE_FORMAT } from "./emit.js";
+import { type CassetteItem, type FileEntry, fromFileEntry } from "./item.js";
+
+/** Where a cassette came from, for messages. */
+export interface CassetteSource {
+  /** Absolute path. */
+  file: string;
+  /** How to show it (relative to the working directory when inside it). */
+  display: string;
+  /** The store url, for `StoreError.store`. */
+  url: string;
+}
+
+type Segment = string | number;
+
+const FIX =
+  "Fix the file by hand (see docs/cassettes.md) or delete it and re-record with INVOCACHE_MODE=record; " +
+  "invocache never overwrites a cassette it cannot read.";
+
+/**
+ * Parse and check a cassette's text.
+ *
+ * @throws CassetteError with `line` and `column` for malformed YAML or a
+ * broken entry, without them for problems of the file as a whole.
+ * @example
+ * parseCassette("invocache: 1\nentries: []\n", src) // []
+ */
+export function parseCassette(text: string, src: CassetteSource): CassetteItem[] {
+  if (!/\S/.test(text)) {
+    throw new CassetteError(
+      src.file,
+      "load",
+      `${src.display}:1:1: the file is empty, not a cassette. ${FIX}`,
+      {
+        url: src.url,
+        line: 1,
+        column: 1,
+      },
+    );
+  }
+  const doc = parseDocument(text, {
+    version: "1.2",
+    schema: "core",
+    merge: false,
+    uniqueKeys: true,
+    strict: true,
+    prettyErrors: true,
+  });
+  const problem: YAMLError | undefined = doc.errors[0] ?? doc.warnings[0];
+  if (problem !== undefined) {
+    const pos = problem.linePos?.[0] ?? position(text, problem.pos[0]);
+    // yaml's pretty message continues with " at line L, column C:" and a source excerpt; we give the place ourselves.
+    const what = problem.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    throw new CassetteError(
+      src.file,
+      "load",
+      `${src.display}:${pos.line}:${pos.col}: not a valid cassette: ${what}. ${FIX}`,
+      { url: src.url, line: pos.line, column: pos.col, cause: problem },
+    );
+  }
+  checkKeys(doc.contents, text, src);
+  let root: unknown;
+  try {
+    root = doc.toJS({ maxAliasCount: 100 });
+  } catch (cause) {
+    throw new CassetteError(
+      src.file,
+      "load",
+      `${src.display}: not a valid cassette: ${(cause as Error).message}. ${FIX}`,
+      { url: src.url, cause },
+    );
+  }
+  return new Checker(text, doc, src).items(root);
+}
+
+/**
+ * Every mapping key must be a string scalar. JavaScript object keys are
+ * strings, so `toJS` would turn `1` and `"1"` (or `true` and `"true"`) into
+ * one property, the last silently winning, and a collection key into its
+ * printed form: data dropped without an error. Our writer quotes such keys,
+ * so only a hand edit meets this. (Found by the reliability fuzz tests.)
+ */
+function checkKeys(node: unknown, text: string, src: CassetteSource): void {
+  if (isMap(node)) {
+    for (const pair of node.items) {
+      const key = pair.key;
+      if (!isScalar(key) || typeof key.value !== "string") {
+        const range = (key as { range?: [number, number, number] } | null)?.range;
+        const pos = range === undefined ? undefined : position(text, range[0]);
+        const what = isScalar(key)
+          ? `the ${key.value === null ? "null" : typeof key.value} ${JSON.stringify(String(key.value))}`
+          : "a collection or alias";
+        const where = pos === undefined ? src.display : `${src.display}:${pos.line}:${pos.col}`;
+        throw new CassetteError(
+          src.file,
+          "load",
+          `${where}: a mapping key is ${what}; cassette keys are strings (quote it: "${isScalar(key) ? String(key.value) : "…"}"), else two keys could become one. ${FIX}`,
+          { url: src.url, ...(pos === undefined ? {} : { line: pos.line, column: pos.col }) },
+        );
+      }
+      checkKeys(pair.value, text, src);
+    }
+  } else if (isSeq(node)) {
+    for (const item of node.items) checkKeys(item, text, src);
+  }
+}
+
+class Checker {
+  constructor(
+    readonly text: string,
+    readonly doc: Document,
+    readonly src: CassetteSource,
+  ) {}
+
+  items(root: unknown): CassetteItem[] {
+    const top = this.object(root, []);
+    const version = top.invocache;
+    if (typeof version === "number" && Number.isSafeInteger(version) && version > CASSETTE_FORMAT) {
+      this.fail(
+        ["invocache"],
+        `uses cassette format ${version}, written by a newer invocache; this version reads format ${CASSETTE_FORMAT}. Upgrade invocache`,
+      );
+    }
+    if (version !== CASSETTE_FORMAT) {
+      this.fail(["invocache"], `must start with the header "invocache: ${CASSETTE_FORMAT}"`);
+    }
+    for (const key of Object.keys(top)) {
+      if (key !== "invocache" && key !== "entries" && key !== "values") {
+        this.fail(
+          [key],
+          `has an unknown top-level field ${JSON.stringify(key)} (expected entries, values)`,
+          undefined,
+          true,
+        );
+      }
+    }
+    if (!Array.isArray(top.entries))
+      this.fail(["entries"], "must be a list (entries: [] when empty)");
+    const values = top.values ?? [];
+    if (!Array.isArray(values)) this.fail(["values"], "must be a list");
+
+    const out: CassetteItem[] = [];
+    const seen = new Map<string, string>();
+    const add = (item: CassetteItem, at: Segment[]) => {
+      const first = seen.get(item.key);
+      if (first !== undefined)
+        this.fail(at, `repeats the key ${JSON.stringify(item.key)} of ${first}`);
+      seen.set(item.key, label(at));
+      out.push(item);
+    };
+    (top.entries as unknown[]).forEach((raw, i) => {
+      add(this.entry(raw, ["entries", i]), ["entries", i]);
+    });
+    (values as unknown[]).forEach((raw, i) => {
+      add(this.value(raw, ["values", i]), ["values", i]);
+    });
+    return out;
+  }
+
+  entry(raw: unknown, at: Segment[]): CassetteItem {
+    const e = this.object(raw, at);
+    const allowed = ["id", "occurrence", "namespace", "manifest", "response", "meta", "expires"];
+    for (const key of Object.keys(e)) {
+      if (!allowed.includes(key)) {
+        this.fail(
+          [...at, key],
+          `is not a field of a cassette entry (${allowed.join(", ")})`,
+          undefined,
+          true,
+        );
+      }
+    }
+    for (const key of ["id", "occurrence", "manifest", "response", "meta"]) {
+      if (!(key in e)) this.fail(at, `is missing "${key}"`);
+    }
+    if (!Number.isSafeInteger(e.occurrence) || (e.occurrence as number) < 0) {
+      this.fail([...at, "occurrence"], "must be an integer >= 0");
+    }
+    if (
+      "namespace" in e &&
+      (typeof e.namespace !== "string" || !/^[^:\u0000-\u001f\u007f]{1,128}$/.test(e.namespace))
+    ) {
+      this.fail([...at, "namespace"], 'must be 1-128 characters without ":" or control characters');
+    }
+    const meta = this.object(e.meta, [...at, "meta"]);
+    for (const derived of ["occurrence", "attempt"] as const) {
+      if (derived in meta) {
+        const from = derived === "occurrence" ? "the entry's occurrence" : "manifest.attempt";
+        this.fail(
+          [...at, "meta", derived],
+          `is not written in cassettes (it is ${from}); remove it`,
+          undefined,
+          true,
+        );
+      }
+    }
+    this.object(e.manifest, [...at, "manifest"]);
+    const expires = this.expires(e, at);
+    const item = fromFileEntry(e as unknown as FileEntry, expires);
+    try {
+      validateEntry(item.value, `${this.src.display} ${label(at)}`);
+    } catch (error) {
+      if (error instanceof EntryFormatError) {
+        this.fail([...at, ...envelopePath(error.path)], reason(error), error);
+      }
+      if (error instanceof UnsupportedEntryVersionError) this.fail(at, error.message, error);
+      throw error;
+    }
+    return item;
+  }
+
+  value(raw: unknown, at: Segment[]): CassetteItem {
+    const v = this.object(raw, at);
+    for (const key of Object.keys(v)) {
+      if (key !== "key" && key !== "value" && key !== "expires") {
+        this.fail(
+          [...at, key],
+          "is not a field of a cassette value (key, value, expires)",
+          undefined,
+          true,
+        );
+      }
+    }
+    if (!("key" in v) || !("value" in v)) this.fail(at, 'must have "key" and "value"');
+    try {
+      assertStoreKey(v.key, "key");
+    } catch (error) {
+      this.fail([...at, "key"], (error as Error).message, error);
+    }
+    try {
+      assertJsonValue(v.value, "value");
+    } catch (error) {
+      this.fail([...at, "value"], (error as Error).message, error);
+    }
+    const expires = this.expires(v, at);
+    return {
+      key: v.key as string,
+      value: v.value as JsonValue,
+      ...(expires === undefined ? {} : { expires }),
+    };
+  }
+
+  expires(obj: Record<string, unknown>, at: Segment[]): number | undefined {
+    if (!("expires" in obj)) return undefined;
+    const ms = typeof obj.expires === "string" ? Date.parse(obj.expires) : Number.NaN;
+    if (Number.isNaN(ms)) this.fail([...at, "expires"], "must be an ISO-8601 date-time");
+    return ms;
+  }
+
+  object(value: unknown, at: Segment[]): Record<string, unknown> {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      this.fail(
+        at,
+        `must be a mapping, got ${value === null ? "null" : Array.isArray(value) ? "a list" : typeof value}`,
+      );
+    }
+    return value as Record<string, unknown>;
+  }
+
+  /** Throw a CassetteError about the node at `at` (its key when `atKey`: an unknown field). */
+  fail(at: Segment[], why: string, cause?: unknown, atKey = false): never {
+    const pos = (atKey ? this.locateKey(at) : undefined) ?? this.locate(at);
+    const where =
+      pos === undefined ? this.src.display : `${this.src.display}:${pos.line}:${pos.col}`;
+    const subject = at.length === 0 ? "the file" : label(at);
+    throw new CassetteError(this.src.file, "load", `${where}: ${subject} ${why}. ${FIX}`, {
+      url: this.src.url,
+      ...(pos === undefined ? {} : { line: pos.line, column: pos.col }),
+      ...(cause === undefined ? {} : { cause }),
+    });
+  }
+
+  /** Line and column of the key of the mapping entry at `at`. */
+  locateKey(at: Segment[]): { line: number; col: number } | undefined {
+    const parent = at.length === 1 ? this.doc.contents : this.doc.getIn(at.slice(0, -1), true);
+    if (!isMap(parent)) return undefined;
+    const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === at[at.length - 1]);
+    const range = (pair?.key as { range?: [number, number, number] } | undefined)?.range;
+    return range === undefined ? undefined : position(this.text, range[0]);
+  }
+
+  /** Line and column of the node at `at`, or of its nearest ancestor that exists. */
+  locate(at: Segment[]): { line: number; col: number } | undefined {
+    for (let n = at.length; n >= 0; n--) {
+      const node = n === 0 ? this.doc.contents : this.doc.getIn(at.slice(0, n), true);
+      const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+      if (range !== undefined) return position(this.text, range[0]);
+    }
+    return undefined;
+  }
+}
+
+/** The "why" of a validateEntry message, without its where and its fix (ours follow). */
+function reason(error: EntryFormatError): string {
+  const m = / is malformed: \S+ ([\s\S]*?)\. Delete the entry/.exec(error.message);
+  return m?.[1] ?? error.message;
+}
+
+/** `entries[3].meta.durationMs` */
+function label(at: Segment[]): string {
+  return at.map((s, i) => (typeof s === "number" ? `[${s}]` : i === 0 ? s : `.${s}`)).join("");
+}
+
+/** Map a `validateEntry` path (`$.meta.attempt`) to where the fact is in a cassette entry. */
+function envelopePath(path: string): Segment[] {
+  if (path === "$.meta.occurrence") return ["occurrence"];
+  if (path === "$.meta.attempt") return ["manifest", "attempt"];
+  return path
+    .replace(/^\$\.?/, "")
+    .split(".")
+    .filter((s) => s !== "");
+}
+
+/** 1-based line and column of a UTF-16 offset. */
+function position(text: string, offset: number): { line: number; col: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) {
+    line++;
+    start = i + 1;
+  }
+  return { line, col: offset - start + 1 };
+}

@@ -1,0 +1,71 @@
+/**
+ * Stable re-records: when a value written now records the same thing as the
+ * one already in the file, the file keeps the old one, byte for byte.
+ *
+ * "The same thing" ignores what changes on every call without changing what
+ * was recorded: an entry's `recordedAt`, `durationMs`, `invocacheVersion` and
+ * its verdict's `at`; a run record's `endedAt`. Everything else (manifest,
+ * response, occurrence, normalization version, parent, verdict and reason)
+ * must be equal, compared as JSON values (key order does not matter).
+ */
+import type { JsonValue } from "../store/types.js";
+import { parseEntryKey } from "./item.js";
+
+const RUN_KEY = /:run:/;
+
+/**
+ * Whether `next`, written under `key`, records the same as `prev`.
+ *
+ * @example
+ * sameRecording(key, entry, { ...entry, meta: { ...entry.meta, durationMs: 99 } }) // true
+ */
+export function sameRecording(key: string, prev: JsonValue, next: JsonValue): boolean {
+  if (parseEntryKey(key) !== undefined && isObject(prev) && isObject(next)) {
+    return jsonEqual(withoutVolatileEntryFields(prev), withoutVolatileEntryFields(next));
+  }
+  if (RUN_KEY.test(key) && isObject(prev) && isObject(next)) {
+    const { endedAt: _a, ...p } = prev;
+    const { endedAt: _b, ...n } = next;
+    return jsonEqual(p, n);
+  }
+  return jsonEqual(prev, next);
+}
+
+function withoutVolatileEntryFields(entry: { [key: string]: JsonValue }): JsonValue {
+  const meta = entry.meta;
+  if (!isObject(meta)) return entry;
+  const { recordedAt: _r, durationMs: _d, invocacheVersion: _v, ...rest } = meta;
+  if (isObject(rest.verdict)) {
+    const { at: _at, ...verdict } = rest.verdict;
+    rest.verdict = verdict;
+  }
+  return { ...entry, meta: rest };
+}
+
+function isObject(v: JsonValue | undefined): v is { [key: string]: JsonValue } {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Deep equality of JSON values, key order ignored, `Object.is` on numbers
+ * except that 0 and -0 are equal (JSON cannot tell them apart).
+ *
+ * @example
+ * jsonEqual({ a: 1, b: [2] }, { b: [2], a: 1 }) // true
+ */
+export function jsonEqual(a: JsonValue, b: JsonValue): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i]!, b[i]!)) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!Object.hasOwn(b, k) || !jsonEqual(a[k]!, b[k]!)) return false;
+  }
+  return true;
+}

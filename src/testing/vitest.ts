@@ -1,0 +1,355 @@
+/**
+ * `invocache/vitest`: one cassette per test, with no setup.
+ *
+ * ```ts
+ * import { withCassette } from "invocache/vitest";
+ *
+ * it("plans the change", withCassette(async ({ recorder }) => {
+ *   const plan = await recorder.call({ role: "planner", model: "gpt-5", prompt }, () => callModel(prompt));
+ *   expect(plan.steps).toHaveLength(3);
+ * }));
+ * ```
+ *
+ * - The cassette is `cassettes/<test file>/<test-name-slug>-<hash>.yaml`
+ *   under the project root: readable, filesystem-safe, collision-free (the
+ *   hash is over the exact file and test name), and never outside
+ *   `cassettes/` whatever the test is called (`../../etc` included).
+ * - The test body runs inside `recorder.run()`, so occurrences and verdicts
+ *   count per test (`runId` also stores and checks the run's trajectory).
+ * - Mode: `replay` under `CI`, else `auto` (or `INVOCACHE_MODE`, or the
+ *   `mode` option). A replay miss names the command that re-records just
+ *   this test.
+ * - Written only when the test passes: a failed test never leaves a half
+ *   recording. Entries the test did not use are reported at the end
+ *   (`strict: true` fails the test); with `prune: true`, and in `record`
+ *   mode for per-test cassettes, they are dropped.
+ * - Parallel workers (forks or threads) are fine: each test has its own file,
+ *   and shared ones are merged under a lock.
+ */
+import { createHash } from "node:crypto";
+import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import type { TestContext } from "vitest";
+import { type CassetteOptions, type CassetteStore, cassetteStore } from "../cassette/store.js";
+import { CassetteError, UnusedEntriesError } from "../errors.js";
+import { type Mode, resolveMode } from "../recorder/mode.js";
+import { createRecorder, type Recorder, type RecorderOptions } from "../recorder/recorder.js";
+import type { RunInfo } from "../recorder/run-scope.js";
+
+export { type StoreConformanceOptions, storeConformance } from "./store-conformance.js";
+
+/** Options of {@link withCassette}. */
+export interface WithCassetteOptions extends Omit<CassetteOptions, "write"> {
+  /**
+   * Use this cassette instead of the per-test one: a relative name under
+   * `dir` (`"shared/planner"` → `cassettes/shared/planner.yaml`).
+   */
+  name?: string;
+  /** Folder of cassettes, relative to `root`. Default `"cassettes"`. */
+  dir?: string;
+  /** Project root. Default `process.cwd()` (vitest's root). */
+  root?: string;
+  /** Default: `INVOCACHE_MODE`, else `replay` under `CI`, else `auto`. */
+  mode?: Mode;
+  /** Fail the test when recorded entries were not used. Default false (they are reported). */
+  strict?: boolean;
+  /**
+   * Drop unused entries when the test passes. Done anyway in `record` mode
+   * for a per-test cassette (not for a shared `name`d one).
+   */
+  prune?: boolean;
+  /** Recorder options besides the store, mode and hint. */
+  recorder?: Omit<RecorderOptions, "store" | "mode" | "rerecordHint" | "env">;
+  /**
+   * Give the test's run an explicit id (e.g. `"test"`): its trajectory is
+   * then stored in the cassette, and a replay that makes a different
+   * sequence of calls fails with `DivergenceError` (stricter than unused
+   * reporting). Default: an anonymous run (occurrences and verdicts still
+   * count per test).
+   */
+  runId?: string;
+  /** Where the unused-entries report goes. Default `console.warn`. */
+  report?: (message: string) => void;
+}
+
+/** What the test body receives. */
+export interface CassetteContext {
+  recorder: Recorder;
+  store: CassetteStore;
+  /** Absolute path of the cassette. */
+  path: string;
+  /** The test's run scope. */
+  run: RunInfo;
+  mode: Mode;
+}
+
+type Body = (cassette: CassetteContext, ctx: TestContext) => Promise<void> | void;
+
+/**
+ * Wrap a test body so that it runs against its own cassette.
+ *
+ * @example
+ * it("summarizes", withCassette(async ({ recorder }) => {
+ *   const out = await recorder.call(req, () => client.responses.create(body));
+ *   expect(out.output_text).toContain("summary");
+ * }));
+ * it("strict", withCassette({ strict: true, maxAge: "90d" }, async ({ recorder }) => { … }));
+ */
+export function withCassette(fn: Body): (ctx: TestContext) => Promise<void>;
+export function withCassette(
+  options: WithCassetteOptions,
+  fn: Body,
+): (ctx: TestContext) => Promise<void>;
+export function withCassette(
+  a: Body | WithCassetteOptions,
+  b?: Body,
+): (ctx: TestContext) => Promise<void> {
+  const [options, fn] = typeof a === "function" ? [{}, a] : [a, b];
+  if (typeof fn !== "function") {
+    throw new TypeError(
+      "withCassette: pass the test body, e.g. withCassette(async ({ recorder }) => …)",
+    );
+  }
+  return (ctx) => runWithCassette(options, fn, ctx);
+}
+
+async function runWithCassette(
+  options: WithCassetteOptions,
+  fn: Body,
+  ctx: TestContext,
+): Promise<void> {
+  if (ctx === undefined || typeof ctx.task?.file?.filepath !== "string") {
+    throw new TypeError(
+      "withCassette: use the returned function as a vitest test body: it(name, withCassette(fn))",
+    );
+  }
+  const {
+    name,
+    dir = "cassettes",
+    root = process.cwd(),
+    mode: modeOption,
+    strict = false,
+    prune = false,
+    recorder: recorderOptions,
+    runId,
+    report = (m: string) => console.warn(m),
+    ...storeOptions
+  } = options;
+  const file = ctx.task.file.filepath;
+  const testName = fullTestName(ctx.task);
+  const path =
+    name === undefined
+      ? cassettePathFor(file, testName, { dir, root })
+      : namedCassettePath(name, { dir, root });
+  const mode = resolveMode(modeOption);
+  const store = cassetteStore(path, { ...storeOptions, write: "on-close" });
+  // The recorder redacts manifests and responses itself: with the same env and rules as the cassette.
+  const secrets =
+    recorderOptions?.secrets ??
+    (storeOptions.env === undefined && storeOptions.secretOptions === undefined
+      ? undefined
+      : {
+          ...storeOptions.secretOptions,
+          ...(storeOptions.env === undefined ? {} : { env: storeOptions.env }),
+        });
+  const recorder = createRecorder({
+    ...recorderOptions,
+    ...(secrets === undefined ? {} : { secrets }),
+    store,
+    mode,
+    rerecordHint: rerecordCommand(file, testName, root),
+  });
+
+  let passed = false;
+  try {
+    await recorder.run(
+      async (run) => {
+        await fn({ recorder, store, path, run, mode }, ctx);
+      },
+      runId === undefined ? {} : { runId },
+    );
+    await recorder.close();
+    // expect.soft() failures do not throw, but the test has failed all the same.
+    passed = (ctx.task.result?.errors?.length ?? 0) === 0;
+  } finally {
+    if (!passed) await store.discard();
+  }
+  if (!passed) return;
+
+  try {
+    const usage = await store.usage();
+    if (usage.stale.length > 0 && options.onStale === "error") {
+      throw new CassetteError(
+        store.path,
+        "get",
+        `${store.url}: ${usage.stale.length} entr${usage.stale.length === 1 ? "y is" : "ies are"} older than maxAge (${String(options.maxAge)}). Re-record: ${rerecordCommand(file, testName, root)}`,
+        { url: store.url },
+      );
+    }
+    const replaying = mode === "replay" || mode === "auto" || mode === "record";
+    if (replaying && usage.unused.length > 0) {
+      // A shared cassette (`name`) also holds other tests' entries: only prune it when asked.
+      if ((mode === "record" && name === undefined) || prune) {
+        for (const key of usage.unused) await store.delete(key);
+      } else {
+        const message = unusedMessage(store, usage.unused, file, testName, root);
+        if (strict) throw new UnusedEntriesError(store.path, usage.unused, message);
+        report(message);
+      }
+    }
+  } catch (error) {
+    await store.discard();
+    throw error;
+  }
+  await store.close();
+}
+
+function unusedMessage(
+  store: CassetteStore,
+  unused: readonly string[],
+  file: string,
+  testName: string,
+  root: string,
+): string {
+  const n = unused.length;
+  const list = unused.map((k) => `  - ${k}`).join("\n");
+  return (
+    `invocache: ${n} recorded entr${n === 1 ? "y" : "ies"} of ${store.url} ${n === 1 ? "was" : "were"} not used by "${testName}":\n${list}\n` +
+    `Drop ${n === 1 ? "it" : "them"} by re-recording (${rerecordCommand(file, testName, root)}) or with withCassette({ prune: true }).`
+  );
+}
+
+/**
+ * The full name vitest matches `-t` against: the enclosing `describe` names
+ * and the test's, joined by spaces (vitest's `getTaskFullName`).
+ *
+ * @example
+ * fullTestName(ctx.task) // "planner replans after a rejection"
+ */
+export function fullTestName(task: {
+  name: string;
+  suite?: { name: string; suite?: unknown } | undefined;
+}): string {
+  const names: string[] = [];
+  let t: { name: string; suite?: unknown } | undefined = task;
+  while (t !== undefined) {
+    if (t.name !== "") names.unshift(t.name);
+    t = t.suite as { name: string; suite?: unknown } | undefined;
+  }
+  return names.join(" ");
+}
+
+const MAX_SLUG = 60;
+
+/** Lower-case words joined by dashes: `Fix ../../etc (x2)!` → `fix-etc-x2`. */
+function slug(text: string): string {
+  const s = text
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "") // accents go, letters stay: "café" → "cafe"
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "")
+    .slice(0, MAX_SLUG)
+    .replace(/-$/, "");
+  return s === "" ? "test" : s;
+}
+
+/** A path segment that is safe on every filesystem and never `.`/`..` or hidden. */
+function safeSegment(segment: string): string {
+  const s = segment.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[.-]+/, "");
+  return s === "" ? "_" : s.slice(0, 100);
+}
+
+/**
+ * The cassette of one test: `<root>/<dir>/<test file without extension>/<slug>-<hash>.yaml`.
+ * The hash (10 hex of sha256 over the file's path and the exact test name)
+ * keeps tests whose names slug alike apart. Test files outside `root` go
+ * under `_external/`.
+ *
+ * @throws RangeError if the result would leave `<root>/<dir>` (cannot happen
+ * by construction; checked anyway).
+ * @example
+ * cassettePathFor("/repo/test/plan.test.ts", "planner replans", { root: "/repo" })
+ * // "/repo/cassettes/test/plan/planner-replans-1f3a9c0b2d.yaml"
+ */
+export function cassettePathFor(
+  testFile: string,
+  testName: string,
+  opts: { dir?: string; root?: string } = {},
+): string {
+  const root = resolve(opts.root ?? process.cwd());
+  const base = resolve(root, opts.dir ?? "cassettes");
+  const abs = resolve(root, testFile);
+  let rel = relative(root, abs);
+  const outside = rel === "" || rel.startsWith(`..${sep}`) || rel === ".." || isAbsolute(rel);
+  const fileKey = outside ? abs : rel.split(sep).join("/");
+  if (outside)
+    rel = join("_external", `${safeSegment(stripTestExt(abs.split(sep).pop() ?? "test"))}`);
+  const folder = stripTestExt(rel)
+    .split(sep)
+    .filter((s) => s !== "")
+    .map(safeSegment);
+  const hash = createHash("sha256").update(`${fileKey}\n${testName}`).digest("hex").slice(0, 10);
+  const path = join(base, ...folder, `${slug(testName)}-${hash}.yaml`);
+  return inside(base, path);
+}
+
+/**
+ * The cassette called `name` (`"shared/planner"`) under `<root>/<dir>`: each
+ * segment made filesystem-safe, `.yaml` added when missing.
+ *
+ * @example
+ * namedCassettePath("shared/planner", { root: "/repo" }) // "/repo/cassettes/shared/planner.yaml"
+ */
+export function namedCassettePath(
+  name: string,
+  opts: { dir?: string; root?: string } = {},
+): string {
+  if (typeof name !== "string" || name.trim() === "") {
+    throw new TypeError('withCassette: name must be a non-empty string such as "shared/planner"');
+  }
+  const root = resolve(opts.root ?? process.cwd());
+  const base = resolve(root, opts.dir ?? "cassettes");
+  const segments = name
+    .split(/[\\/]+/)
+    .filter((s) => s !== "" && s !== "." && s !== "..")
+    .map(safeSegment);
+  const last = segments.pop() ?? "cassette";
+  const file = extname(last) === ".yaml" || extname(last) === ".yml" ? last : `${last}.yaml`;
+  return inside(base, join(base, ...segments, file));
+}
+
+function stripTestExt(path: string): string {
+  return path.replace(/(\.(test|spec))?\.[cm]?[jt]sx?$/, "");
+}
+
+function inside(base: string, path: string): string {
+  const rel = relative(base, path);
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel) || dirname(path) === path) {
+    throw new RangeError(`invocache: cassette path ${path} would leave ${base}`);
+  }
+  return path;
+}
+
+/**
+ * The shell command that re-records exactly one test: `record` mode, that
+ * file, and `-t` anchored on the test's full name with regex characters escaped.
+ *
+ * @example
+ * rerecordCommand("/repo/test/plan.test.ts", "planner (v2) replans", "/repo")
+ * // INVOCACHE_MODE=record npx vitest run test/plan.test.ts -t '^planner \(v2\) replans$'
+ */
+export function rerecordCommand(
+  testFile: string,
+  testName: string,
+  root: string = process.cwd(),
+): string {
+  const rel = relative(resolve(root), resolve(root, testFile)).split(sep).join("/");
+  const pattern = `^${testName.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$`;
+  return `INVOCACHE_MODE=record npx vitest run ${shellQuote(rel)} -t ${shellQuote(pattern)}`;
+}
+
+/** POSIX single quotes, unless the word needs none. */
+function shellQuote(word: string): string {
+  if (/^[A-Za-z0-9_./:=@%+-]+$/.test(word)) return word;
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,173 @@
+/**
+ * Default-deny: secrets planted in prompts, params and responses never reach
+ * a cassette's bytes, in any spelling; they come back on replay only when
+ * asked, from the environment; `secrets: "refuse"` writes nothing at all;
+ * `redactCassette` scrubs a file that already leaked.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cassetteStore, emitCassette, redactCassette } from "../../src/cassette/index.js";
+import { SecretLeakError } from "../../src/errors.js";
+import { createRecorder } from "../../src/index.js";
+import { MACHINE, makeEntry, tempDir } from "../cassette/helpers.js";
+import { FAKE_KEYS, noise } from "./fakes.js";
+
+const dir = tempDir("secrets-leak");
+const KEY = `live-${noise(32, 51)}+/=`;
+const TOKEN = noise(28, 52);
+const env = { ACME_API_KEY: KEY, GH_TOKEN: TOKEN };
+const shaped = FAKE_KEYS.find(([n]) => n === "openai-api-key")![1];
+
+/** Every spelling of `secret` that must not appear in the file. */
+function spellings(secret: string): string[] {
+  const out = [secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)];
+  for (const prefix of ["", "x", "xy"]) {
+    const b64 = Buffer.from(prefix + secret).toString("base64");
+    out.push(b64.slice(Math.ceil((prefix.length * 4) / 3) + 1, -4)); // a core that any encoding contains
+    out.push(
+      Buffer.from(prefix + secret)
+        .toString("base64url")
+        .slice(3, -3),
+    );
+  }
+  return out;
+}
+
+function plantedResponse() {
+  return {
+    text: `Your key is ${KEY}; the shaped one is ${shaped}.`,
+    headers: {
+      authorization: `Basic ${Buffer.from(`user:${KEY}`).toString("base64")}`,
+      "x-echo": `Bearer ${TOKEN}`,
+    },
+    url: `https://api.example.com/v1?key=${encodeURIComponent(KEY)}`,
+    body: JSON.stringify({ key: KEY, token: TOKEN }),
+    [`field-${TOKEN}`]: "secret in a key",
+  };
+}
+
+describe("secrets never reach the disk", () => {
+  it("planted in the prompt, params and response: redacted in every spelling", async () => {
+    const path = join(dir, "redacted.yaml");
+    const store = cassetteStore(path, { env, parseCache: false });
+    // The recorder redacts too (manifest and response, with the same env); the
+    // store's scan is the last line of defense and must agree with it.
+    const recorder = createRecorder({ store, mode: "auto", identity: MACHINE, secrets: { env } });
+    const request = {
+      role: "builder",
+      model: "gpt-5",
+      prompt: `Call the API with ${KEY} and ${Buffer.from(KEY).toString("base64")} and ${shaped}`,
+      params: { headers: { authorization: `Bearer ${TOKEN}` } },
+    };
+    const live = await recorder.call(request, async () => plantedResponse());
+    expect(live).toStrictEqual(plantedResponse()); // the caller gets the real thing
+    await recorder.close();
+    await store.close();
+
+    const bytes = readFileSync(path);
+    for (const secret of [KEY, TOKEN, shaped]) {
+      for (const s of spellings(secret)) {
+        expect(bytes.includes(Buffer.from(s)), `${s.slice(0, 12)}… is in the file`).toBe(false);
+      }
+    }
+    const text = bytes.toString("utf8");
+    expect(text).toContain("{secret:ACME_API_KEY}");
+    expect(text).toContain("{secret:GH_TOKEN}");
+    expect(text).toContain("{secret:openai-api-key}");
+    expect(text).toMatch(/\{secret:ACME_API_KEY:b64-[012]\}/);
+    expect(text).toContain("{secret:ACME_API_KEY:url}");
+
+    // Replay serves the placeholders by default...
+    const replayStore = cassetteStore(path, { env, parseCache: false });
+    const replayer = createRecorder({
+      store: replayStore,
+      mode: "replay",
+      identity: MACHINE,
+      secrets: { env },
+    });
+    const replayed = (await replayer.call(request, async () => ({}))) as ReturnType<
+      typeof plantedResponse
+    >;
+    expect(replayed.text).toBe(
+      "Your key is {secret:ACME_API_KEY}; the shaped one is {secret:openai-api-key}.",
+    );
+    await replayStore.close();
+
+    // ...and the real values, byte for byte, when asked (shapes stay: their value was never known).
+    const restoring = cassetteStore(path, { env, restoreSecrets: true, parseCache: false });
+    const r2 = createRecorder({
+      store: restoring,
+      mode: "replay",
+      identity: MACHINE,
+      secrets: { env },
+    });
+    const restored = (await r2.call(request, async () => ({}))) as Record<string, unknown>;
+    expect(restored).toStrictEqual(
+      JSON.parse(
+        JSON.stringify(plantedResponse()).replaceAll(
+          JSON.stringify(shaped).slice(1, -1),
+          "{secret:openai-api-key}",
+        ),
+      ),
+    );
+    await restoring.close();
+  });
+
+  it("the store alone (a recorder with secrets: false, or any other writer) still redacts", async () => {
+    const path = join(dir, "store-only.yaml");
+    const store = cassetteStore(path, { env, parseCache: false });
+    const recorder = createRecorder({ store, mode: "auto", identity: MACHINE, secrets: false });
+    await recorder.call({ role: "r", model: "m", prompt: "no secret here" }, async () =>
+      plantedResponse(),
+    );
+    await recorder.close();
+    await store.close();
+    const bytes = readFileSync(path);
+    for (const secret of [KEY, TOKEN, shaped]) {
+      for (const s of spellings(secret)) expect(bytes.includes(Buffer.from(s))).toBe(false);
+    }
+  });
+
+  it('secrets: "refuse" rejects the write with SecretLeakError naming names and paths, never values', async () => {
+    const path = join(dir, "refused.yaml");
+    const store = cassetteStore(path, { env, secrets: "refuse", parseCache: false });
+    const { key, entry } = makeEntry(`use ${KEY}`, { ok: true });
+    const error = await store.set(key, entry as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SecretLeakError);
+    const leak = error as SecretLeakError;
+    expect(leak.findings).toStrictEqual([{ name: "ACME_API_KEY", path: "$.manifest.prompt" }]);
+    expect(leak.message).not.toContain(KEY);
+    expect(leak.message).toMatch(/secrets: "redact"/);
+    await store.close();
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("a secret already in the file is scrubbed by the next write, and by redactCassette", async () => {
+    const leaked = join(dir, "leaked.yaml");
+    const a = makeEntry("prompt a", { text: `key ${KEY}` });
+    const b = makeEntry("prompt b", { text: "clean" });
+    const text = emitCassette([a, b].map(({ key, entry }) => ({ key, value: entry as never })));
+    writeFileSync(leaked, text);
+
+    const dry = await redactCassette(leaked, { env, dryRun: true });
+    expect(dry).toStrictEqual({
+      found: [
+        { name: "ACME_API_KEY", path: "$.response.text", kind: "env", form: "raw", key: a.key },
+      ],
+      written: false,
+    });
+    expect(readFileSync(leaked, "utf8")).toBe(text);
+    expect((await redactCassette(leaked, { env })).written).toBe(true);
+    expect(readFileSync(leaked, "utf8")).not.toContain(KEY);
+    expect(readFileSync(leaked, "utf8")).toContain("key {secret:ACME_API_KEY}");
+    expect((await redactCassette(leaked, { env })).written).toBe(false);
+
+    const other = join(dir, "leaked-2.yaml");
+    writeFileSync(other, text);
+    const store = cassetteStore(other, { env, parseCache: false });
+    await store.set("default:run:r", { v: 1 });
+    await store.close();
+    expect(readFileSync(other, "utf8")).not.toContain(KEY);
+  });
+});
