@@ -1,7 +1,9 @@
 /**
  * hashArtifact: the only file I/O in the identity core. Streams with 1 MiB
- * reads into one reused buffer (measured here: about twice as fast as the
- * 64 KiB default of fs streams), so memory stays constant on multi-GB files.
+ * reads (measured here: about twice as fast as the 64 KiB default of fs
+ * streams) into two reused buffers, so memory stays constant on multi-GB
+ * files: the next read runs on libuv's thread pool while this thread hashes
+ * the previous chunk (double buffering; docs/performance.md has the numbers).
  */
 import { open } from "node:fs/promises";
 import { sha256Hex } from "./sha256.js";
@@ -26,14 +28,26 @@ export async function hashArtifact(
   if (typeof src === "string") {
     if (src === "") throw new TypeError("hashArtifact: path must be a non-empty string");
     const fh = await open(src, "r");
+    let filling = Buffer.allocUnsafe(CHUNK);
+    let spare = Buffer.allocUnsafe(CHUNK);
+    let pending: Promise<{ bytesRead: number }> | undefined;
     try {
-      const buf = Buffer.allocUnsafe(CHUNK);
+      // Position null reads on from the file offset, so pipes and FIFOs work;
+      // reads stay in order because each starts after the previous resolved.
+      pending = fh.read(filling, 0, CHUNK, null);
       for (;;) {
-        const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
+        const { bytesRead } = await pending;
+        pending = undefined;
         if (bytesRead === 0) break;
-        h.update(buf.subarray(0, bytesRead));
+        const full = filling;
+        filling = spare;
+        spare = full;
+        pending = fh.read(filling, 0, CHUNK, null);
+        h.update(full.subarray(0, bytesRead));
       }
     } finally {
+      // Never close the handle under a read still in flight.
+      await pending?.catch(() => undefined);
       await fh.close();
     }
   } else if (src !== null && typeof src === "object" && Symbol.asyncIterator in src) {

@@ -2,17 +2,15 @@
  * Identity recipe v1 (docs/identity.md):
  *   sha256( "invocache/invocation/v1\n" ‖ WTF-8( JCS(manifest) ) ), lowercase hex.
  */
-import { type CanonicalValue, canonicalJson, wtf8 } from "./canonical-json.js";
+import { type CanonicalValue, canonicalJson, writeCanonicalJson, wtf8 } from "./canonical-json.js";
 import { type IdentityOptions, type InvocationRequest, invocationManifest } from "./manifest.js";
 import type { Manifest } from "./manifest-types.js";
-import { sha256Hex } from "./sha256.js";
+import { createSha256 } from "./sha256.js";
 
 /** Domain tag of recipe v1: no other invocache digest starts with these bytes. */
 export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
 /** The recipe version this build computes. */
 export const IDENTITY_VERSION = 1;
-
-const DOMAIN_BYTES = new TextEncoder().encode(IDENTITY_DOMAIN_V1);
 
 /** The exact bytes hashed for a manifest (domain tag excluded). */
 export function manifestBytes(manifest: Manifest): Uint8Array {
@@ -24,7 +22,19 @@ export function manifestBytes(manifest: Manifest): Uint8Array {
  * request it came from. Used to re-check stored entries and stamps.
  */
 export function manifestIdentity(manifest: Manifest): string {
-  return sha256Hex(DOMAIN_BYTES, manifestBytes(manifest));
+  // Hash the canonical text piece by piece: the same bytes as
+  // manifestBytes(manifest), without ever building a copy of a large prompt
+  // (docs/performance.md, "Identity core"). Well-formed pieces go in as text
+  // (their UTF-8 is their WTF-8); a piece with a lone surrogate as WTF-8. The
+  // ASCII domain tag rides on the first piece: one hash update fewer.
+  const h = createSha256();
+  let domain = IDENTITY_DOMAIN_V1;
+  writeCanonicalJson(manifest as unknown as CanonicalValue, (piece, wellFormed) => {
+    const text = domain + piece;
+    domain = "";
+    h.update(wellFormed ? text : wtf8(text));
+  });
+  return h.hex();
 }
 
 /**

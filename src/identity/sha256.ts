@@ -5,7 +5,7 @@
  * through `process.getBuiltinModule` so this module loads anywhere.
  */
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex } from "@noble/hashes/utils.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 
 type NodeCrypto = typeof import("node:crypto");
 
@@ -42,4 +42,50 @@ export function sha256Hex(...parts: Uint8Array[]): string {
   const h = nodeCrypto.createHash("sha256");
   for (const p of parts) h.update(p);
   return h.digest("hex");
+}
+
+/** An incremental SHA-256 (see {@link createSha256}). */
+export interface Sha256 {
+  /** Add bytes, or a well-formed string as its UTF-8 (check `isWellFormed()` first). */
+  update(data: Uint8Array | string): Sha256;
+  /** The digest, lowercase hex. */
+  hex(): string;
+}
+
+/**
+ * An incremental SHA-256 on the same backend as {@link sha256Hex}. Strings go
+ * to node:crypto as text, which encodes them natively without a Uint8Array
+ * copy; it would turn a lone surrogate into U+FFFD, hence the precondition.
+ *
+ * @example
+ * createSha256().update("ab").update(new Uint8Array([0x63])).hex() // "ba7816bf…15ad"
+ */
+export function createSha256(): Sha256 {
+  return nodeCrypto === undefined
+    ? new NobleSha256()
+    : new NodeSha256(nodeCrypto.createHash("sha256"));
+}
+
+// Classes rather than closures: nothing is allocated per call but the object.
+class NodeSha256 implements Sha256 {
+  constructor(private readonly h: import("node:crypto").Hash) {}
+  update(data: Uint8Array | string): Sha256 {
+    if (typeof data === "string") this.h.update(data, "utf8");
+    else this.h.update(data);
+    return this;
+  }
+  hex(): string {
+    return this.h.digest("hex");
+  }
+}
+
+class NobleSha256 implements Sha256 {
+  private readonly h = nobleSha256.create();
+  update(data: Uint8Array | string): Sha256 {
+    this.h.update(typeof data === "string" ? utf8ToBytes(data) : data);
+    return this;
+  }
+  hex(): string {
+    return bytesToHex(this.h.digest());
+  }
 }

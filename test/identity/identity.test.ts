@@ -144,6 +144,11 @@ describe("invocationIdentity", () => {
     });
   });
 
+  it("canonicalJson refuses array holes, which are not JSON", () => {
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the point
+    expect(() => canonicalJson([1, , 2] as never)).toThrow(/hole/);
+  });
+
   it("encodes lone surrogates losslessly: different strings never share bytes", () => {
     const a = id({ ...req, prompt: "x\ud800" });
     const b = id({ ...req, prompt: "x\udc00" });

@@ -1,0 +1,151 @@
+/**
+ * Identity core: normalizePrompt throughput, invocationIdentity latency and
+ * hashArtifact throughput, each beside a baseline timed in the same process.
+ */
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { hashArtifact, type IdentityOptions, invocationIdentity } from "../src/identity/index.js";
+import { normalizePrompt } from "../src/normalize/index.js";
+import { naiveNormalize } from "../test/reference/normalize-reference.js";
+import { type Contender, type SampleOptions, sampleInterleaved } from "./support/measure.js";
+import { buildPrompt, PROMPT_OPTIONS } from "./support/prompt.js";
+import { createRandomFile } from "./support/random-file.js";
+import { type BenchRow, compare, type RowInput, skipped } from "./support/row.js";
+import type { BenchContext } from "./support/run-context.js";
+
+const KiB = 1024;
+const FAST: SampleOptions = { rounds: 21, warmup: 4, minSampleMs: 30 };
+const ARTIFACT_MIB = 256;
+const ARTIFACT: SampleOptions = { rounds: 7, warmup: 1, minSampleMs: 0 };
+
+const mbPerS = (bytes: number, ns: number) => (bytes / ns) * 1e3; // 10^6 bytes per second
+const describeSamples = (s: { batch: number }, o: SampleOptions) =>
+  `median of ${o.rounds} interleaved samples (${s.batch} call${s.batch === 1 ? "" : "s"} each) after ${o.warmup} warmup`;
+
+async function normalizeThroughput(ctx: BenchContext): Promise<BenchRow> {
+  const prompt = buildPrompt(100 * KiB);
+  const bytes = Buffer.byteLength(prompt);
+  const ours = normalizePrompt(prompt, PROMPT_OPTIONS);
+  if (ours !== naiveNormalize(prompt, PROMPT_OPTIONS)) {
+    throw new Error("normalizePrompt and naiveNormalize disagree on the bench prompt");
+  }
+  ctx.log(`normalizePrompt vs naiveNormalize on ${bytes} bytes (outputs identical)`);
+  const [a, b] = await sampleInterleaved(
+    [
+      { name: "normalizePrompt", run: () => readOnce(normalizePrompt(prompt, PROMPT_OPTIONS)) },
+      { name: "naiveNormalize", run: () => readOnce(naiveNormalize(prompt, PROMPT_OPTIONS)) },
+    ],
+    FAST,
+  );
+  return compare(
+    {
+      suite: "identity",
+      measurement: "normalizePrompt, 100 KiB prompt",
+      unit: "MB/s",
+      better: "higher",
+      baselineName: "naiveNormalize (one regex pass per rule and root spelling), same output",
+      target: 2,
+      note: `${matchCount(prompt)} replacements; each output read once; ${describeSamples(a!, FAST)}`,
+    },
+    mbPerS(bytes, a!.medianNs),
+    mbPerS(bytes, b!.medianNs),
+    { invocache: a!.spread, baseline: b!.spread },
+  );
+}
+
+/**
+ * Read a result once, as any consumer does: V8 may return text built by
+ * concatenation as a rope and flatten it only on first read, which would
+ * otherwise fall outside the timing on one side only.
+ */
+const readOnce = (s: string) => s.isWellFormed();
+
+/** How many replacements the rules make on the prompt (its "density"). */
+function matchCount(prompt: string): number {
+  const n = normalizePrompt(prompt, PROMPT_OPTIONS);
+  return (n.match(/\{(?:project|home|tmp|cache|uuid|timestamp)\}/g) ?? []).length;
+}
+
+async function identityLatency(ctx: BenchContext, kib: number): Promise<BenchRow> {
+  const prompt = buildPrompt(kib * KiB, kib);
+  const { projectPath, ...rest } = PROMPT_OPTIONS;
+  const opts: IdentityOptions = rest;
+  const req = { role: "builder", model: "gpt-5", prompt, projectPath: projectPath ?? null };
+  ctx.log(`invocationIdentity vs normalize+sha256 on a ${kib} KiB prompt`);
+  const [a, b] = await sampleInterleaved(
+    [
+      { name: "invocationIdentity", run: () => invocationIdentity(req, opts) },
+      {
+        name: "normalize+sha256",
+        run: () =>
+          createHash("sha256")
+            .update(normalizePrompt(prompt, PROMPT_OPTIONS), "utf8")
+            .digest("hex"),
+      },
+    ],
+    FAST,
+  );
+  return compare(
+    {
+      suite: "identity",
+      measurement: `invocationIdentity, ${kib} KiB prompt`,
+      unit: "µs/call",
+      better: "lower",
+      baselineName: "normalizePrompt of the same prompt + node:crypto sha256 of its UTF-8",
+      target: 1.3,
+      note: describeSamples(a!, FAST),
+    },
+    a!.medianNs / 1e3,
+    b!.medianNs / 1e3,
+    { invocache: a!.spread, baseline: b!.spread },
+  );
+}
+
+async function artifactThroughput(ctx: BenchContext): Promise<BenchRow> {
+  const row: RowInput = {
+    suite: "identity",
+    measurement: `hashArtifact, ${ARTIFACT_MIB} MiB file`,
+    unit: "MB/s",
+    better: "higher",
+    baselineName: "`openssl dgst -sha256` of the same file (spawnSync, process start included)",
+    target: 0.9,
+  };
+  const probe = spawnSync("openssl", ["version"], { encoding: "utf8" });
+  if (probe.error !== undefined || probe.status !== 0) {
+    const why = `openssl not runnable (${probe.error?.message ?? `exit ${probe.status}`})`;
+    ctx.log(`skipping hashArtifact: ${why}`);
+    return skipped(row, why);
+  }
+  ctx.log(`writing a ${ARTIFACT_MIB} MiB pseudo-random file`);
+  const file = createRandomFile(ARTIFACT_MIB);
+  try {
+    const expected = await hashArtifact(file.path);
+    const openssl = (): string => {
+      const r = spawnSync("openssl", ["dgst", "-sha256", "-r", file.path], { encoding: "utf8" });
+      if (r.status !== 0) throw new Error(`openssl dgst failed: ${r.stderr}`);
+      return `sha256:${r.stdout.slice(0, 64)}`;
+    };
+    if (openssl() !== expected) throw new Error("hashArtifact and openssl disagree on the file");
+    ctx.log(`hashArtifact vs openssl dgst on ${file.bytes} bytes (digests identical)`);
+    const contenders: Contender[] = [
+      { name: "hashArtifact", run: () => hashArtifact(file.path) },
+      { name: "openssl", run: openssl },
+    ];
+    const [a, b] = await sampleInterleaved(contenders, ARTIFACT);
+    return compare(
+      { ...row, note: describeSamples(a!, ARTIFACT) },
+      mbPerS(file.bytes, a!.medianNs),
+      mbPerS(file.bytes, b!.medianNs),
+      { invocache: a!.spread, baseline: b!.spread },
+    );
+  } finally {
+    file.remove();
+  }
+}
+
+export default async function identityBench(ctx: BenchContext): Promise<BenchRow[]> {
+  const rows = [await normalizeThroughput(ctx)];
+  for (const kib of [1, 8, 100]) rows.push(await identityLatency(ctx, kib));
+  rows.push(await artifactThroughput(ctx));
+  return rows;
+}
