@@ -7,7 +7,7 @@ export {
   secretEnvValues,
 } from "./env-names.js";
 export { renderForm, SECRET_FORMS, type SecretForm, secretSpellings } from "./forms.js";
-export { SECRET_PATTERNS, type SecretPattern } from "./patterns.js";
+export { SECRET_ANCHORS, SECRET_PATTERNS, type SecretPattern } from "./patterns.js";
 export {
   createSecretScanner,
   type Redacted,

@@ -121,3 +121,15 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     description: "JSON Web Token `eyJ….eyJ….…`",
   },
 ];
+
+/**
+ * A quick test that every match of {@link SECRET_PATTERNS} passes: each
+ * pattern's match contains one of these anchors. Text without any (most
+ * prompts) skips the patterns, one native scan instead of one per pattern.
+ * test/secrets checks it against every pattern on the fake-key corpus.
+ *
+ * @example
+ * SECRET_ANCHORS.test("plain prose") // false: no pattern can match
+ */
+export const SECRET_ANCHORS =
+  /-----BEGIN |sk-|gh[pousr]_|github_pat_|AIza|xox[abprs]-|AKIA|ASIA|[Ss][Ee][Cc][Rr][Ee][Tt]_?[Aa][Cc][Cc][Ee][Ss][Ss]|[Bb]earer[ \t]|eyJ/;

@@ -13,7 +13,7 @@
 import type { JsonValue } from "../store/types.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";
 import { renderForm, type SecretForm, secretSpellings } from "./forms.js";
-import { SECRET_PATTERNS, type SecretPattern } from "./patterns.js";
+import { SECRET_ANCHORS, SECRET_PATTERNS, type SecretPattern } from "./patterns.js";
 
 /** Options of {@link redactSecrets}, {@link scanSecrets} and {@link restoreSecrets}. */
 export interface SecretOptions extends SecretEnvOptions {
@@ -95,6 +95,8 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
   // Longest first: a secret that contains another (or a longer spelling of it) goes whole.
   needles.sort((a, b) => b.text.length - a.text.length);
   const patterns = opts.patterns ?? SECRET_PATTERNS;
+  // The anchor pre-check is only valid for the built-in patterns.
+  const precheck = patterns === SECRET_PATTERNS;
 
   const redactString = (text: string, path: string, found: SecretFinding[]): string => {
     let out = text;
@@ -103,6 +105,7 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
       out = out.split(n.text).join(n.placeholder);
       found.push({ name: n.name, path, kind: "env", form: n.form });
     }
+    if (precheck && !SECRET_ANCHORS.test(out)) return out;
     for (const p of patterns) {
       let hit = false;
       p.regex.lastIndex = 0;

@@ -9,6 +9,7 @@ import {
   redactSecrets,
   renderForm,
   restoreSecrets,
+  SECRET_ANCHORS,
   SECRET_FORMS,
   SECRET_PATTERNS,
   scanSecrets,
@@ -163,5 +164,22 @@ describe("a prepared scanner", () => {
     const scanner = createSecretScanner({ env: live });
     live.RUN_TOKEN = "changed-after-prepare";
     expect(scanner.redact(`x ${noise(20, 41)} y`).value).toBe("x {secret:RUN_TOKEN} y");
+  });
+});
+
+describe("SECRET_ANCHORS pre-check", () => {
+  it("accepts every text in which some built-in pattern finds a secret", () => {
+    const texts = [
+      ...FAKE_KEYS.map(([, key]) => `see ${key} here`),
+      `aws_secret_access_key = ${FAKE_AWS_SECRET}`,
+      `SecretAccessKey: "${FAKE_AWS_SECRET}"`,
+      FAKE_PEM,
+    ];
+    for (const text of texts) {
+      const found = redactSecrets(text, { env: {} }).found;
+      const any = SECRET_PATTERNS.some((p) => new RegExp(p.regex.source, p.regex.flags).test(text));
+      if (any) expect(SECRET_ANCHORS.test(text), text.slice(0, 40)).toBe(true);
+      expect(found.length, text.slice(0, 40)).toBeGreaterThan(0);
+    }
   });
 });
