@@ -415,14 +415,14 @@ class RecorderImpl implements Recorder {
       case "auto": {
         const found = await this.#lookup(c);
         if (found !== undefined) return found;
+        this.stats.misses++;
+        this.#events.emit("miss", {
+          id: c.id,
+          occurrence: c.occurrence,
+          key: c.key,
+          mode: this.mode,
+        });
         if (this.mode === "replay") {
-          this.stats.misses++;
-          this.#events.emit("miss", {
-            id: c.id,
-            occurrence: c.occurrence,
-            key: c.key,
-            mode: this.mode,
-          });
           throw await missError({
             store: this.store,
             namespace: this.namespace,
@@ -436,13 +436,6 @@ class RecorderImpl implements Recorder {
             inRun: c.scope !== undefined,
           });
         }
-        this.stats.misses++;
-        this.#events.emit("miss", {
-          id: c.id,
-          occurrence: c.occurrence,
-          key: c.key,
-          mode: this.mode,
-        });
         return this.#single(c.key, () => this.#recordShared(c));
       }
     }
