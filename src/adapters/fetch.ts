@@ -206,17 +206,22 @@ function admit(res: Response): HttpHead {
   return head;
 }
 
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 async function readJson(res: Response): Promise<JsonValue> {
-  const text = await res.text();
+  // Bytes first, decoded strictly: res.text() would turn invalid UTF-8 into
+  // U+FFFD and drop a BOM, and a repaired body must neither be stored nor
+  // reach the caller in place of what the server sent.
+  const bytes = new Uint8Array(await res.arrayBuffer());
   try {
-    return JSON.parse(text) as JsonValue;
+    return JSON.parse(STRICT_UTF8.decode(bytes)) as JsonValue;
   } catch {
-    // Says JSON, is not: hand it over as received, never store it.
+    // Says JSON, is not (or is not UTF-8): hand it over byte for byte, never store it.
     const headers = new Headers(res.headers);
     headers.delete("content-encoding");
     headers.delete("content-length");
     throw new PassThrough(
-      new Response(text, { status: res.status, statusText: res.statusText, headers }),
+      new Response(bytes, { status: res.status, statusText: res.statusText, headers }),
     );
   }
 }

@@ -14,6 +14,7 @@ import {
 } from "../identity/manifest.js";
 import type { Manifest } from "../identity/manifest-types.js";
 import { NORMALIZATION_VERSION } from "../normalize/rules.js";
+import { IDENTITY_SECRETS } from "../normalize/secrets-rule.js";
 import {
   createSecretScanner,
   restoreSecrets,
@@ -202,7 +203,13 @@ class RecorderImpl implements Recorder {
     this.#opts = opts;
     this.mode = resolveMode(opts.mode, opts.env);
     this.#secrets = opts.secrets === false ? undefined : createSecretScanner(opts.secrets ?? {});
-    this.identity = Object.freeze({ secrets: this.#secrets ?? false, ...opts.identity });
+    // The manifest uses only key-material-looking env values (so identities
+    // do not depend on the machine); responses are scrubbed of every secret.
+    const identitySecrets =
+      opts.secrets === false
+        ? false
+        : createSecretScanner({ ...IDENTITY_SECRETS, ...opts.secrets });
+    this.identity = Object.freeze({ secrets: identitySecrets, ...opts.identity });
     this.namespace = opts.namespace ?? "default";
     entryKey(this.namespace, "0".repeat(64), 0); // validates the namespace now, not on first call
     if (typeof opts.store === "object" && opts.store !== null) {

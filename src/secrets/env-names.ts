@@ -68,6 +68,29 @@ export interface SecretEnvOptions {
   isSecretName?: (name: string) => boolean;
   /** Variable names never treated as secrets, even when the rule says so. */
   allowNames?: readonly string[];
+  /** Which values are worth looking for. Default: every value of {@link MIN_SECRET_LENGTH} or more. */
+  acceptValue?: (value: string) => boolean;
+}
+
+/**
+ * Whether a secret value looks like key material: 12 characters or more,
+ * with letters and digits, and no braces. The identity uses only such values
+ * (see src/normalize/secrets-rule.ts): `POSTGRES_PASSWORD=postgres` must not
+ * turn the word "postgres" in a prompt into a placeholder, or identities would
+ * depend on the machine's environment.
+ *
+ * @example
+ * looksLikeKeyMaterial("postgres") // false
+ * looksLikeKeyMaterial("sk-live-Zq9Xv8Wu7Ts6") // true
+ */
+export function looksLikeKeyMaterial(value: string): boolean {
+  return (
+    value.length >= 12 &&
+    /[0-9]/.test(value) &&
+    /[A-Za-z]/.test(value) &&
+    !value.includes("{") &&
+    !value.includes("}")
+  );
 }
 
 /**
@@ -86,7 +109,11 @@ export function secretEnvValues(opts: SecretEnvOptions = {}): Array<[string, str
   const out: Array<[string, string]> = [];
   for (const [name, value] of Object.entries(env)) {
     if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH) continue;
+    // A value that is not well-formed Unicode cannot be spelled URL-encoded
+    // (encodeURIComponent throws) and cannot appear in well-formed text.
+    if (!value.isWellFormed()) continue;
     if (allowed.has(name) || !isSecret(name)) continue;
+    if (opts.acceptValue !== undefined && !opts.acceptValue(value)) continue;
     out.push([name, value]);
   }
   return out.sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1));

@@ -1,5 +1,6 @@
 export {
   isSecretEnvName,
+  looksLikeKeyMaterial,
   MIN_SECRET_LENGTH,
   SECRET_ENV_NAMES,
   SECRET_ENV_SUFFIXES,

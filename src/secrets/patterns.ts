@@ -108,6 +108,11 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     description: "AWS secret access key after `aws_secret_access_key =` / `SecretAccessKey:`",
   },
   {
+    name: "stripe-api-key",
+    regex: /(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}/g,
+    description: "Stripe secret and restricted keys `sk_live_…`, `rk_live_…`, `sk_test_…`",
+  },
+  {
     name: "bearer-token",
     regex: /([Bb]earer[ \t]{1,4})([A-Za-z0-9._~+/-]{16,}=*)/g,
     group: 2,
@@ -132,4 +137,4 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
  * SECRET_ANCHORS.test("plain prose") // false: no pattern can match
  */
 export const SECRET_ANCHORS =
-  /-----BEGIN |sk-|gh[pousr]_|github_pat_|AIza|xox[abprs]-|AKIA|ASIA|[Ss][Ee][Cc][Rr][Ee][Tt]_?[Aa][Cc][Cc][Ee][Ss][Ss]|[Bb]earer[ \t]|eyJ/;
+  /-----BEGIN |sk-|[sr]k_(?:live|test)_|gh[pousr]_|github_pat_|AIza|xox[abprs]-|AKIA|ASIA|[Ss][Ee][Cc][Rr][Ee][Tt]_?[Aa][Cc][Cc][Ee][Ss][Ss]|[Bb]earer[ \t]|eyJ/;

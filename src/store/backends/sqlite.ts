@@ -4,6 +4,7 @@
  * SQL on the adapter's own connection (`adapter.query`).
  */
 import { mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type { Backend, RawRow } from "../backend.js";
 import { createKeyv } from "./keyv.js";
@@ -27,7 +28,10 @@ type Query = (sql: string, ...params: unknown[]) => Promise<Array<Record<string,
  * const backend = await createSqliteBackend("/tmp/x/cache.sqlite");
  */
 export async function createSqliteBackend(path: string): Promise<Backend> {
-  if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
+  if (path !== ":memory:") {
+    await mkdir(dirname(path), { recursive: true });
+    await probe(path);
+  }
   const { KeyvSqlite } = await import("@keyv/sqlite");
   const adapter = new KeyvSqlite({
     uri: `sqlite://${path}`,
@@ -96,6 +100,49 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   };
 }
 
+interface RawDatabase {
+  all(sql: string, callback: (error: Error | null, rows: unknown[]) => void): void;
+  configure(option: "busyTimeout", value: number): void;
+  close(callback: (error: Error | null) => void): void;
+}
+
+/**
+ * Open the file on a connection of our own and create what the store needs,
+ * then close it. @keyv/sqlite keeps its connection in a closure: when its
+ * CREATE TABLE fails (a read-only file or folder) that connection can never
+ * be closed, so every retry of a failing open would leak a file descriptor.
+ * Failing here first means the adapter is only built for a usable file.
+ */
+async function probe(path: string): Promise<void> {
+  // sqlite3 is @keyv/sqlite's dependency, not ours: load it from there.
+  const fromAdapter = createRequire(createRequire(import.meta.url).resolve("@keyv/sqlite"));
+  const sqlite3 = fromAdapter("sqlite3") as {
+    Database: new (file: string, callback: (error: Error | null) => void) => RawDatabase;
+  };
+  const db = await new Promise<RawDatabase>((resolve, reject) => {
+    const d: RawDatabase = new sqlite3.Database(path, (error) =>
+      error ? reject(error) : resolve(d),
+    );
+  });
+  try {
+    db.configure("busyTimeout", BUSY_TIMEOUT_MS);
+    const query: Query = (sql) =>
+      new Promise((resolve, reject) =>
+        db.all(sql, (error, rows) =>
+          error ? reject(error) : resolve(rows as Array<Record<string, unknown>>),
+        ),
+      );
+    await prepare(query);
+    // The same statement @keyv/sqlite runs (its default key size), so its own
+    // CREATE TABLE IF NOT EXISTS finds the table and writes nothing.
+    await query(
+      `CREATE TABLE IF NOT EXISTS ${SQLITE_VALUES_TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT )`,
+    );
+  } finally {
+    await new Promise<void>((resolve) => db.close(() => resolve()));
+  }
+}
+
 /**
  * Connection settings and the leases table. @keyv/sqlite sets no pragmas.
  * WAL lets readers run while one process writes (the default rollback journal
@@ -105,12 +152,18 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
 async function prepare(query: Query): Promise<void> {
   // Ask for WAL until granted: switching needs a moment of exclusive access,
   // which another process opening the same new file may hold.
-  for (let attempt = 0; ; attempt++) {
+  // The mode is stored in the file: most opens find it set already. Retries
+  // are bounded in time, since each busy statement already waits out the
+  // busy timeout (a writer holding the lock longer is an error, not a hang).
+  const deadline = Date.now() + 2 * BUSY_TIMEOUT_MS;
+  for (;;) {
     try {
-      await query("PRAGMA journal_mode = WAL");
+      const [row] = await query("PRAGMA journal_mode");
+      if (String(row?.journal_mode).toLowerCase() !== "wal")
+        await query("PRAGMA journal_mode = WAL");
       break;
     } catch (error) {
-      if (!isBusy(error) || attempt >= 50) throw error;
+      if (!isBusy(error) || Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 80));
     }
   }

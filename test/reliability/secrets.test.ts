@@ -1,0 +1,482 @@
+/**
+ * Secrets never reach the disk or a shared store. A corpus of 27 credential
+ * shapes (OpenAI, Anthropic, AWS, GitHub, Google, Slack, Stripe, JWTs,
+ * Bearer tokens, PEM keys), each planted raw, JSON-escaped, URL-encoded and
+ * base64 (108 distinct secrets), in prompts, params and responses, through
+ * recorder.call and through createFetch against a loopback upstream that
+ * echoes them back; more secrets in request headers, the query string and
+ * response headers. Then the bytes are searched, every spelling of every
+ * secret: the cassette file, the SQLite file (+ WAL) and every key and value
+ * in Redis (read over a raw connection).
+ *
+ * Two situations:
+ * - env: the secrets are the values of the process's secret-named
+ *   environment variables (the key a test runs with). Every spelling must
+ *   be redacted: that is the documented contract (docs/cassettes.md).
+ * - pasted: no environment variable holds them (a key pasted into a prompt,
+ *   echoed by a model). Only the key shapes can find them.
+ *
+ * The key-shape scanner's known gaps are listed in SHAPE_GAPS, each with an
+ * `it.fails` test per target that flips to failing (then remove the line)
+ * once src closes the gap; every other cell must not leak. After the run,
+ * the file prints which cells leaked where, in which spelling.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { createClient } from "@keyv/redis";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { cassetteStore } from "../../src/cassette/index.js";
+import {
+  createFetch,
+  createRecorder,
+  invocationIdentity,
+  openStore,
+  type Store,
+  withInvocation,
+} from "../../src/index.js";
+import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
+import { skipUnless } from "../helpers/service.js";
+import { tempDir } from "./helpers.js";
+import {
+  type Cell,
+  corpusCells,
+  corpusEnv,
+  describeLeaks,
+  headerValue,
+  type Leak,
+  LeakScanner,
+  plant,
+  SHAPE_NAMES,
+} from "./secret-corpus.js";
+
+const IDENTITY = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
+const dir = tempDir("secrets");
+const skipRedis = skipUnless(
+  redisServerBinary !== undefined,
+  "redis-server",
+  "apt-get install -y redis-server",
+);
+
+// ---- the corpus ------------------------------------------------------------------
+
+/** env situation: secrets held in secret-named env variables (AWS key *ids* have none). */
+const ENV_CELLS = corpusCells("env").filter((c) => c.env !== undefined);
+/** pasted situation: the same shapes, new values, no env variable. */
+const PASTED_CELLS = corpusCells("pasted");
+/** Secrets sent only in request headers and the query string (raw keys). */
+const HEADER_CELLS = corpusCells("headers").filter((c) => c.form === "raw");
+
+/**
+ * Cells of the pasted situation that the key-shape scanner does not catch
+ * today, by reason. Each group has an `it.fails` test below.
+ */
+const SHAPE_GAPS: Record<string, (c: Cell) => boolean> = {
+  "base64 of a key no env variable holds (the shapes are only matched raw)": (c) =>
+    c.form === "base64",
+  "URL-encoded keys whose text has reserved characters (AWS secret, Bearer, PEM)": (c) =>
+    c.form === "url" &&
+    (c.shape === "aws-secret-access-key" ||
+      c.shape === "bearer-opaque-token" ||
+      c.shape.startsWith("pem-")),
+  "JSON-escaped PEM blocks (\\n between the lines)": (c) =>
+    c.form === "json" && c.shape.startsWith("pem-"),
+};
+const inGap = (id: string) => {
+  const cell = PASTED_CELLS.find((c) => c.id === id);
+  return cell !== undefined && Object.values(SHAPE_GAPS).some((g) => g(cell));
+};
+
+// ---- an upstream that echoes what it gets -----------------------------------------
+
+let upstream: Server;
+let upstreamUrl = "";
+/** Everything the upstream received (request line, headers, body): proof the secrets went out. */
+const received: Buffer[] = [];
+
+function lastUserContent(body: unknown): string {
+  const messages = (body as { messages?: Array<{ role: string; content: string }> }).messages;
+  return messages?.filter((m) => m.role === "user").at(-1)?.content ?? "";
+}
+
+beforeAll(async () => {
+  let n = 0;
+  upstream = createServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      received.push(
+        Buffer.from(`${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n`),
+        body,
+      );
+      const echo = String(req.headers["x-api-key"] ?? "");
+      n++;
+      res.writeHead(200, {
+        "content-type": "application/json",
+        "x-request-id": `req_${n}`,
+        // Echoes of the credential in response headers: never to be stored.
+        "x-echo-authorization": String(req.headers.authorization ?? ""),
+        "openai-organization": echo,
+        "set-cookie": `session=${encodeURIComponent(echo)}; HttpOnly`,
+      });
+      res.end(
+        JSON.stringify({
+          id: `chatcmpl-${n}`,
+          object: "chat.completion",
+          model: "gpt-fake",
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: "assistant",
+                content: `You sent: ${lastUserContent(JSON.parse(body.toString()))}`,
+              },
+              finish_reason: "stop",
+            },
+          ],
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+  upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => upstream.close(() => resolve())));
+
+// ---- the traffic -------------------------------------------------------------------
+
+/**
+ * Plant every cell through `store`: one recorder.call (prompt, params,
+ * response) and one createFetch call (message, echoed answer; header
+ * secrets in request headers, the query, and echoed response headers).
+ * Returns how many entries were recorded.
+ */
+async function plantAll(store: Store, cells: readonly Cell[]): Promise<number> {
+  const recorder = createRecorder({ store, mode: "auto", identity: IDENTITY });
+  const fetch = createFetch({ recorder });
+  const warnings: string[] = [];
+  recorder.on("warning", (w) => warnings.push(w.message));
+  let next = 0;
+  const lane = async () => {
+    while (next < cells.length) {
+      const i = next++;
+      const cell = cells[i]!;
+      const text = plant(cell);
+      await recorder.call(
+        // The task keeps identities apart: with the key redacted, two prompts
+        // that differ only in their key are the same invocation.
+        {
+          role: "builder",
+          model: "gpt-5",
+          task: cell.id,
+          prompt: `Use this. ${text}`,
+          params: { context: text },
+        },
+        async () => ({ text: `Understood: ${text}`, echo: { credential: cell.text } }),
+      );
+      const header = headerValue(HEADER_CELLS[i % HEADER_CELLS.length]!);
+      const res = await withInvocation({ role: "http", task: cell.id }, () =>
+        fetch(
+          `${upstreamUrl}/v1/chat/completions?key=${encodeURIComponent(header)}&api-version=1`,
+          {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              authorization: `Bearer ${header}`,
+              "x-api-key": header,
+              "api-key": header,
+              "x-goog-api-key": header,
+              cookie: `session=${encodeURIComponent(header)}`,
+            },
+            body: JSON.stringify({
+              model: "gpt-fake",
+              messages: [
+                { role: "system", content: "You are terse." },
+                { role: "user", content: text },
+              ],
+              temperature: 0,
+              user: header,
+              metadata: { token: header },
+            }),
+          },
+        ),
+      );
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, lane));
+  await recorder.close();
+  expect(warnings).toStrictEqual([]);
+  expect(recorder.stats.recorded).toBe(cells.length * 2);
+  return recorder.stats.recorded;
+}
+
+/** Stub the env variables of `cells` (for stores that read process.env) and return the env. */
+function withEnv(cells: readonly Cell[]): Record<string, string> {
+  const env = corpusEnv(cells);
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  return env;
+}
+
+// ---- where the bytes are -----------------------------------------------------------
+
+/** Every file directly in `path` (none when it does not exist yet). */
+function folderBytes(path: string): Buffer {
+  if (!existsSync(path)) return Buffer.alloc(0);
+  return Buffer.concat(
+    readdirSync(path, { withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => readFileSync(join(path, e.name))),
+  );
+}
+
+/** Every key and value in the Redis server, over a raw connection. */
+async function redisBytes(url: string): Promise<Buffer> {
+  const client = createClient({ url });
+  client.on("error", () => {});
+  await client.connect();
+  const parts: Buffer[] = [];
+  try {
+    for await (const keys of client.scanIterator({ MATCH: "*", COUNT: 500 })) {
+      for (const key of [keys].flat()) {
+        const type = await client.type(key);
+        expect(type, `redis key ${key}`).toBe("string"); // so GET sees all of it
+        parts.push(Buffer.from(`${key}\n${(await client.get(key)) ?? ""}\n`));
+      }
+    }
+  } finally {
+    await client.close();
+  }
+  return Buffer.concat(parts);
+}
+
+interface Findings {
+  /** Leaks of the env situation (env cells). */
+  env: Leak[];
+  /** Leaks of the pasted situation (all cells). */
+  pasted: Leak[];
+  /** Leaks of header/query secrets, either situation. */
+  headers: Leak[];
+  entries: number;
+}
+
+const envScanner = new LeakScanner(ENV_CELLS);
+const pastedScanner = new LeakScanner(PASTED_CELLS);
+const headerScanner = new LeakScanner(HEADER_CELLS);
+
+function findings(envBytes: Buffer, pastedBytes: Buffer, entries: number): Findings {
+  return {
+    env: envScanner.scan(envBytes),
+    pasted: pastedScanner.scan(pastedBytes),
+    headers: headerScanner.scan(Buffer.concat([envBytes, pastedBytes])),
+    entries,
+  };
+}
+
+const results = new Map<string, Findings>();
+
+afterAll(() => {
+  // The precise picture, for the lead: which cell leaked where, in which spelling.
+  for (const [where, f] of results) {
+    const pastedOutsideGaps = f.pasted.filter((l) => !inGap(l.cell));
+    console.log(
+      [
+        `secrets in ${where} (${f.entries} entries written):`,
+        `  env situation: ${f.env.length === 0 ? "no leak" : `${describeLeaks(f.env).length} cells leak: ${describeLeaks(f.env).join("; ")}`}`,
+        `  pasted situation: ${describeLeaks(f.pasted).length} cells leak (${describeLeaks(pastedOutsideGaps).length} outside the known scanner gaps)`,
+        ...(pastedOutsideGaps.length > 0
+          ? [`    outside gaps: ${describeLeaks(pastedOutsideGaps).join("; ")}`]
+          : []),
+        `  header/query secrets: ${f.headers.length === 0 ? "no leak" : describeLeaks(f.headers).join("; ")}`,
+      ].join("\n"),
+    );
+  }
+});
+
+// ---- the corpus itself -------------------------------------------------------------
+
+describe("the secret corpus", () => {
+  it("has at least 25 shapes, each in four spellings, all distinct", () => {
+    expect(SHAPE_NAMES.length).toBeGreaterThanOrEqual(25);
+    expect(PASTED_CELLS).toHaveLength(SHAPE_NAMES.length * 4);
+    const values = [...ENV_CELLS, ...PASTED_CELLS, ...HEADER_CELLS].flatMap((c) => c.material);
+    expect(new Set(values).size).toBe(values.length);
+  });
+
+  it("the byte scanner finds every planted secret in what was sent upstream (so a clean store is a real result)", async () => {
+    const store = openStore("memory://");
+    await plantAll(store, PASTED_CELLS.slice(0, 12));
+    await store.close();
+    const sent = Buffer.concat(received);
+    const found = new Set(pastedScanner.scan(sent).map((l) => l.cell));
+    for (const c of PASTED_CELLS.slice(0, 12)) expect(found.has(c.id), c.id).toBe(true);
+    const headers = new Set(headerScanner.scan(sent).map((l) => l.cell));
+    for (const c of HEADER_CELLS.slice(0, 12)) expect(headers.has(c.id), c.id).toBe(true);
+  });
+});
+
+// ---- the guarantees, per target -------------------------------------------------------
+
+/** The tests every target (cassette files, the SQLite file, Redis) must pass. */
+function secretTests(target: string): void {
+  const found = () => {
+    const f = results.get(target);
+    if (f === undefined) throw new Error(`${target}: nothing was planted`);
+    return f;
+  };
+
+  it("env: no spelling (raw, JSON-escaped, URL-encoded, base64) of any env-held secret reaches it", () => {
+    expect(describeLeaks(found().env)).toStrictEqual([]);
+  });
+
+  it("request headers, the query string and response headers never reach it", () => {
+    expect(describeLeaks(found().headers)).toStrictEqual([]);
+  });
+
+  it("pasted: every key shape the scanner knows, raw, JSON-escaped and URL-encoded, is redacted (outside the known gaps)", () => {
+    const leaks = found().pasted.filter((l) => !inGap(l.cell));
+    expect(describeLeaks(leaks)).toStrictEqual([]);
+  });
+
+  // Each known gap of the key-shape scanner fails today; once src closes it,
+  // this test fails ("expected to fail"): delete its SHAPE_GAPS line.
+  for (const [gap, member] of Object.entries(SHAPE_GAPS)) {
+    it.fails(`pasted, known gap: ${gap}`, () => {
+      const cells = new Set(PASTED_CELLS.filter(member).map((c) => c.id));
+      expect(cells.size).toBeGreaterThan(0);
+      const leaks = found().pasted.filter((l) => cells.has(l.cell));
+      expect(describeLeaks(leaks)).toStrictEqual([]);
+    });
+  }
+}
+
+// ---- identities and the environment -------------------------------------------------
+
+describe("identities do not depend on the machine's environment", () => {
+  // Fixed (the identity uses only key-material-looking env values): a
+  // secret-named variable whose value is an ordinary word changes identities:
+  // with POSTGRES_PASSWORD=postgres (the docker image's default, common on
+  // dev machines and CI services) the prompt "Set up postgres…" hashes as
+  // "Set up {secret:POSTGRES_PASSWORD}…", so a cassette recorded there misses
+  // on a machine without that variable, and the other way round.
+  it("an env secret whose value is an ordinary word leaves the identity alone", () => {
+    const req = {
+      role: "builder",
+      model: "m",
+      prompt: "Set up postgres with a password for the test database",
+    };
+    const bare = invocationIdentity(req, { secrets: { env: {} } });
+    for (const env of [{ POSTGRES_PASSWORD: "postgres" }, { DB_PASSWORD: "password" }]) {
+      expect(invocationIdentity(req, { secrets: { env } }), JSON.stringify(env)).toBe(bare);
+    }
+  });
+
+  it("a real key in the environment leaves the identity alone (rotating it changes nothing)", () => {
+    const cell = ENV_CELLS.find((c) => c.shape === "openai-project-key" && c.form === "raw")!;
+    const other = corpusCells("rotated").find((c) => c.id === cell.id)!;
+    const req = (key: string) => ({ role: "builder", model: "m", prompt: `call with ${key}` });
+    const a = invocationIdentity(req(cell.text), {
+      secrets: { env: { OPENAI_API_KEY: cell.text } },
+    });
+    const b = invocationIdentity(req(other.text), {
+      secrets: { env: { OPENAI_API_KEY: other.text } },
+    });
+    expect(a).toBe(b);
+  });
+});
+
+// ---- planting into every target at once ----------------------------------------------
+
+type Situation = "env" | "pasted";
+
+/** Where secrets must not go: how to open a fresh store there, and read every byte it holds. */
+interface Target {
+  name: string;
+  open(situation: Situation): Store;
+  bytes(situation: Situation): Promise<Buffer>;
+}
+
+const redisServers: Partial<Record<Situation, RedisServer>> = {};
+const folder = (kind: string, situation: Situation) => join(dir, `${kind}-${situation}`);
+
+const TARGETS: Target[] = [
+  {
+    name: "cassette files",
+    open: (s) =>
+      cassetteStore(join(folder("cassette", s), "recordings.yaml"), {
+        parseCache: false,
+        write: "on-close",
+      }),
+    bytes: async (s) => folderBytes(folder("cassette", s)),
+  },
+  {
+    name: "the SQLite file",
+    open: (s) => openStore(`sqlite://${join(folder("sqlite", s), "cache.sqlite")}`),
+    bytes: async (s) => folderBytes(folder("sqlite", s)),
+  },
+  ...(skipRedis
+    ? []
+    : [
+        {
+          name: "Redis",
+          open: (s: Situation) => openStore(redisServers[s]!.url),
+          bytes: (s: Situation) => redisBytes(redisServers[s]!.url),
+        },
+      ]),
+];
+
+/**
+ * Plant both situations into every target, side by side (env first, with
+ * the secrets in process.env while the recorders are created and the stores
+ * write). Bytes are read with each store still open (a SQLite WAL) and again
+ * after it closed (a cassette written on close, a checkpointed database).
+ */
+beforeAll(async () => {
+  if (!skipRedis) {
+    redisServers.env = await startRedisServer();
+    redisServers.pasted = await startRedisServer();
+  }
+  const collected = new Map<string, { env: Buffer[]; pasted: Buffer[]; entries: number }>(
+    TARGETS.map((t) => [t.name, { env: [], pasted: [], entries: 0 }]),
+  );
+  const phase = (situation: Situation, cells: readonly Cell[]) =>
+    Promise.all(
+      TARGETS.map(async (t) => {
+        const mine = collected.get(t.name)!;
+        const store = t.open(situation);
+        mine.entries += await plantAll(store, cells);
+        mine[situation].push(await t.bytes(situation));
+        await store.close();
+        mine[situation].push(await t.bytes(situation));
+      }),
+    );
+  withEnv(ENV_CELLS);
+  try {
+    await phase("env", ENV_CELLS);
+  } finally {
+    vi.unstubAllEnvs();
+  }
+  await phase("pasted", PASTED_CELLS);
+  for (const [name, c] of collected) {
+    results.set(name, findings(Buffer.concat(c.env), Buffer.concat(c.pasted), c.entries));
+  }
+}, 60_000);
+
+afterAll(async () => {
+  for (const server of Object.values(redisServers)) await server.stop();
+});
+
+describe("cassette files", () => {
+  secretTests("cassette files");
+});
+
+describe("the SQLite file (database, WAL and shared memory)", () => {
+  secretTests("the SQLite file");
+});
+
+describe.skipIf(skipRedis)("Redis (every key and value, read over a raw connection)", () => {
+  secretTests("Redis");
+});
