@@ -19,7 +19,9 @@ export interface FieldDiff {
 
 const CONTEXT = 40;
 const MAX_HUNKS = 6;
-const MAX_DIFF_EDIT = 2_000;
+// Beyond this many word edits a diff is neither readable nor cheap (O(N·D)):
+// fall back to the common prefix/suffix window.
+const MAX_DIFF_EDIT = 200;
 
 /**
  * The fields in which two manifests differ (empty when they share an identity).

@@ -62,17 +62,18 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
   }
   recordedOccurrences.sort((a, b) => a - b);
 
+  // Rank with the cheap score first; word-diff only the few that are shown
+  // (a diff of two long prompts costs milliseconds, a store holds thousands).
   const nearest: NearestEntry[] = [...candidates]
-    .map(([id, c]) => ({
+    .map(([id, c]) => ({ id, c, score: score(c.manifest, ctx.manifest) }))
+    .sort((a, b) => a.score - b.score || a.id.localeCompare(b.id))
+    .slice(0, NEAREST)
+    .map(({ id, c }) => ({
       id,
       occurrence: c.occurrence,
       recordedAt: c.recordedAt,
       diffs: explainIdentity(c.manifest, ctx.manifest),
-      score: score(c.manifest, ctx.manifest),
-    }))
-    .sort((a, b) => a.score - b.score || a.id.localeCompare(b.id))
-    .slice(0, NEAREST)
-    .map(({ score: _s, ...rest }) => rest);
+    }));
 
   const rulesFired: Record<string, number> = {};
   for (const text of [ctx.raw.prompt, ctx.raw.task ?? ""]) {
