@@ -1,0 +1,220 @@
+/**
+ * The four record-and-replay tools under comparison, behind one shape: open
+ * a session in a directory (record or replay), hand the OpenAI SDK a
+ * `fetch`, close the session (which persists a recording). Each is set up
+ * the way its documentation says; where a default had to change for the
+ * workload to run at all, the comment says so.
+ *
+ * nock and Polly patch globals (nock on import), so a session resolves the
+ * SDK's fetch through `globalThis.fetch` at call time and `close()` tears
+ * everything down; `leakCheck` in child.ts verifies that it did.
+ */
+import { readdirSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Recorder } from "../../src/index.js";
+
+export const TOOL_IDS = ["invocache-cassette", "invocache-sqlite", "nock-back", "polly"] as const;
+export type ToolId = (typeof TOOL_IDS)[number];
+
+export type SessionMode = "record" | "replay";
+
+export interface ToolSession {
+  /** The fetch to give the SDK. */
+  fetch: typeof globalThis.fetch;
+  /** Run `fn` as one run scope (invocache's `recorder.run`), for tools that have one. */
+  runScope?: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Persist (record) and tear down every patch. `calls`: how many calls the session made. */
+  close(calls: number): Promise<void>;
+}
+
+export interface PeerTool {
+  id: ToolId;
+  /**
+   * Import the tool's modules (before any timer starts, so no tool's cold
+   * load includes module loading; a nock import already patches globals).
+   */
+  preload(): Promise<void>;
+  /** How the table names it. */
+  label: string;
+  /** How it is configured, in a few words (for the docs). */
+  setup: string;
+  open(dir: string, mode: SessionMode): Promise<ToolSession>;
+  /** Bytes of the recording itself (not of derived caches). */
+  recordingBytes(dir: string): number;
+  /** Bytes of derived, safe-to-delete caches the tool wrote beside the recording. */
+  cacheBytes(dir: string): number;
+}
+
+/** Resolve fetch at call time, so whatever a tool patched into the global is what the SDK calls. */
+const globalFetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, init);
+
+function bytesUnder(path: string): number {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(path);
+  } catch {
+    return 0;
+  }
+  if (!st.isDirectory()) return st.size;
+  let total = 0;
+  for (const name of readdirSync(path)) total += bytesUnder(join(path, name));
+  return total;
+}
+
+/** Each tool's modules, imported once by `preload()`. */
+const invocacheModules = once(() => import("../../src/index.js"));
+const nockModule = once(async () => (await import("nock")).default);
+const pollyModules = once(async () => {
+  const { Polly } = await import("@pollyjs/core");
+  // CommonJS packages typed with `export default`: at run time the default
+  // import is the class itself; TypeScript (NodeNext) types it as the module.
+  type Plugin = Parameters<typeof Polly.register>[0];
+  Polly.register((await import("@pollyjs/adapter-fetch")).default as unknown as Plugin);
+  Polly.register((await import("@pollyjs/persister-fs")).default as unknown as Plugin);
+  return { Polly };
+});
+
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let loaded: Promise<T> | undefined;
+  return () => {
+    loaded ??= load();
+    return loaded;
+  };
+}
+
+async function invocacheSession(
+  recorder: Recorder,
+  done: () => Promise<void>,
+): Promise<ToolSession> {
+  const { createFetch } = await invocacheModules();
+  return {
+    fetch: createFetch({ recorder, fetch: globalFetch }),
+    runScope: (fn) => recorder.run(() => fn()),
+    close: done,
+  };
+}
+
+const CASSETTE = "peers.yaml";
+const PARSE_CACHE = "parse-cache";
+
+const invocacheCassette: PeerTool = {
+  id: "invocache-cassette",
+  label: "invocache + cassette",
+  setup:
+    'createFetch + cassetteStore(path, { write: "on-close" }) (as the vitest helper opens it), modes record / replay',
+  preload: async () => void (await invocacheModules()),
+  async open(dir, mode) {
+    const { cassetteStore, createRecorder } = await invocacheModules();
+    if (mode === "record") rmSync(join(dir, CASSETTE), { force: true });
+    const store = cassetteStore(join(dir, CASSETTE), {
+      // Written once when the session closes, as `withCassette` does; the
+      // default ("eager") rewrites the whole file on every set.
+      write: "on-close",
+      // The parsed-form cache lives beside the cassette so each tool's bytes
+      // stay in its own directory (default: .invocache/ under the cwd).
+      parseCache: join(dir, PARSE_CACHE),
+    });
+    const recorder = createRecorder({ store, mode });
+    return invocacheSession(recorder, async () => {
+      await recorder.close();
+      await store.close();
+    });
+  },
+  recordingBytes: (dir) => bytesUnder(join(dir, CASSETTE)),
+  cacheBytes: (dir) => bytesUnder(join(dir, PARSE_CACHE)),
+};
+
+const SQLITE = "cache.sqlite";
+
+const invocacheSqlite: PeerTool = {
+  id: "invocache-sqlite",
+  label: "invocache + SQLite",
+  setup: "createFetch + createRecorder({ store: 'sqlite://…' }) (WAL), modes record / replay",
+  preload: async () => void (await invocacheModules()),
+  async open(dir, mode) {
+    const { createRecorder } = await invocacheModules();
+    if (mode === "record") {
+      for (const suffix of ["", "-wal", "-shm"])
+        rmSync(join(dir, SQLITE + suffix), { force: true });
+    }
+    const recorder = createRecorder({ store: `sqlite://${join(dir, SQLITE)}`, mode });
+    return invocacheSession(recorder, () => recorder.close());
+  },
+  recordingBytes: (dir) =>
+    ["", "-wal", "-shm"].reduce((n, s) => n + bytesUnder(join(dir, SQLITE + s)), 0),
+  cacheBytes: () => 0,
+};
+
+const FIXTURE = "peers.json";
+
+const nockBack: PeerTool = {
+  id: "nock-back",
+  label: "nock.back 14",
+  setup:
+    "nock.back(fixture) with nock.back.fixtures = dir; setMode('record') to record (fixture removed first), 'lockdown' to replay",
+  // nock activates its interceptors when imported: never import it statically.
+  preload: async () => void (await nockModule()),
+  async open(dir, mode) {
+    const nock = await nockModule();
+    if (mode === "record") rmSync(join(dir, FIXTURE), { force: true });
+    nock.back.fixtures = dir;
+    nock.back.setMode(mode === "record" ? "record" : "lockdown");
+    const { nockDone } = await nock.back(FIXTURE);
+    return {
+      fetch: globalFetch,
+      async close(calls) {
+        if (mode === "record") {
+          // nock records a fetch response from a listener that reads a clone
+          // of the body after the caller has it, so the last recording could
+          // land after the last call returns (not seen here; a bounded wait).
+          const until = Date.now() + 5_000;
+          while (nock.recorder.play().length < calls && Date.now() < until) {
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        }
+        nockDone();
+        nock.restore();
+        nock.cleanAll();
+        nock.enableNetConnect();
+      },
+    };
+  },
+  recordingBytes: (dir) => bytesUnder(join(dir, FIXTURE)),
+  cacheBytes: () => 0,
+};
+
+const RECORDINGS = "recordings";
+
+const polly: PeerTool = {
+  id: "polly",
+  label: "Polly.js 6",
+  setup:
+    "new Polly(name, { adapters: ['fetch'], persister: 'fs', recordingsDir }); mode 'record', then 'replay' with recordIfMissing: false; default matchRequestsBy (method, headers, body, order, url)",
+  preload: async () => void (await pollyModules()),
+  async open(dir, mode) {
+    const { Polly } = await pollyModules();
+    if (mode === "record") rmSync(join(dir, RECORDINGS), { recursive: true, force: true });
+    const instance = new Polly("peers", {
+      adapters: ["fetch"],
+      persister: "fs",
+      persisterOptions: { fs: { recordingsDir: join(dir, RECORDINGS) } },
+      mode,
+      // A miss must be an error, not a live call (the default, true, records it).
+      recordIfMissing: false,
+      logLevel: "silent",
+    });
+    return {
+      fetch: globalFetch,
+      close: () => instance.stop(),
+    };
+  },
+  recordingBytes: (dir) => bytesUnder(join(dir, RECORDINGS)),
+  cacheBytes: () => 0,
+};
+
+export const TOOLS: Record<ToolId, PeerTool> = {
+  "invocache-cassette": invocacheCassette,
+  "invocache-sqlite": invocacheSqlite,
+  "nock-back": nockBack,
+  polly,
+};

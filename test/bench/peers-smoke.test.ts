@@ -1,0 +1,84 @@
+/**
+ * `npm run bench:peers -- --quick` end to end, in a child process: 100 calls
+ * recorded and replayed by each of the four tools, the leak check and the
+ * miss/repeat probes. Only that it runs and prints the table is checked here;
+ * timings are not (the quick run is one round on a shared machine). It
+ * writes nothing to docs/ (quick mode never does).
+ */
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { BEGIN, END, namesDifferingField, withPeersSection } from "../../bench/peers/report.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+function runQuick(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "bench/peers/run.ts", "--quick"], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
+      // Explicit modes in the bench must win over whatever the environment says.
+      env: { ...process.env, INVOCACHE_MODE: "passthrough" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("bench:peers --quick", () => {
+  // About 15 s of CPU (ten short-lived Node processes); wall time roughly
+  // doubles when the two cores are shared with other jobs.
+  it("records and replays with all four tools and prints the table", {
+    timeout: 90_000,
+  }, async () => {
+    const { code, stdout, stderr } = await runQuick();
+    expect(code, `exit code; stderr:\n${stderr}`).toBe(0);
+    expect(stdout).toMatch(/^\| tool +\| record, × direct +\| replay, calls\/s/m);
+    for (const label of [
+      "invocache + cassette",
+      "invocache + SQLite",
+      "nock.back 14",
+      "Polly.js 6",
+    ]) {
+      expect(stdout).toContain(`| ${label} `);
+    }
+    expect(stdout).toContain("only invocache's miss message names the differing field");
+    expect(stderr).not.toContain("FAILED");
+  });
+});
+
+describe("docs/performance.md: the Peers section", () => {
+  const others = "# Performance\n\nintro\n\n## Cassettes\n\ntheirs\n";
+
+  it("is appended when missing, other sections untouched", () => {
+    const doc = withPeersSection(others, "TABLE");
+    expect(doc.startsWith(others)).toBe(true);
+    expect(doc).toContain(`## Peers\n\n${BEGIN}\n\nTABLE\n\n${END}\n`);
+  });
+
+  it("fills an empty heading, keeps the sections after it and text written by hand", () => {
+    const doc = `${others}\n## Peers\n\nhand-written analysis\n\n## Later\n\nx\n`;
+    const once = withPeersSection(doc, "TABLE 1");
+    expect(once).toContain("## Cassettes\n\ntheirs\n");
+    expect(once).toContain(`${END}\n\nhand-written analysis\n\n## Later\n\nx\n`);
+    const twice = withPeersSection(once, "TABLE 2");
+    expect(twice).toBe(once.replace("TABLE 1", "TABLE 2"));
+  });
+});
+
+describe("what counts as naming the differing field", () => {
+  it("needs the field with its recorded and its requested value, not an echo of the request", () => {
+    expect(namesDifferingField("    - params.temperature: 0.2 → 0.7")).toBe(true);
+    expect(namesDifferingField('{"temperature":0.7,"note":"v0.2 of the prompt"}')).toBe(false);
+    expect(namesDifferingField('"body": "{\\"temperature\\":0.7}" … 0.2')).toBe(false);
+  });
+});
