@@ -49,7 +49,8 @@ export async function startRedisServer(port?: number): Promise<RedisServer> {
   return { port, url: `redis://127.0.0.1:${port}`, stop: () => stop(child) };
 }
 
-function ping(port: number): Promise<boolean> {
+/** Whether a redis-server on 127.0.0.1:`port` answers PING. */
+export function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: "127.0.0.1", port });
     let reply = "";

@@ -8,13 +8,13 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { type AddressInfo, connect } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll } from "vitest";
 import { freePort } from "../helpers/free-port.js";
-import { redisServerBinary, stop, waitFor } from "../helpers/redis-server.js";
+import { ping, redisServerBinary, stop, waitFor } from "../helpers/redis-server.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository root (workers run with it as their working directory). */
@@ -276,27 +276,6 @@ export async function startDurableRedis(dataDir: string): Promise<DurableRedis> 
       if (child !== undefined) await stop(child);
     },
   };
-}
-
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    let reply = "";
-    socket.setTimeout(500);
-    socket.on("connect", () => socket.write("PING\r\n"));
-    socket.on("data", (chunk) => {
-      reply += chunk.toString();
-      if (reply.includes("\r\n")) {
-        socket.destroy();
-        resolve(reply.startsWith("+PONG"));
-      }
-    });
-    socket.on("error", () => resolve(false));
-    socket.on("timeout", () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
 }
 
 // ---- privileged file system tricks ----------------------------------------------
