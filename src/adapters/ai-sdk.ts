@@ -32,6 +32,7 @@ import { currentInvocation, invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import { decodeJson, encodeJson } from "./json-codec.js";
 import { promptText } from "./prompt-text.js";
+import { requireRecorder } from "./recorder-option.js";
 
 /** Options of {@link invocacheMiddleware}. */
 export interface InvocacheMiddlewareOptions {
@@ -56,20 +57,7 @@ const NOT_IN_IDENTITY = new Set(["prompt", "abortSignal", "headers"]);
 export function invocacheMiddleware(
   options: InvocacheMiddlewareOptions,
 ): LanguageModelV3Middleware {
-  if (options === null || typeof options !== "object") {
-    throw new TypeError("invocacheMiddleware: options must be an object like { recorder }");
-  }
-  const { recorder } = options;
-  if (
-    recorder === null ||
-    typeof recorder !== "object" ||
-    typeof recorder.call !== "function" ||
-    typeof recorder.stream !== "function"
-  ) {
-    throw new TypeError(
-      "invocacheMiddleware: options.recorder must be a recorder (createRecorder())",
-    );
-  }
+  const recorder = requireRecorder(options, "invocacheMiddleware", "{ recorder }");
   const timing = options.timing ?? "none";
 
   return {

@@ -20,6 +20,7 @@ import {
   VOLATILE_BODY_FIELDS,
   wantsStream,
 } from "./http-identity.js";
+import { requireRecorder } from "./recorder-option.js";
 import { type SseEvent, sseBody, sseEvents } from "./sse.js";
 
 /** The `fetch` signature SDKs accept. */
@@ -102,18 +103,7 @@ class PassThrough extends Error {
  * );
  */
 export function createFetch(options: CreateFetchOptions): typeof globalThis.fetch {
-  if (options === null || typeof options !== "object") {
-    throw new TypeError("createFetch: options must be an object like { recorder, fetch? }");
-  }
-  const { recorder } = options;
-  if (
-    recorder === null ||
-    typeof recorder !== "object" ||
-    typeof recorder.call !== "function" ||
-    typeof recorder.stream !== "function"
-  ) {
-    throw new TypeError("createFetch: options.recorder must be a recorder (createRecorder())");
-  }
+  const recorder = requireRecorder(options, "createFetch", "{ recorder, fetch? }");
   if (options.fetch !== undefined && typeof options.fetch !== "function") {
     throw new TypeError("createFetch: options.fetch must be a fetch function");
   }

@@ -7,6 +7,7 @@ import {
   NORMALIZATION_RULES,
   type NormalizeOptions,
   normalizePrompt,
+  refreshSecretEnv,
 } from "../../src/normalize/index.js";
 
 // Machine-independent defaults for every case below.
@@ -82,6 +83,19 @@ describe("secret", () => {
     const b = n("Authorization: Bearer 9876543210fedcba987654", { secrets: {} });
     expect(a).toBe(b);
     expect(a).not.toContain("abcdef0123456789");
+  });
+  it("reads process.env by default, again after refreshSecretEnv()", () => {
+    const value = "v4lue-Zq9Xv8Wu7Ts6Rq5P";
+    const text = `use ${value}`;
+    process.env.INVOCACHE_TEST_API_KEY = value;
+    try {
+      refreshSecretEnv();
+      expect(normalizePrompt(text, base)).toBe("use {secret:INVOCACHE_TEST_API_KEY}");
+    } finally {
+      delete process.env.INVOCACHE_TEST_API_KEY;
+      refreshSecretEnv();
+    }
+    expect(normalizePrompt(text, base)).toBe(text);
   });
   it("can be turned off", () => {
     expect(n(`k ${env.OPENAI_API_KEY}`, { secrets: false })).toBe(`k ${env.OPENAI_API_KEY}`);

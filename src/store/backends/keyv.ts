@@ -32,3 +32,24 @@ export async function createKeyv(
   keyv.namespace = undefined;
   return keyv;
 }
+
+/**
+ * Prepare a freshly built SQL adapter (pragmas, extra tables), then wrap it
+ * in keyv. An adapter that cannot be prepared is disconnected before the
+ * error goes on, never left holding a connection.
+ *
+ * @example
+ * const keyv = await prepareKeyv(adapter, () => prepare(adapter.query));
+ */
+export async function prepareKeyv(
+  adapter: KeyvStoreAdapter & { disconnect(): Promise<void> },
+  prepare: () => Promise<void>,
+): Promise<Keyv<JsonValue>> {
+  try {
+    await prepare();
+  } catch (error) {
+    await adapter.disconnect().catch(() => {});
+    throw error;
+  }
+  return createKeyv(adapter);
+}

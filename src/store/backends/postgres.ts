@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import type { Backend, RawRow } from "../backend.js";
 import { MAX_KEY_LENGTH } from "../keys.js";
-import { createKeyv } from "./keyv.js";
+import { prepareKeyv } from "./keyv.js";
 import { importOptional } from "./optional.js";
 
 /** Table of values (keyv's `key`/`value` layout), in schema `public`. */
@@ -81,13 +81,7 @@ export async function createPostgresBackend(
     keySize: MAX_KEY_LENGTH,
   });
   const query = adapter.query as Query;
-  try {
-    await prepare(query);
-  } catch (error) {
-    await adapter.disconnect().catch(() => {});
-    throw error;
-  }
-  const keyv = await createKeyv(adapter);
+  const keyv = await prepareKeyv(adapter, () => prepare(query));
 
   return {
     keyv,

@@ -7,7 +7,7 @@ import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import type { Backend, RawRow } from "../backend.js";
-import { createKeyv } from "./keyv.js";
+import { prepareKeyv } from "./keyv.js";
 
 /** Table of values (keyv's `key`/`value` layout). */
 export const SQLITE_VALUES_TABLE = "invocache_entries";
@@ -42,13 +42,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     busyTimeout: BUSY_TIMEOUT_MS,
   });
   const query = adapter.query as unknown as Query;
-  try {
-    await prepare(query);
-  } catch (error) {
-    await adapter.disconnect().catch(() => {});
-    throw error;
-  }
-  const keyv = await createKeyv(adapter);
+  const keyv = await prepareKeyv(adapter, () => prepare(query));
 
   return {
     keyv,
