@@ -117,8 +117,10 @@ export class UnsupportedEntryVersionError extends InvocacheError {
 /**
  * A provenance stamp could not be made or written: the id is not the identity
  * of the manifest (`ERR_STAMP_IDENTITY`), the stamp file already holds a line
- * that is not JSON (`ERR_STAMP_MALFORMED`), or reading or writing failed
- * (`ERR_STAMP_IO`). `verifyStamp` reports content problems instead of
+ * that is not JSON (`ERR_STAMP_MALFORMED`), reading or writing failed
+ * (`ERR_STAMP_IO`), or a signing or trusted key cannot be used: not a PEM key
+ * of a supported algorithm, or a key file that exists already for keygen
+ * (`ERR_STAMP_KEY`). `verifyStamp` reports content problems instead of
  * throwing; it throws this only when a file cannot be read at all.
  *
  * @example
@@ -133,7 +135,7 @@ export class StampError extends InvocacheError {
   readonly line: number | undefined;
 
   constructor(
-    code: "ERR_STAMP_IDENTITY" | "ERR_STAMP_MALFORMED" | "ERR_STAMP_IO",
+    code: "ERR_STAMP_IDENTITY" | "ERR_STAMP_MALFORMED" | "ERR_STAMP_IO" | "ERR_STAMP_KEY",
     message: string,
     options?: InvocacheErrorOptions & { path?: string; line?: number },
   ) {

@@ -14,6 +14,7 @@ import {
   IDENTITY_BYPRODUCT,
   INVOCACHE_BUILDER_ID,
   INVOCATION_BUILD_TYPE_V1,
+  LEGACY_BUILD_TYPE_PREFIX,
   SLSA_PROVENANCE_V1,
   STATEMENT_TYPE_V1,
 } from "./constants.js";
@@ -51,17 +52,14 @@ const HEX64 = /^[0-9a-f]{64}$/;
  * const result = checkLine(JSON.parse(line), (await hashArtifact("plan.md")).slice(7));
  * if (result.kind === "stamp") console.log(result.problems);
  */
-export function checkLine(value: unknown, artifactSha256: string | undefined): LineCheck {
+export function checkLine(
+  value: unknown,
+  artifactSha256: string | undefined,
+  artifactName?: string,
+): LineCheck {
   if (!isObject(value))
     return { kind: "foreign", reason: `is ${kindOf(value)}, not a JSON object` };
   if (value._type !== STATEMENT_TYPE_V1) {
-    if ("payloadType" in value && "signatures" in value) {
-      return {
-        kind: "foreign",
-        reason:
-          "is a DSSE envelope; invocache writes unsigned in-toto Statements and does not check signatures (verify it with the tool that signed it)",
-      };
-    }
     return {
       kind: "foreign",
       reason: `has _type ${fmt(value._type)}, not an in-toto Statement v1 (${STATEMENT_TYPE_V1})`,
@@ -78,18 +76,24 @@ export function checkLine(value: unknown, artifactSha256: string | undefined): L
   const type = def?.buildType;
   if (type !== INVOCATION_BUILD_TYPE_V1) {
     const newer =
-      typeof type === "string" && type.startsWith("https://invocache.dev/invocation/")
-        ? "; it was written by another invocache version: verify it with that version"
-        : "";
+      typeof type === "string" && type.startsWith(LEGACY_BUILD_TYPE_PREFIX)
+        ? "; it has the placeholder buildType of earlier invocache versions: stamp the artifact again"
+        : typeof type === "string" && type.startsWith("pkg:npm/invocache#docs/build-types/")
+          ? "; it was written by another invocache version: verify it with that version"
+          : "";
     return {
       kind: "foreign",
       reason: `has buildType ${fmt(type)}, not an invocache invocation (${INVOCATION_BUILD_TYPE_V1})${newer}`,
     };
   }
-  return checkStamp(value, artifactSha256);
+  return checkStamp(value, artifactSha256, artifactName);
 }
 
-function checkStamp(s: Obj, artifactSha256: string | undefined): LineCheck & { kind: "stamp" } {
+function checkStamp(
+  s: Obj,
+  artifactSha256: string | undefined,
+  artifactName: string | undefined,
+): LineCheck & { kind: "stamp" } {
   const problems: string[] = [];
   const out: LineCheck & { kind: "stamp" } = {
     kind: "stamp",
@@ -109,15 +113,30 @@ function checkStamp(s: Obj, artifactSha256: string | undefined): LineCheck & { k
     problems.push("subject must be a non-empty array of { name, digest }");
   } else {
     const digests: string[] = [];
+    const names: string[] = [];
     let malformed = false;
     subjects.forEach((sub, i) => {
       if (!isObject(sub) || !isDigestSet(sub.digest)) {
         malformed = true;
         problems.push(`subject[${i}].digest must be an object of algorithm → hex strings`);
       } else if (typeof sub.digest.sha256 === "string") digests.push(sub.digest.sha256);
+      if (isObject(sub) && typeof sub.name === "string") names.push(sub.name);
     });
     if (digests.length === 0) {
       if (!malformed) problems.push("no subject has a sha256 digest to compare the artifact with");
+    } else if (
+      artifactSha256 !== undefined &&
+      !digests.includes(artifactSha256) &&
+      artifactName !== undefined &&
+      names.length > 0 &&
+      !names.includes(artifactName)
+    ) {
+      // Neither the bytes nor the name match: a stamp (signed or not) that
+      // was made for another artifact and copied into this file.
+      problems.push(
+        `this stamp is for another artifact: its subject is ${names.map((n) => JSON.stringify(n)).join(", ")} with sha256 ${digests.join(", ")}, ` +
+          `not ${JSON.stringify(artifactName)} with sha256 ${artifactSha256}. A stamp copied from another artifact's file proves nothing about this one.`,
+      );
     } else if (artifactSha256 !== undefined && !digests.includes(artifactSha256)) {
       problems.push(
         `the artifact changed since it was stamped: its sha256 is now ${artifactSha256} but the stamp was made for ${digests.join(", ")}. ` +

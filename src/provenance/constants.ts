@@ -13,13 +13,24 @@ export const SLSA_PROVENANCE_V1 = "https://slsa.dev/provenance/v1";
 
 /**
  * `buildDefinition.buildType` of an invocache stamp: "one model invocation,
- * identity recipe v1". A new identity recipe or a new parameter schema gets a
- * new major version here, so old verifiers report it instead of misreading it.
+ * identity recipe v1", defined by docs/build-types/invocation-v1.md. The URI
+ * is a package URL (purl, the `pkg:` scheme of package-url/purl-spec) naming
+ * that document inside the npm package `invocache`, which ships `docs/`: it
+ * names the document without claiming a web host the project does not own.
+ * A new identity recipe or a new parameter schema gets a new document and a
+ * new major version here (`invocation-v2.md`), so old verifiers report it
+ * instead of misreading it.
  */
-export const INVOCATION_BUILD_TYPE_V1 = "https://invocache.dev/invocation/v1";
+export const INVOCATION_BUILD_TYPE_V1 = "pkg:npm/invocache#docs/build-types/invocation-v1.md";
 
-/** `runDetails.builder.id`: the invocache library as the build platform. */
-export const INVOCACHE_BUILDER_ID = "https://invocache.dev/builder/v1";
+/**
+ * `runDetails.builder.id`: the invocache library as the build platform, named
+ * by its package URL; `builder.version.invocache` says which release.
+ */
+export const INVOCACHE_BUILDER_ID = "pkg:npm/invocache";
+
+/** The placeholder buildType of stamps written before the build type was documented. */
+export const LEGACY_BUILD_TYPE_PREFIX = "https://invocache.dev/invocation/";
 
 /** `name` of the byproduct whose `digest.sha256` is the invocation identity. */
 export const IDENTITY_BYPRODUCT = "invocache-identity";

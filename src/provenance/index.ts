@@ -8,7 +8,35 @@ export {
   STAMP_SUFFIX,
   STATEMENT_TYPE_V1,
 } from "./constants.js";
-export { type RecorderLike, stampArtifact, stampFromRecorder, stampPathFor } from "./stamp.js";
+export {
+  type DsseEnvelope,
+  type DsseSignature,
+  decodeBase64,
+  IN_TOTO_PAYLOAD_TYPE,
+  pae,
+  signEnvelope,
+  verifySignature,
+} from "./dsse.js";
+export type { SignatureCheck } from "./envelope-check.js";
+export {
+  type KeyPairFiles,
+  keyIdOf,
+  readSigningKey,
+  readTrustedKey,
+  type SigningAlgorithm,
+  type SigningKey,
+  signingKey,
+  type TrustedKey,
+  trustedKey,
+  writeKeyPair,
+} from "./keys.js";
+export {
+  type RecorderLike,
+  type StampArtifactOptions,
+  stampArtifact,
+  stampFromRecorder,
+  stampPathFor,
+} from "./stamp.js";
 export {
   type DigestSet,
   type InvocationInternalParameters,

@@ -2,10 +2,13 @@
  * Stamping: tie a produced artifact to the invocation that produced it by
  * appending an in-toto/SLSA statement to `<artifact>.intoto.jsonl`.
  */
+import type { KeyObject } from "node:crypto";
 import { basename } from "node:path";
 import { StampError } from "../errors.js";
 import { hashArtifact, type Manifest } from "../identity/index.js";
 import { STAMP_SUFFIX } from "./constants.js";
+import { IN_TOTO_PAYLOAD_TYPE, signEnvelope } from "./dsse.js";
+import { type SigningKey, signingKey } from "./keys.js";
 import { appendStampLine } from "./stamp-file.js";
 import { buildStatement, checkStampOptions, type StampOptions } from "./statement.js";
 
@@ -21,10 +24,23 @@ export function stampPathFor(artifactPath: string): string {
   return `${artifactPath}${STAMP_SUFFIX}`;
 }
 
+/** Options of {@link stampArtifact}: the statement's, and the key to sign it with. */
+export interface StampArtifactOptions extends StampOptions {
+  /**
+   * Sign the stamp: the statement becomes the payload of a DSSE envelope
+   * (payloadType `application/vnd.in-toto+json`) signed with this key. A
+   * {@link SigningKey} (readSigningKey), a PEM private key or a private
+   * `KeyObject`; Ed25519 or ECDSA P-256. Unsigned when omitted.
+   */
+  key?: SigningKey | string | Buffer | KeyObject | undefined;
+}
+
 /**
  * Stamp an artifact with the invocation that produced it: hashes the file,
  * builds the statement (see docs/provenance.md) and appends it as one line to
- * `<artifact>.intoto.jsonl`, atomically and under a lock. Stamping the same
+ * `<artifact>.intoto.jsonl`, atomically and under a lock. With `key`, the
+ * line is a signed DSSE envelope holding the statement; without, the bare
+ * statement (an unsigned stamp). Stamping the same
  * artifact again (a replay, another step) appends another line. Resolves to
  * the stamp file's path.
  *
@@ -40,11 +56,20 @@ export function stampPathFor(artifactPath: string): string {
  * await stampArtifact("out/plan.md", { id, manifest, replayed: hit });
  * // -> "out/plan.md.intoto.jsonl"
  */
-export async function stampArtifact(artifactPath: string, opts: StampOptions): Promise<string> {
+export async function stampArtifact(
+  artifactPath: string,
+  opts: StampArtifactOptions,
+): Promise<string> {
   const stampPath = stampPathFor(artifactPath);
-  // Validate before touching the disk: a bad id is reported without hashing
-  // a multi-GB artifact first.
+  // Validate before touching the disk: a bad id or key is reported without
+  // hashing a multi-GB artifact first.
   const checked = checkStampOptions(opts);
+  const key =
+    opts.key === undefined
+      ? undefined
+      : isSigningKey(opts.key)
+        ? opts.key
+        : signingKey(opts.key, "opts.key");
   let digest: string;
   try {
     digest = await hashArtifact(artifactPath);
@@ -57,8 +82,17 @@ export async function stampArtifact(artifactPath: string, opts: StampOptions): P
     );
   }
   const statement = buildStatement(basename(artifactPath), digest.slice("sha256:".length), checked);
-  await appendStampLine(stampPath, JSON.stringify(statement));
+  const body = JSON.stringify(statement);
+  const line =
+    key === undefined
+      ? body
+      : JSON.stringify(signEnvelope(Buffer.from(body, "utf8"), IN_TOTO_PAYLOAD_TYPE, key));
+  await appendStampLine(stampPath, line);
   return stampPath;
+}
+
+function isSigningKey(k: unknown): k is SigningKey {
+  return typeof k === "object" && k !== null && "privateKey" in k && "keyid" in k;
 }
 
 /** What {@link stampFromRecorder} reads from a recorder: its `last` call. */
@@ -69,8 +103,8 @@ export interface RecorderLike {
 /**
  * Stamp an artifact with the call a recorder answered last
  * (`recorder.last`): its id, manifest and occurrence, and `replayed` when it
- * was a hit. `extra` adds the other {@link StampOptions} (entry, times,
- * invocationId).
+ * was a hit. `extra` adds the other {@link StampArtifactOptions} (entry,
+ * times, invocationId, key).
  *
  * `recorder.last` is the last call to *finish*: when calls run concurrently,
  * stamp each artifact with the `id`/`manifest` of its own call through
@@ -84,7 +118,7 @@ export interface RecorderLike {
 export async function stampFromRecorder(
   artifactPath: string,
   recorder: RecorderLike,
-  extra: Omit<StampOptions, "id" | "manifest" | "occurrence" | "replayed"> = {},
+  extra: Omit<StampArtifactOptions, "id" | "manifest" | "occurrence" | "replayed"> = {},
 ): Promise<string> {
   if (recorder === null || typeof recorder !== "object") {
     throw new TypeError("recorder must be a Recorder (from createRecorder)");

@@ -5,9 +5,13 @@
  * thrown: a verifier wants the whole list, and "not verified" is an answer,
  * not an exception.
  */
+import type { KeyObject } from "node:crypto";
+import { basename } from "node:path";
 import { StampError } from "../errors.js";
 import { hashArtifact, type Manifest } from "../identity/index.js";
 import { checkLine } from "./check.js";
+import { isEnvelope, openEnvelope, type SignatureCheck } from "./envelope-check.js";
+import { type TrustedKey, trustedKey } from "./keys.js";
 import { stampPathFor } from "./stamp.js";
 import { readStampFile } from "./stamp-file.js";
 import type { ProvenanceStatement } from "./statement.js";
@@ -22,6 +26,15 @@ export interface VerifyOptions {
    * ignore unrecognized lines").
    */
   foreign?: "problem" | "ignore" | undefined;
+  /**
+   * Public keys whose signatures are trusted (PEM text, `KeyObject`s, or
+   * {@link readTrustedKey} results). When given, every stamp must be a DSSE
+   * envelope with a signature that verifies with one of them: an unsigned
+   * stamp, or one signed by another key, is a problem. When not given,
+   * signatures are not checked and `signed` / `signatures` only say what the
+   * line carries.
+   */
+  trust?: readonly (TrustedKey | string | Buffer | KeyObject)[] | undefined;
 }
 
 /** The check of one line of the stamp file. */
@@ -40,6 +53,12 @@ export interface StampCheck {
   replayed: boolean | undefined;
   /** The stamped manifest, when it is a valid v1 manifest. */
   manifest: Manifest | undefined;
+  /** The line is a DSSE envelope (signed, or at least meant to be). */
+  signed: boolean;
+  /** Each signature of the envelope and what it turned out to be ([] for an unsigned stamp). */
+  signatures: SignatureCheck[];
+  /** keyid of the trusted key that signed it, when `trust` was given and one did. */
+  trustedBy: string | undefined;
 }
 
 /** What {@link verifyStamp} found. */
@@ -57,6 +76,8 @@ export interface VerifyReport {
   stamps: StampCheck[];
   /** Lines skipped with `{ foreign: "ignore" }`, and why. */
   ignored: { line: number; reason: string }[];
+  /** keyids of the trusted keys, when `trust` was given; undefined when signatures were not checked. */
+  trust: string[] | undefined;
 }
 
 /**
@@ -89,6 +110,17 @@ export async function verifyStamp(
       `opts.foreign must be "problem" or "ignore", got ${JSON.stringify(foreign)}`,
     );
   }
+  let trust: TrustedKey[] | undefined;
+  if (opts.trust !== undefined) {
+    if (!Array.isArray(opts.trust)) {
+      throw new TypeError(
+        "opts.trust must be an array of public keys (PEM strings, KeyObjects or readTrustedKey results)",
+      );
+    }
+    trust = opts.trust.map((k, i) =>
+      isTrustedKey(k) ? k : trustedKey(k as string, `opts.trust[${i}]`),
+    );
+  }
   const report: VerifyReport = {
     ok: false,
     artifact: artifactPath,
@@ -97,6 +129,7 @@ export async function verifyStamp(
     problems: [],
     stamps: [],
     ignored: [],
+    trust: trust?.map((k) => k.keyid),
   };
 
   try {
@@ -123,6 +156,7 @@ export async function verifyStamp(
     return report;
   }
 
+  const name = basename(artifactPath);
   let stamps = 0;
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
@@ -138,6 +172,9 @@ export async function verifyStamp(
       invocationId: undefined,
       replayed: undefined,
       manifest: undefined,
+      signed: false,
+      signatures: [],
+      trustedBy: undefined,
     };
     let value: unknown;
     try {
@@ -147,17 +184,47 @@ export async function verifyStamp(
       add(report, check);
       continue;
     }
-    const result = checkLine(value, artifactHex);
-    if (result.kind === "foreign") {
+    const envelope = isEnvelope(value) ? openEnvelope(value, trust) : undefined;
+    let reason: string | undefined;
+    let result: ReturnType<typeof checkLine> | undefined;
+    if (envelope?.kind === "foreign") reason = envelope.reason;
+    else if (envelope !== undefined && envelope.statement === undefined) {
+      // The payload cannot be read: an envelope of ours that was damaged, not a foreign line.
+      check.signed = true;
+      check.signatures = envelope.signatures;
+      check.problems.push(...envelope.problems);
+      stamps++;
+      add(report, check);
+      continue;
+    } else {
+      result = checkLine(envelope === undefined ? value : envelope.statement, artifactHex, name);
+      if (result.kind === "foreign") {
+        reason =
+          envelope === undefined
+            ? result.reason
+            : `is a DSSE envelope whose payload ${result.reason}`;
+      }
+    }
+    if (reason !== undefined || result === undefined || result.kind === "foreign") {
       if (foreign === "ignore") {
-        report.ignored.push({ line, reason: result.reason });
+        report.ignored.push({ line, reason: reason ?? "" });
         continue;
       }
-      check.problems.push(`not an invocache stamp: it ${result.reason}`);
+      check.problems.push(`not an invocache stamp: it ${reason}`);
       add(report, check);
       continue;
     }
     stamps++;
+    if (envelope?.kind === "envelope") {
+      check.signed = true;
+      check.signatures = envelope.signatures;
+      check.trustedBy = envelope.trustedBy;
+      check.problems.push(...envelope.problems);
+    } else if (trust !== undefined) {
+      check.problems.push(
+        "unsigned: trust was asked for, but this stamp is a bare in-toto Statement, not a signed DSSE envelope (stamp with a key: stampArtifact { key }, invocache stamp --key)",
+      );
+    }
     check.problems.push(...result.problems);
     check.statement = result.statement;
     check.id = result.id;
@@ -171,6 +238,12 @@ export async function verifyStamp(
   }
   report.ok = report.problems.length === 0;
   return report;
+}
+
+function isTrustedKey(k: unknown): k is TrustedKey {
+  return (
+    typeof k === "object" && k !== null && "keyid" in k && "publicKey" in k && "algorithm" in k
+  );
 }
 
 function add(report: VerifyReport, check: StampCheck): void {

@@ -52,6 +52,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./redact.js")).redactCommand,
   },
   {
+    name: "keygen",
+    summary: "make a key pair (Ed25519 or ECDSA P-256 PEM) to sign stamps with",
+    load: async () => (await import("./keygen.js")).keygenCommand,
+  },
+  {
     name: "stamp",
     summary: "stamp an artifact with a recorded invocation (in-toto/SLSA, <artifact>.intoto.jsonl)",
     load: async () => (await import("./stamp.js")).stampCommand,

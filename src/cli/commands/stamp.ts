@@ -2,8 +2,9 @@
  * `invocache stamp <artifact> --id <prefix>`: stamp an artifact with a
  * recorded invocation, after the fact.
  */
+import { resolve } from "node:path";
 import { shortId } from "../../identity/index.js";
-import { stampArtifact } from "../../provenance/index.js";
+import { readSigningKey, type SigningKey, stampArtifact } from "../../provenance/index.js";
 import { integerOption, parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { CliError, EXIT, UsageError } from "../errors.js";
@@ -16,6 +17,7 @@ const OPTIONS = {
   id: { type: "string" },
   occurrence: { type: "string" },
   replayed: { type: "boolean" },
+  key: { type: "string" },
 } as const;
 
 /**
@@ -24,12 +26,14 @@ const OPTIONS = {
  */
 export const stampCommand: Command = {
   name: "stamp",
-  help: `Usage: invocache stamp <artifact> --id <prefix> [--occurrence N] [--store URL | --cassette FILE] [--namespace NS] [--replayed] [--json]
+  help: `Usage: invocache stamp <artifact> --id <prefix> [--occurrence N] [--store URL | --cassette FILE] [--namespace NS] [--replayed] [--key FILE] [--json]
 
 Append a provenance stamp (an in-toto Statement v1 with a SLSA Provenance v1
 predicate, docs/provenance.md) to <artifact>.intoto.jsonl, tying the artifact
 to the recorded invocation <prefix> names: its manifest, the digest of its
-recorded response, its recording metadata.
+recorded response, its recording metadata. With --key, the line is a DSSE
+envelope holding that statement, signed with the key (Ed25519 or ECDSA
+P-256, from \`invocache keygen\`); without, an unsigned Statement.
 
 Options:
   --id PREFIX        the entry's id prefix (8+ hex, unique)          (required)
@@ -38,13 +42,16 @@ Options:
   --cassette FILE    a YAML cassette instead of a store
   --namespace NS     which namespace, when the id is in several
   --replayed         mark the stamp as made from a replayed output (metadata.invocache_replayed)
-  --json             {"artifact", "stampPath", "id", "shortId", "namespace", "occurrence"}
+  --key FILE         sign with this PEM private key (the .key.pem of \`invocache keygen\`)
+  --json             {"artifact", "stampPath", "id", "shortId", "namespace", "occurrence",
+                     "signed", "keyid"}
   -h, --help         this help
 
 Examples:
   invocache stamp out/plan.md --id 3f2a9c0d
   invocache stamp out/patch.diff --id 9b1c44e0 --cassette cassettes/test/builder.yaml
   invocache stamp out/plan.md --id 3f2a9c0d && invocache verify out/plan.md
+  invocache stamp out/plan.md --id 3f2a9c0d --key .invocache/keys/invocache-signing.key.pem
 `,
   async run(argv, io) {
     const { values, positionals } = parseCommandArgs("stamp", argv, OPTIONS, {
@@ -60,6 +67,14 @@ Examples:
     const occurrence =
       values.occurrence === undefined ? undefined : integerOption("occurrence", values.occurrence);
     const artifact = positionals[0]!;
+    if (artifact === "") {
+      throw new UsageError("stamp: <artifact> must be a file path, got an empty string");
+    }
+    if (values.key === "")
+      throw new UsageError("stamp: --key must be a file path, got an empty string");
+    // Read the key before the store: a wrong key file is reported before anything is opened.
+    let key: SigningKey | undefined;
+    if (values.key !== undefined) key = await readSigningKey(resolve(io.cwd, values.key));
     const source = openSource(values, io);
     try {
       const { entries } = await readAll(source, io);
@@ -84,6 +99,7 @@ Examples:
         entry: r.entry,
         occurrence: r.occurrence,
         replayed: values.replayed === true,
+        key,
       });
       if (values.json) {
         printJson(io, {
@@ -93,10 +109,12 @@ Examples:
           shortId: shortId(id),
           namespace: r.namespace,
           occurrence: r.occurrence,
+          signed: key !== undefined,
+          keyid: key?.keyid ?? null,
         });
       } else {
         io.out(
-          `Stamped ${artifact} with ${io.style.cyan(shortId(id))} (${r.entry.manifest.role}, attempt ${r.entry.manifest.attempt}, occurrence ${r.occurrence}) → ${stampPath}\n`,
+          `Stamped ${artifact} with ${io.style.cyan(shortId(id))} (${r.entry.manifest.role}, attempt ${r.entry.manifest.attempt}, occurrence ${r.occurrence}) → ${stampPath}${key === undefined ? " (unsigned)" : `, signed by keyid ${key.keyid.slice(0, 12)}`}\n`,
         );
       }
       return EXIT.ok;
