@@ -51,7 +51,7 @@ export interface ResourceDescriptor {
 }
 
 /**
- * `externalParameters` of buildType `https://invocache.dev/invocation/v1`:
+ * `externalParameters` of buildType `pkg:npm/invocache#docs/build-types/invocation-v1.md`:
  * the manifest's fields, with the prompt (and params) as digests so the
  * parameters stay small and free of prompt text.
  */

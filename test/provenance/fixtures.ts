@@ -2,6 +2,7 @@
  * Fixed inputs for the provenance tests and for the example stamp printed in
  * docs/provenance.md (doc.test.ts keeps the two equal).
  */
+import { createHash, createPrivateKey, createPublicKey } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -10,7 +11,7 @@ import {
   invocationManifest,
   type Manifest,
 } from "../../src/identity/index.js";
-import { stampFromRecorder } from "../../src/provenance/index.js";
+import { type SigningKey, signingKey, stampFromRecorder } from "../../src/provenance/index.js";
 import { createRecorder } from "../../src/recorder/index.js";
 
 /** Pinned machine roots, so manifests do not depend on who runs the tests. */
@@ -57,11 +58,34 @@ export const DOC_RUNS = [
 ] as const;
 
 /**
+ * A fixed Ed25519 key for tests and the docs' signed example, so its keyid
+ * is the same on every machine. Derived from a public seed (sha256 of a
+ * label) instead of committing a private key file: it signs test data only
+ * and must never be trusted for anything else.
+ */
+export function fixedKey(label = "invocache test key 1"): SigningKey {
+  const seed = createHash("sha256").update(label).digest();
+  // PKCS #8 for Ed25519 (RFC 8410 §7): a fixed 16-byte prefix, then the 32-byte seed.
+  const der = Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), seed]);
+  return signingKey(createPrivateKey({ key: der, format: "der", type: "pkcs8" }));
+}
+
+/** PEM of a signing key's public half. */
+export function publicPem(key: SigningKey): string {
+  return createPublicKey(key.privateKey).export({ type: "spki", format: "pem" }) as string;
+}
+
+/** File name of the public key beside the docs' signed example. */
+export const DOC_PUBLIC_KEY = "invocache-signing.pub.pem";
+
+/**
  * The docs example, for real: a planner step run twice through a recorder
  * (record, then replay), writing `plan.md` in `dir` and stamping it after each
- * run. Returns the artifact path.
+ * run. With `key`, the stamps are signed and the public key is written to
+ * `dir/invocache-signing.pub.pem`. Returns the artifact path.
  */
-export async function docExample(dir: string): Promise<string> {
+export async function docExample(dir: string, key?: SigningKey): Promise<string> {
+  if (key !== undefined) await writeFile(join(dir, DOC_PUBLIC_KEY), publicPem(key));
   const artifact = join(dir, PLAN_NAME);
   const recorder = createRecorder({ store: "memory://", mode: "auto", identity: MACHINE });
   try {
@@ -71,7 +95,7 @@ export async function docExample(dir: string): Promise<string> {
         inputArtifactHashes: [SPEC_HASH],
       });
       await writeFile(artifact, out.text);
-      await stampFromRecorder(artifact, recorder, run);
+      await stampFromRecorder(artifact, recorder, key === undefined ? run : { ...run, key });
     }
   } finally {
     await recorder.close();

@@ -1,17 +1,26 @@
 #!/usr/bin/env python3
 """Second implementation of invocache stamp verification (docs/provenance.md).
 
-    python3 verify_stamp.py ARTIFACT
+    python3 verify_stamp.py ARTIFACT [--pae-dir DIR]
 
-For every line of ARTIFACT.intoto.jsonl: the line is an in-toto Statement v1
+For every line of ARTIFACT.intoto.jsonl: a signed line is a DSSE envelope
+(payloadType application/vnd.in-toto+json, payload and sig in base64) whose
+payload is the Statement; the Statement is an in-toto Statement v1
 with the SLSA Provenance v1 predicate and buildType invocache/invocation/v1;
 sha256(ARTIFACT) is its subject digest; the stamped manifest hashes to the
 invocache-identity byproduct (identity recipe v1, computed by
 test/vectors/verify_identity_vectors.py); the prompt digest is sha256 of the
 prompt's bytes and the params digest sha256 of their JCS text. Prints one
 line per stamp, exits 1 on any problem.
+
+The standard library cannot verify Ed25519, so signatures are not checked
+here: with --pae-dir, the exact bytes DSSE signs (the PAE of the payload)
+and each signature are written to DIR/line-N.pae and DIR/line-N.sig-K, for
+`openssl pkeyutl -verify -rawin` (docs/provenance.md).
 Standard library only.
 """
+import base64
+import binascii
 import hashlib
 import json
 import sys
@@ -23,7 +32,46 @@ from verify_identity_vectors import identity, jcs, wtf8  # noqa: E402
 
 STATEMENT = "https://in-toto.io/Statement/v1"
 SLSA = "https://slsa.dev/provenance/v1"
-BUILD_TYPE = "https://invocache.dev/invocation/v1"
+BUILD_TYPE = "pkg:npm/invocache#docs/build-types/invocation-v1.md"
+PAYLOAD_TYPE = "application/vnd.in-toto+json"
+
+
+def b64decode(text):
+    """Standard or URL-safe base64 (DSSE allows both), strictly: None if it is not base64."""
+    try:
+        padded = text + "=" * (-len(text) % 4)
+        if "-" in text or "_" in text:
+            padded = padded.replace("-", "+").replace("_", "/")
+        return base64.b64decode(padded, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def pae(payload_type, body):
+    """DSSE v1 pre-authentication encoding (secure-systems-lab/dsse protocol.md)."""
+    t = payload_type.encode("utf-8")
+    return b"DSSEv1 %d %s %d %s" % (len(t), t, len(body), body)
+
+
+def open_envelope(envelope):
+    """(statement, PAE bytes, [(keyid, signature bytes)], problems) of a DSSE envelope."""
+    if envelope.get("payloadType") != PAYLOAD_TYPE:
+        return None, None, [], ["not an in-toto DSSE envelope"]
+    body = b64decode(envelope.get("payload", ""))
+    if body is None:
+        return None, None, [], ["payload is not base64"]
+    sigs = []
+    for s in envelope.get("signatures", []):
+        sig = b64decode(s.get("sig", ""))
+        if not sig:
+            return None, None, [], ["a sig is not base64"]
+        sigs.append((s.get("keyid", ""), sig))
+    if not sigs:
+        return None, None, [], ["envelope has no signature"]
+    try:
+        return json.loads(body.decode("utf-8")), pae(PAYLOAD_TYPE, body), sigs, []
+    except (UnicodeDecodeError, ValueError):
+        return None, None, [], ["payload is not JSON"]
 
 
 def check(stamp, artifact_sha256):
@@ -63,6 +111,7 @@ def check(stamp, artifact_sha256):
 
 def main(argv):
     artifact = Path(argv[1])
+    pae_dir = Path(argv[3]) if len(argv) > 3 and argv[2] == "--pae-dir" else None
     digest = hashlib.sha256(artifact.read_bytes()).hexdigest()
     stamp_file = artifact.with_name(artifact.name + ".intoto.jsonl")
     failed = 0
@@ -70,10 +119,23 @@ def main(argv):
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        problems, claimed = check(json.loads(line), digest)
+        value = json.loads(line)
+        signed = ""
+        if "payloadType" in value and "_type" not in value:
+            value, signed_bytes, sigs, problems = open_envelope(value)
+            if problems:
+                failed += 1
+                print(f"FAIL line {number} - {'; '.join(problems)}")
+                continue
+            signed = " dsse " + ",".join(k[:12] for k, _ in sigs)
+            if pae_dir is not None:
+                (pae_dir / f"line-{number}.pae").write_bytes(signed_bytes)
+                for k, (_, sig) in enumerate(sigs, start=1):
+                    (pae_dir / f"line-{number}.sig-{k}").write_bytes(sig)
+        problems, claimed = check(value, digest)
         failed += bool(problems)
         status = "ok  " if not problems else "FAIL"
-        print(f"{status} line {number} {claimed[:12]} {'; '.join(problems)}".rstrip())
+        print(f"{status} line {number} {claimed[:12]}{signed} {'; '.join(problems)}".rstrip())
     return 1 if failed else 0
 
 
