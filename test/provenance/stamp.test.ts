@@ -439,7 +439,7 @@ describe("verifyStamp reports every problem", () => {
         other((s) => Object.assign(s, { predicateType: "https://spdx.dev/Document" })),
         other((s) =>
           Object.assign(s.predicate.buildDefinition, {
-            buildType: "https://invocache.dev/invocation/v2",
+            buildType: "pkg:npm/invocache#docs/build-types/invocation-v2.md",
           }),
         ),
         JSON.stringify({
@@ -447,6 +447,11 @@ describe("verifyStamp reports every problem", () => {
           payload: "e30=",
           signatures: [],
         }),
+        other((s) =>
+          Object.assign(s.predicate.buildDefinition, {
+            buildType: "https://invocache.dev/invocation/v1",
+          }),
+        ),
         "[1, 2]",
         "",
       ].join("\n"),
@@ -456,15 +461,16 @@ describe("verifyStamp reports every problem", () => {
     expect(strict.problems).toEqual([
       'line 2: not an invocache stamp: it has _type "https://in-toto.io/Statement/v0.1", not an in-toto Statement v1 (https://in-toto.io/Statement/v1)',
       'line 3: not an invocache stamp: it has predicateType "https://spdx.dev/Document", not SLSA Provenance v1 (https://slsa.dev/provenance/v1)',
-      'line 4: not an invocache stamp: it has buildType "https://invocache.dev/invocation/v2", not an invocache invocation (https://invocache.dev/invocation/v1); it was written by another invocache version: verify it with that version',
-      "line 5: not an invocache stamp: it is a DSSE envelope; invocache writes unsigned in-toto Statements and does not check signatures (verify it with the tool that signed it)",
-      "line 6: not an invocache stamp: it is an array, not a JSON object",
+      'line 4: not an invocache stamp: it has buildType "pkg:npm/invocache#docs/build-types/invocation-v2.md", not an invocache invocation (pkg:npm/invocache#docs/build-types/invocation-v1.md); it was written by another invocache version: verify it with that version',
+      "line 5: not an invocache stamp: it is a DSSE envelope whose payload has _type missing, not an in-toto Statement v1 (https://in-toto.io/Statement/v1)",
+      'line 6: not an invocache stamp: it has buildType "https://invocache.dev/invocation/v1", not an invocache invocation (pkg:npm/invocache#docs/build-types/invocation-v1.md); it has the placeholder buildType of earlier invocache versions: stamp the artifact again',
+      "line 7: not an invocache stamp: it is an array, not a JSON object",
     ]);
 
     const lenient = await verifyStamp(artifact, { foreign: "ignore" });
     expect(lenient.ok).toBe(true);
     expect(lenient.stamps.map((s) => s.line)).toEqual([1]);
-    expect(lenient.ignored.map((i) => i.line)).toEqual([2, 3, 4, 5, 6]);
+    expect(lenient.ignored.map((i) => i.line)).toEqual([2, 3, 4, 5, 6, 7]);
   });
 
   it("a file with only foreign lines is not verified, even when they are ignored", async () => {
