@@ -313,6 +313,8 @@ describe("invocache stamp and verify", () => {
       shortId: plannerId.slice(0, 12),
       namespace: "default",
       occurrence: 0,
+      signed: false,
+      keyid: null,
     });
     const statement = JSON.parse(readFileSync(`${artifact}.intoto.jsonl`, "utf8").split("\n")[0]!);
     expect(statement._type).toBe("https://in-toto.io/Statement/v1");
