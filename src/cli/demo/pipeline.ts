@@ -4,14 +4,15 @@
  * `createFetch` (plain `fetch`, no SDK) inside `withInvocation`, so the
  * recorder sees role, task, attempt, project root and input artifacts the
  * way a real pipeline would give them. Each step writes its output as an
- * artifact and stamps it with the call that produced it.
+ * artifact and stamps it with the call that produced it, signed with the
+ * demo's key.
  */
 import { randomUUID } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createFetch, withInvocation } from "../../adapters/index.js";
 import { hashArtifact } from "../../identity/index.js";
-import { stampArtifact } from "../../provenance/index.js";
+import { type SigningKey, stampArtifact } from "../../provenance/index.js";
 import type { Recorder } from "../../recorder/index.js";
 import { FEEDBACK_MARKER } from "./script.js";
 
@@ -46,6 +47,8 @@ export interface PipelineOptions {
   baseUrl: string;
   /** Where artifacts and their stamps are written. */
   outDir: string;
+  /** The key every stamp is signed with (the demo's own, from its keys folder). */
+  key?: SigningKey | undefined;
   /** The project root; it appears in prompts and normalizes to {project}. */
   projectPath: string;
   /** Called once a step is final: the planner at once, a build and its review once the gate decided. */
@@ -121,6 +124,7 @@ export async function runPipeline(opts: PipelineOptions): Promise<StepResult[]> 
       replayed: served.hit,
       startedOn,
       finishedOn: new Date(),
+      key: opts.key,
     });
     const result: StepResult = {
       step: steps.length + 1,
