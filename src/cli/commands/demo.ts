@@ -226,7 +226,10 @@ Examples:
       }
 
       io.out(
-        `\n${s.bold("Stamps")} · ${plural(artifacts.length, "artifact")} in ${shownOut}/, one signed stamp per run (recorded, then replayed), verified with --trust ${relative(io.cwd, demoKey.publicKeyPath)}\n`,
+        `\n${s.bold("Stamps")} · ${plural(artifacts.length, "artifact")} in ${shownOut}/, one signed stamp per run (recorded, then replayed)\n` +
+          s.dim(
+            `  verified against the demo's key: --trust ${relative(io.cwd, demoKey.publicKeyPath)}\n`,
+          ),
       );
       io.out(
         renderTable(
