@@ -156,6 +156,45 @@ describe("keygen, stamp --key, verify --trust", () => {
     );
   });
 
+  it("verify --json names each tamper: keyid swapped, signature flipped, file truncated", () => {
+    const key = join(".invocache", "keys", "invocache-signing.key.pem");
+    const pub = join(".invocache", "keys", "invocache-signing.pub.pem");
+    const cases: Array<[string, (line: string) => string, RegExp]> = [
+      [
+        "keyid.md",
+        (l) => {
+          const e = JSON.parse(l);
+          e.signatures[0].keyid = "f".repeat(64);
+          return JSON.stringify(e);
+        },
+        /^line 1: signature 1: keyid f{16}… was edited: the signature is by trusted key/,
+      ],
+      [
+        "sig.md",
+        (l) => {
+          const e = JSON.parse(l);
+          const sig = Buffer.from(e.signatures[0].sig, "base64");
+          sig[0] = sig[0]! ^ 1;
+          e.signatures[0].sig = sig.toString("base64");
+          return JSON.stringify(e);
+        },
+        /^line 1: signature 1 does not verify with trusted key/,
+      ],
+      ["cut.md", (l) => l.slice(0, 100), /^line 1: not JSON \(/],
+    ];
+    for (const [name, edit, reason] of cases) {
+      writeFileSync(join(cwd, name), "1. build 2. test\n");
+      expect(cli(["stamp", name, "--id", id.slice(0, 10), "--key", key], { cwd }).status).toBe(0);
+      const stampPath = join(cwd, `${name}.intoto.jsonl`);
+      writeFileSync(stampPath, `${edit(readFileSync(stampPath, "utf8").trimEnd())}\n`);
+      const r = cli(["verify", name, "--trust", pub, "--json"], { cwd });
+      expect(r.status, name).toBe(1);
+      const report = r.json<VerifyJson>();
+      expect(report.ok).toBe(false);
+      expect(report.artifacts[0]!.problems[0], name).toMatch(reason);
+    }
+  });
+
   it("usage errors name the argument: verify '', stamp '', --trust '', a missing key file", () => {
     const empty = cli(["verify", ""], { cwd });
     expect(empty.status).toBe(2);
