@@ -1,9 +1,10 @@
 /**
  * Verifying: recompute what a stamp claims (the artifact's sha256, the
  * identity of the stamped manifest, the parameters and dependencies derived
- * from it) and report every mismatch. Content problems are reported, never
- * thrown: a verifier wants the whole list, and "not verified" is an answer,
- * not an exception.
+ * from it), open DSSE envelopes and check their signatures against the
+ * trusted keys when there are some, and report every mismatch. Content
+ * problems are reported, never thrown: a verifier wants the whole list, and
+ * "not verified" is an answer, not an exception.
  */
 import type { KeyObject } from "node:crypto";
 import { basename } from "node:path";
@@ -84,8 +85,10 @@ export interface VerifyReport {
  * Verify an artifact against its stamp file: the artifact's sha256 must be a
  * subject of every stamp, each stamped manifest must hash to the stamp's
  * identity (recipe v1), and the parameters and dependencies must be the ones
- * that manifest gives. Reports every mismatch; `ok` is true only when there
- * is at least one stamp and none has a problem.
+ * that manifest gives. A signed stamp (DSSE envelope) is checked on its
+ * payload; with `opts.trust`, every stamp must also carry a signature that
+ * verifies with a trusted key. Reports every mismatch; `ok` is true only
+ * when there is at least one stamp and none has a problem.
  *
  * A missing artifact or stamp file is a problem in the report. A file that
  * exists but cannot be read (a directory, no permission) throws `StampError`
@@ -95,6 +98,9 @@ export interface VerifyReport {
  * const report = await verifyStamp("out/plan.md");
  * if (!report.ok) for (const p of report.problems) console.error(p);
  * report.stamps.map((s) => [s.id?.slice(0, 12), s.replayed]); // [["3f2a…", false], ["3f2a…", true]]
+ *
+ * const signed = await verifyStamp("out/plan.md", { trust: [await readTrustedKey("ci.pub.pem")] });
+ * signed.stamps.map((s) => s.trustedBy?.slice(0, 12)); // ["5b0c1d2e3f4a", "5b0c1d2e3f4a"]
  */
 export async function verifyStamp(
   artifactPath: string,
