@@ -5,12 +5,12 @@
  * `INVOCACHE_DEBUG=1`.
  */
 import { AmbiguousIdError, InvocacheError } from "../errors.js";
-import { INVOCACHE_VERSION } from "../version.js";
 import { closest } from "./args.js";
 import type { Command, CommandEntry } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
 import { CliError, EXIT, type ExitCode, UsageError } from "./errors.js";
 import type { Io } from "./io.js";
+import { packageVersion } from "./package-version.js";
 
 /**
  * The text of `invocache --help`.
@@ -63,9 +63,8 @@ export async function runCli(argv: readonly string[], io: Io): Promise<ExitCode>
       return name === undefined ? EXIT.usage : EXIT.ok;
     }
     if (name === "--version" || name === "-v" || name === "version") {
-      io.out(
-        json ? `${JSON.stringify({ version: INVOCACHE_VERSION })}\n` : `${INVOCACHE_VERSION}\n`,
-      );
+      const version = packageVersion();
+      io.out(json ? `${JSON.stringify({ version })}\n` : `${version}\n`);
       return EXIT.ok;
     }
     const command = await findCommand(name).load();

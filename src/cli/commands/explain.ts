@@ -31,7 +31,7 @@ const FIELDS = ["role", "model", "attempt", "task", "params", "inputs", "prompt"
  */
 export const explainCommand: Command = {
   name: "explain",
-  help: `Usage: invocache explain <a> <b> [--store URL | --cassette FILE] [--namespace NS] [--exit-code] [--json]
+  help: `Usage: invocache explain <a> <b> [--store URL | --cassette PATH] [--namespace NS] [--exit-code] [--json]
 
 Compare two invocations field by field (role, model, attempt, task, params,
 inputs, prompt) after normalization, and say why they do or do not share an
@@ -41,7 +41,7 @@ identity. Each of <a> and <b> is:
 
 Options:
   --store URL        store to resolve id prefixes in (default: sqlite://.invocache/cache.sqlite)
-  --cassette FILE    resolve id prefixes in this cassette instead
+  --cassette PATH    resolve id prefixes in this cassette (or folder of them) instead
   --namespace NS     only entries of this namespace
   --exit-code        exit 1 when the identities differ (like git diff --exit-code)
   --json             {"same", "a", "b", "fields", "diffs"} (see docs/cli.md)
