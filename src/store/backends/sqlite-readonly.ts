@@ -111,7 +111,7 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
 /**
  * Open read-only. A WAL database needs its `-shm` file: when it does not
  * exist and cannot be created (a folder the user may not write), SQLite
- * refuses; the file is then opened as immutable, which needs neither (and
+ * refuses (CANTOPEN or READONLY); the file is then opened as immutable, which needs neither (and
  * takes no locks, so a writer at the same moment may go unseen: fine for a
  * look at a store nobody can write anyway).
  */
@@ -119,7 +119,8 @@ async function openReadOnly(sqlite3: Sqlite3, path: string): Promise<RawDatabase
   try {
     return await openChecked(sqlite3, path, sqlite3.OPEN_READONLY);
   } catch (error) {
-    if ((error as { code?: string }).code !== "SQLITE_CANTOPEN") throw noTable(error);
+    const code = (error as { code?: string }).code;
+    if (code !== "SQLITE_CANTOPEN" && code !== "SQLITE_READONLY") throw noTable(error);
   }
   const uri = `file:${encodeURI(path).replace(/[?#]/g, encodeURIComponent)}?mode=ro&immutable=1`;
   try {
