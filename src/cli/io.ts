@@ -117,7 +117,8 @@ export function processIo(): Io {
     style: makeStyle(useColor(process.stdout, env)),
     errStyle: makeStyle(useColor(process.stderr, env)),
     stderrTTY: process.stderr.isTTY === true,
-    columns: process.stderr.columns ?? 80,
+    // A terminal of unknown size (a pty nobody sized, e.g. under `script`) reports 0.
+    columns: process.stderr.columns || 80,
     stdin: async (maxBytes = Number.POSITIVE_INFINITY) => {
       const chunks: Buffer[] = [];
       let total = 0;
