@@ -35,7 +35,9 @@ export function progress(
   now: () => number = () => performance.now(),
 ): Progress {
   if (!io.stderrTTY) return NOOP;
-  const delay = io.env.INVOCACHE_PROGRESS_DELAY_MS ? Number(io.env.INVOCACHE_PROGRESS_DELAY_MS) : Number.NaN;
+  const delay = io.env.INVOCACHE_PROGRESS_DELAY_MS
+    ? Number(io.env.INVOCACHE_PROGRESS_DELAY_MS)
+    : Number.NaN;
   const showAfter = Number.isFinite(delay) && delay >= 0 ? delay : SHOW_AFTER_MS;
   const started = now();
   let count = 0;

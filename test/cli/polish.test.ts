@@ -239,6 +239,25 @@ describe("invocache completion", () => {
       const r = spawnSync(shell, args, { encoding: "utf8" });
       if (r.error !== undefined && (r.error as NodeJS.ErrnoException).code === "ENOENT") continue;
       expect(r.status, `${shell}: ${r.stderr}`).toBe(0);
+      if (shell !== "fish") continue;
+      // fish can also be asked what it would complete.
+      const complete = (line: string) => {
+        const c = spawnSync(
+          "fish",
+          [
+            "-c",
+            `source ${JSON.stringify(join(cwd, "completion.fish"))}; complete -C ${JSON.stringify(line)}`,
+          ],
+          { encoding: "utf8" },
+        );
+        return c.stdout
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => l.split("\t")[0]);
+      };
+      expect(complete("invocache ls --st")).toEqual(["--store"]);
+      expect(complete("invocache s")).toEqual(["show", "stamp", "stats"]);
+      expect(complete("invocache completion ")).toEqual(["bash", "fish", "zsh"]);
     }
   });
 });

@@ -59,9 +59,12 @@ describe("a store the user may read but not write", () => {
   it("ls, show, stats and explain read it", () => {
     const ls = cli(["ls", "--store", url, "--json"], { cwd: root, ...who });
     expect(ls.status, ls.stderr).toBe(0);
-    expect(ls.json<{ entries: Array<{ id: string }> }>().entries.map((e) => e.id).sort()).toEqual(
-      [...ids].sort(),
-    );
+    expect(
+      ls
+        .json<{ entries: Array<{ id: string }> }>()
+        .entries.map((e) => e.id)
+        .sort(),
+    ).toEqual([...ids].sort());
     const show = cli(["show", ids[0]!.slice(0, 10), "--store", url], { cwd: root, ...who });
     expect(show.status, show.stderr).toBe(0);
     expect(show.stdout).toMatch(/role\s+planner/);
@@ -109,7 +112,9 @@ describe("a store that cannot be read", () => {
     const r = cli(["ls"], { cwd: lockedProject, ...who });
     expect(r.status).toBe(1);
     expect(r.stdout).not.toMatch(/Nothing recorded yet/);
-    expect(r.stderr).toMatch(/^invocache: cannot read sqlite:\/\/.*cache\.sqlite: permission denied/);
+    expect(r.stderr).toMatch(
+      /^invocache: cannot read sqlite:\/\/.*cache\.sqlite: permission denied/,
+    );
     expect(r.stderr).toMatch(/check that you may read/);
   });
 });

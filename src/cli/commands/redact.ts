@@ -105,9 +105,13 @@ function expand(path: string): string[] {
     if (code === "ENOENT" || code === "ENOTDIR") {
       throw new UsageError(`redact: no such cassette or folder ${path}`);
     }
-    throw new CliError("ERR_UNREADABLE", `redact: cannot read ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new CliError(
+      "ERR_UNREADABLE",
+      `redact: cannot read ${path}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
   }
   return folder ? cassetteFiles(path) : [path];
 }
