@@ -51,9 +51,14 @@ function onTerminal(args: readonly string[]): { status: number | null; output: s
   return { status: r.status, output: r.stdout };
 }
 
-const CASES: Array<{ args: string[]; label: RegExp }> = [
+const CASES: Array<{ args: string[]; label: RegExp; code?: number }> = [
   { args: ["ls", "--store", "sqlite://cache.sqlite"], label: /reading sqlite:\/\/\S+ \d+/ },
   { args: ["stats", "--store", "sqlite://cache.sqlite"], label: /reading sqlite:\/\/\S+ \d+/ },
+  {
+    args: ["explain", "deadbeef00", "deadbeef01", "--store", "sqlite://cache.sqlite"],
+    label: /reading sqlite:\/\/\S+ \d+/,
+    code: 1,
+  },
   { args: ["ls", "--cassette", "cassettes"], label: /reading cassette:\/\/cassettes… \d+/ },
   { args: ["redact", "cassettes", "--dry-run"], label: /redacting \[[█░]+\] \d+\/2/ },
 ];
@@ -61,13 +66,13 @@ const CASES: Array<{ args: string[]; label: RegExp }> = [
 describe("progress", () => {
   it.each(CASES.map((c) => ({ ...c, line: c.args.join(" ") })))(
     "$line: a bar on a terminal, none on a pipe",
-    ({ args, label }) => {
+    ({ args, label, code = 0 }) => {
       const tty = onTerminal(args);
-      expect(tty.status, tty.output).toBe(0);
+      expect(tty.status, tty.output).toBe(code);
       expect(tty.output).toMatch(label);
       expect(tty.output).toContain("\r\x1b[K");
       const pipe = cli(args, { cwd, env: ENV });
-      expect(pipe.status, pipe.stderr).toBe(0);
+      expect(pipe.status, pipe.stderr).toBe(code);
       expect(pipe.stderr).not.toMatch(label);
       expect(pipe.stderr).not.toContain("\r");
     },

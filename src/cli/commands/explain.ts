@@ -21,6 +21,7 @@ import { invocationFromDocument, type LoadedInvocation } from "../invocation.js"
 import type { Io } from "../io.js";
 import { looksLikePrefix, resolveEntries } from "../resolve.js";
 import { type EntrySource, openSource, SOURCE_OPTIONS, type SourceContents } from "../source.js";
+import { readAll } from "./ls.js";
 
 const OPTIONS = { ...SOURCE_OPTIONS, "exit-code": { type: "boolean" } } as const;
 const FIELDS = ["role", "model", "attempt", "task", "params", "inputs", "prompt"] as const;
@@ -73,7 +74,7 @@ Examples:
         );
       }
       source ??= openSource(values, io);
-      contents ??= await source.read();
+      contents ??= await readAll(source, io);
       const { records } = resolveEntries(arg, contents.entries, source);
       const r = records[0]!;
       return invocationFromDocument(
