@@ -234,7 +234,7 @@ Examples:
       const bin = io.env.npm_lifecycle_event === undefined ? "invocache" : "npx invocache";
       io.out(`\n${s.bold("Look around")}\n`);
       // A memory:// store ended with this process: ls, show and explain would see it empty.
-      if (storeUrl.startsWith("memory:")) {
+      if (/^memory:/i.test(storeUrl)) {
         io.out(
           s.dim(
             `  (the memory:// store is gone with the demo, so ls, show and explain have nothing to\n   read; run ${bin} demo without --store to keep the recordings in .invocache/cache.sqlite)\n`,
