@@ -42,7 +42,7 @@ export function parseCommandArgs<T extends OptionSpec>(
   let parsed: Parsed<T & typeof COMMON_OPTIONS>;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: joinNegativeValues(argv, all),
       options: all,
       allowPositionals: true,
       strict: true,
@@ -63,6 +63,35 @@ export function parseCommandArgs<T extends OptionSpec>(
     );
   }
   return parsed;
+}
+
+/**
+ * `--attempt -1` → `--attempt=-1`: parseArgs takes a value that starts with
+ * a dash for an option and reports the option as missing its value, when
+ * the user did give one (a negative number) that the option's own check
+ * should refuse with a message about the number.
+ */
+function joinNegativeValues(argv: readonly string[], options: OptionSpec): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const next = argv[i + 1];
+    const name = arg.startsWith("--") ? arg.slice(2) : undefined;
+    if (
+      name !== undefined &&
+      options[name]?.type === "string" &&
+      next !== undefined &&
+      /^-\d/.test(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 function parseFailure(command: string, error: unknown, known: readonly string[]): string {
@@ -124,10 +153,44 @@ function distance(a: string, b: string): number {
  *
  * @example
  * integerOption("attempt", "1") // 1
+ * integerOption("attempt", "-1") // throws: --attempt must be an integer >= 0, got "-1"
  */
 export function integerOption(name: string, value: string, min = 0): number {
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
     throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
   }
   return Number(value);
+}
+
+const SIZE_UNITS: Record<string, number> = {
+  "": 1,
+  b: 1,
+  k: 1024,
+  kb: 1000,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1000 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1000 ** 3,
+  gib: 1024 ** 3,
+};
+
+/**
+ * A byte size option value (`1048576`, `64MiB`, `100MB`, `2G`), or a usage
+ * error naming the option.
+ *
+ * @example
+ * sizeOption("max-bytes", "64MiB") // 67108864
+ */
+export function sizeOption(name: string, value: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([a-zA-Z]*)$/.exec(value.trim());
+  const unit = SIZE_UNITS[m?.[2]?.toLowerCase() ?? "?"];
+  const bytes = m === null || unit === undefined ? Number.NaN : Math.floor(Number(m[1]) * unit);
+  if (!Number.isSafeInteger(bytes) || bytes < 1) {
+    throw new UsageError(
+      `--${name} must be a size such as 1048576, 64MiB or 1GB, got ${JSON.stringify(value)}`,
+    );
+  }
+  return bytes;
 }

@@ -37,8 +37,19 @@ export interface Io {
   readonly stderrTTY: boolean;
   /** Width of the stderr terminal, 80 when unknown. */
   readonly columns: number;
-  /** All of stdin. */
-  stdin(): Promise<Buffer>;
+  /**
+   * All of stdin; with `maxBytes`, rejects with an {@link InputTooLargeError}
+   * as soon as more than that arrived (stdin may be endless: `< /dev/zero`).
+   */
+  stdin(maxBytes?: number): Promise<Buffer>;
+}
+
+/** More input than the command reads (see {@link Io.stdin}). */
+export class InputTooLargeError extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`more than ${maxBytes} bytes`);
+    this.name = "InputTooLargeError";
+  }
 }
 
 /** The minimum a stream must offer to decide on colors. */
@@ -106,10 +117,19 @@ export function processIo(): Io {
     style: makeStyle(useColor(process.stdout, env)),
     errStyle: makeStyle(useColor(process.stderr, env)),
     stderrTTY: process.stderr.isTTY === true,
-    columns: process.stderr.columns ?? 80,
-    stdin: async () => {
+    // A terminal of unknown size (a pty nobody sized, e.g. under `script`) reports 0.
+    columns: process.stderr.columns || 80,
+    stdin: async (maxBytes = Number.POSITIVE_INFINITY) => {
       const chunks: Buffer[] = [];
-      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      let total = 0;
+      for await (const chunk of process.stdin) {
+        total += (chunk as Buffer).length;
+        if (total > maxBytes) {
+          process.stdin.destroy();
+          throw new InputTooLargeError(maxBytes);
+        }
+        chunks.push(chunk as Buffer);
+      }
       return Buffer.concat(chunks);
     },
   };

@@ -14,7 +14,7 @@ export interface Progress {
 }
 
 const NOOP: Progress = { tick() {}, done() {} };
-/** Don't draw for operations shorter than this. */
+/** Don't draw for operations shorter than this (`INVOCACHE_PROGRESS_DELAY_MS` overrides it). */
 const SHOW_AFTER_MS = 250;
 const REDRAW_MS = 80;
 const BAR_WIDTH = 24;
@@ -35,6 +35,10 @@ export function progress(
   now: () => number = () => performance.now(),
 ): Progress {
   if (!io.stderrTTY) return NOOP;
+  const delay = io.env.INVOCACHE_PROGRESS_DELAY_MS
+    ? Number(io.env.INVOCACHE_PROGRESS_DELAY_MS)
+    : Number.NaN;
+  const showAfter = Number.isFinite(delay) && delay >= 0 ? delay : SHOW_AFTER_MS;
   const started = now();
   let count = 0;
   let lastDraw = 0;
@@ -43,7 +47,7 @@ export function progress(
 
   const draw = () => {
     const t = now();
-    if (t - started < SHOW_AFTER_MS || t - lastDraw < REDRAW_MS) return;
+    if (t - started < showAfter || t - lastDraw < REDRAW_MS) return;
     lastDraw = t;
     drawn = true;
     let text: string;

@@ -5,12 +5,12 @@
  * `INVOCACHE_DEBUG=1`.
  */
 import { AmbiguousIdError, InvocacheError } from "../errors.js";
-import { INVOCACHE_VERSION } from "../version.js";
 import { closest } from "./args.js";
 import type { Command, CommandEntry } from "./command.js";
 import { COMMANDS } from "./commands/index.js";
 import { CliError, EXIT, type ExitCode, UsageError } from "./errors.js";
 import type { Io } from "./io.js";
+import { packageVersion } from "./package-version.js";
 
 /**
  * The text of `invocache --help`.
@@ -30,18 +30,21 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join("\n")}
 
 Every command takes --help (with examples) and --json (stable shapes, docs/cli.md).
 Store commands read --store URL (default: sqlite://.invocache/cache.sqlite under the
-working directory) or --cassette FILE, and resolve unique id prefixes (8+ hex) like git.
+working directory, opened read-only unless the command writes) or --cassette PATH (a
+cassette or a folder of them), and resolve unique id prefixes (8+ hex) like git.
 
 Exit codes:
   0  ok
   1  verification failed, a miss, not found or ambiguous, or the operation failed
-  2  usage error: unknown command or option, missing or malformed argument
+  2  usage error: unknown command or option, missing or malformed argument, an input
+     that does not exist
 
 Environment:
   NO_COLOR, FORCE_COLOR=0   no colors (colors are used only on a terminal anyway)
   INVOCACHE_DEBUG=1         print stack traces of unexpected errors
 
 Start with: invocache demo
+Shell completion: source <(invocache completion bash)   (or zsh; fish: see its --help)
 `;
 }
 
@@ -63,9 +66,8 @@ export async function runCli(argv: readonly string[], io: Io): Promise<ExitCode>
       return name === undefined ? EXIT.usage : EXIT.ok;
     }
     if (name === "--version" || name === "-v" || name === "version") {
-      io.out(
-        json ? `${JSON.stringify({ version: INVOCACHE_VERSION })}\n` : `${INVOCACHE_VERSION}\n`,
-      );
+      const version = packageVersion();
+      io.out(json ? `${JSON.stringify({ version })}\n` : `${version}\n`);
       return EXIT.ok;
     }
     const command = await findCommand(name).load();

@@ -1,19 +1,22 @@
 /**
  * Where recorded entries are read from: a store (`--store URL`, default the
- * embedded `.invocache/cache.sqlite` under the working directory) or a YAML
- * cassette (`--cassette path`). Read-only commands never create anything: a
- * SQLite file that does not exist yet is an empty source.
+ * embedded `.invocache/cache.sqlite` under the working directory) or YAML
+ * cassettes (`--cassette path`, a file or a folder of them). Read-only
+ * commands open the store read-only and never create anything: the default
+ * SQLite file that does not exist yet is an empty source; a `--store` or
+ * `--cassette` path that does not exist is a usage error.
  */
-import { existsSync } from "node:fs";
-import { relative, resolve } from "node:path";
+import { accessSync, constants, readdirSync, type Stats, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { parseEntryKey, pruneCassette, readCassette } from "../cassette/index.js";
 import { type Entry, entryPrefix, validateEntry } from "../store/envelope.js";
 import { openStore } from "../store/open.js";
 import type { JsonValue, Store } from "../store/types.js";
 import { defaultStoreUrl, parseStoreUrl } from "../store/url.js";
 import type { OptionSpec } from "./args.js";
-import { UsageError } from "./errors.js";
+import { CliError, UsageError } from "./errors.js";
 import type { Io } from "./io.js";
+import { isStoreError, storeFailure } from "./store-errors.js";
 
 /** The options that choose a source, shared by ls, show, stats, prune, stamp, explain. */
 export const SOURCE_OPTIONS = {
@@ -39,6 +42,8 @@ export interface EntryRecord {
   entry: Entry;
   /** Size of the stored JSON, UTF-8 bytes. */
   bytes: number;
+  /** For a folder of cassettes: the cassette file it is in (relative to the folder). */
+  cassette?: string;
 }
 
 /** A key whose value is not a readable entry. */
@@ -53,35 +58,46 @@ export interface SourceContents {
   problems: SourceProblem[];
   /** Number of run records (`<namespace>:run:<runId>`). */
   runs: number;
+  /** For a folder of cassettes: how many cassette files it holds. */
+  files?: number;
 }
 
-/** A store or a cassette, opened for the CLI. */
+/** A store or a cassette (or a folder of cassettes), opened for the CLI. */
 export interface EntrySource {
   readonly kind: "store" | "cassette";
   /** For messages: the redacted store URL, or `cassette://<path>`. */
   readonly url: string;
-  /** False for a SQLite file or a cassette that does not exist (nothing was created). */
+  /** False for the default SQLite file when it does not exist yet (nothing was created). */
   readonly exists: boolean;
+  /** True for `--cassette <folder>`: entries then carry `cassette`. */
+  readonly folder: boolean;
   /** The namespace filter, when one was given. */
   readonly namespace: string | undefined;
   /** Read every entry (of the namespace, when given). `onItem` is called per key read. */
   read(onItem?: () => void): Promise<SourceContents>;
-  /** Remove entries by key; resolves to the keys removed. `onItem` is called per key. */
-  remove(keys: readonly string[], onItem?: () => void): Promise<string[]>;
+  /** Remove entries; resolves to the keys removed. `onItem` is called per key or file. */
+  remove(records: readonly EntryRecord[], onItem?: () => void): Promise<string[]>;
   close(): Promise<void>;
 }
 
+/** How a command uses the source. */
+export interface SourceAccess {
+  /** The command removes entries (prune): open the store read-write. Default false: read-only. */
+  write?: boolean;
+}
+
 /**
- * Open the source the flags name.
+ * Open the source the flags name: read-only unless `access.write`.
  *
  * @throws UsageError for `--store` with `--cassette`, a malformed store URL
- *   or namespace.
+ *   or namespace, or a `--store`/`--cassette` path that does not exist;
+ *   CliError (exit 1) for one that cannot be read.
  * @example
  * const source = openSource({ store: "sqlite://.invocache/cache.sqlite" }, io);
  * const { entries } = await source.read();
  * await source.close();
  */
-export function openSource(flags: SourceFlags, io: Io): EntrySource {
+export function openSource(flags: SourceFlags, io: Io, access: SourceAccess = {}): EntrySource {
   if (flags.store !== undefined && flags.cassette !== undefined) {
     throw new UsageError("pass --store or --cassette, not both");
   }
@@ -93,8 +109,16 @@ export function openSource(flags: SourceFlags, io: Io): EntrySource {
     }
   }
   if (flags.cassette !== undefined) {
-    if (flags.cassette === "") throw new UsageError("--cassette needs a file path");
-    return new CassetteSource(resolve(io.cwd, flags.cassette), io.cwd, flags.namespace);
+    if (flags.cassette === "") {
+      throw new UsageError("--cassette needs a path: a cassette file or a folder of them");
+    }
+    const path = resolve(io.cwd, flags.cassette);
+    const info = inspect(
+      path,
+      `--cassette ${flags.cassette}`,
+      "a cassette file or a folder of cassettes",
+    );
+    return new CassetteSource(path, io.cwd, flags.namespace, info.isDirectory());
   }
   const url = flags.store ?? defaultStoreUrl(io.cwd);
   let location: ReturnType<typeof parseStoreUrl>;
@@ -103,8 +127,25 @@ export function openSource(flags: SourceFlags, io: Io): EntrySource {
   } catch (error) {
     throw new UsageError(`--store: ${(error as Error).message}`);
   }
-  const exists =
-    location.kind !== "sqlite" || location.path === ":memory:" || existsSync(location.path);
+  let exists = true;
+  if (location.kind === "sqlite" && location.path !== ":memory:") {
+    if (flags.store === undefined) {
+      // The default store: not there yet is the first-run state, not a mistake.
+      exists = probeDefault(location.path, location.url);
+    } else {
+      const info = inspect(
+        location.path,
+        `--store ${flags.store}`,
+        "a SQLite store file",
+        location.url,
+      );
+      if (info.isDirectory()) {
+        throw new UsageError(
+          `--store ${flags.store}: ${location.path} is a folder; pass the SQLite file, e.g. sqlite://${join(location.path, "cache.sqlite")}`,
+        );
+      }
+    }
+  }
   // openStore resolves relative sqlite paths against process.cwd(); io.cwd is the same
   // in the real command, and location.url is absolute either way.
   return new StoreSource(
@@ -112,6 +153,54 @@ export function openSource(flags: SourceFlags, io: Io): EntrySource {
     location.url,
     exists,
     flags.namespace,
+    access.write !== true,
+  );
+}
+
+/**
+ * The file or folder at `path`, readable. Missing: a usage error (the path
+ * is wrong). Unreadable: exit 1, with why.
+ */
+function inspect(path: string, given: string, expected: string, url?: string): Stats {
+  let info: Stats;
+  try {
+    info = statSync(path);
+    accessSync(path, constants.R_OK | (info.isDirectory() ? constants.X_OK : 0));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new UsageError(
+        `${given}: no such file or folder (${path}); pass ${expected}${url === undefined ? "" : " (read-only commands never create a store)"}`,
+      );
+    }
+    throw unreadable(error, path, url);
+  }
+  return info;
+}
+
+/** Whether the default SQLite file exists; a path that cannot be checked is an error, never "empty". */
+function probeDefault(path: string, url: string): boolean {
+  try {
+    statSync(path);
+    accessSync(path, constants.R_OK);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return false;
+    throw unreadable(error, path, url);
+  }
+}
+
+function unreadable(error: unknown, path: string, url: string | undefined): CliError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const why =
+    code === "EACCES" || code === "EPERM"
+      ? `permission denied (${code})`
+      : String((error as Error).message);
+  return new CliError(
+    "ERR_UNREADABLE",
+    `cannot read ${url ?? path}: ${why}; check that you may read ${path} and search its folders (ls -ld)`,
+    { cause: error, data: { path, ...(code === undefined ? {} : { cause: code }) } },
   );
 }
 
@@ -145,27 +234,40 @@ function toRecord(
   };
 }
 
+function firstLine(error: unknown): string {
+  return String((error as Error)?.message ?? error).split("\n")[0] ?? "";
+}
+
 function isRunKey(key: string): boolean {
   return /^[^:]+:run:/.test(key);
 }
 
 class StoreSource implements EntrySource {
   readonly kind = "store";
+  readonly folder = false;
   readonly url: string;
   readonly exists: boolean;
   readonly namespace: string | undefined;
   readonly #openUrl: string;
+  readonly #readOnly: boolean;
   #store: Store | undefined;
 
-  constructor(openUrl: string, url: string, exists: boolean, namespace: string | undefined) {
+  constructor(
+    openUrl: string,
+    url: string,
+    exists: boolean,
+    namespace: string | undefined,
+    readOnly: boolean,
+  ) {
     this.#openUrl = openUrl;
     this.url = url;
     this.exists = exists;
     this.namespace = namespace;
+    this.#readOnly = readOnly;
   }
 
   #open(): Store {
-    this.#store ??= openStore(this.#openUrl);
+    this.#store ??= openStore(this.#openUrl, { readOnly: this.#readOnly });
     return this.#store;
   }
 
@@ -173,23 +275,41 @@ class StoreSource implements EntrySource {
     const out: SourceContents = { entries: [], problems: [], runs: 0 };
     if (!this.exists) return out;
     const prefix = this.namespace === undefined ? "" : `${this.namespace}:`;
-    for await (const [key, value] of this.#open().list(prefix)) {
-      onItem?.();
-      if (isRunKey(key)) out.runs++;
-      const r = toRecord(key, value, `${this.url} ${key}`);
-      if (r === undefined) continue;
-      if ("entry" in r) out.entries.push(r);
-      else out.problems.push(r);
+    try {
+      for await (const [key, value] of this.#open().list(prefix)) {
+        onItem?.();
+        if (isRunKey(key)) out.runs++;
+        const r = toRecord(key, value, `${this.url} ${key}`);
+        if (r === undefined) continue;
+        if ("entry" in r) out.entries.push(r);
+        else out.problems.push(r);
+      }
+    } catch (error) {
+      if (!isStoreError(error)) throw error;
+      const what =
+        this.namespace === undefined
+          ? "list the entries"
+          : `list the entries of namespace ${JSON.stringify(this.namespace)}`;
+      throw storeFailure(error, what, this.url);
     }
     return out;
   }
 
-  async remove(keys: readonly string[], onItem?: () => void): Promise<string[]> {
+  async remove(records: readonly EntryRecord[], onItem?: () => void): Promise<string[]> {
     const removed: string[] = [];
     if (!this.exists) return removed;
     const store = this.#open();
-    for (const key of keys) {
-      if (await store.delete(key)) removed.push(key);
+    for (const { key } of records) {
+      try {
+        if (await store.delete(key)) removed.push(key);
+      } catch (error) {
+        if (!isStoreError(error)) throw error;
+        throw storeFailure(
+          error,
+          `delete ${key} (${removed.length} of ${records.length} deleted before it)`,
+          this.url,
+        );
+      }
       onItem?.();
     }
     return removed;
@@ -202,40 +322,95 @@ class StoreSource implements EntrySource {
 
 class CassetteSource implements EntrySource {
   readonly kind = "cassette";
+  readonly exists = true;
   readonly url: string;
-  readonly exists: boolean;
   readonly namespace: string | undefined;
+  readonly folder: boolean;
   readonly #path: string;
 
-  constructor(path: string, cwd: string, namespace: string | undefined) {
+  constructor(path: string, cwd: string, namespace: string | undefined, folder: boolean) {
     this.#path = path;
     const rel = relative(cwd, path);
     this.url = `cassette://${rel.startsWith("..") || rel === "" ? path : rel}`;
-    this.exists = existsSync(path);
     this.namespace = namespace;
+    this.folder = folder;
+  }
+
+  /** The cassette files: the one file, or every .yaml/.yml under the folder, sorted. */
+  files(): string[] {
+    return this.folder ? cassetteFiles(this.#path) : [this.#path];
   }
 
   async read(onItem?: () => void): Promise<SourceContents> {
     const out: SourceContents = { entries: [], problems: [], runs: 0 };
-    for (const item of await readCassette(this.#path)) {
-      onItem?.();
-      if (this.namespace !== undefined && !item.key.startsWith(`${this.namespace}:`)) continue;
-      if (isRunKey(item.key)) out.runs++;
-      const r = toRecord(item.key, item.value, `${this.url} ${item.key}`);
-      if (r === undefined) continue;
-      if ("entry" in r) out.entries.push(r);
-      else out.problems.push(r);
+    const files = this.files();
+    out.files = files.length;
+    for (const file of files) {
+      const cassette = this.folder ? relative(this.#path, file) : undefined;
+      const where = cassette === undefined ? this.url : `${this.url}/${cassette}`;
+      let items: Awaited<ReturnType<typeof readCassette>>;
+      try {
+        items = await readCassette(file);
+      } catch (error) {
+        // One bad file in a folder is reported like a bad entry; a single
+        // cassette that cannot be read is the command's error.
+        if (!this.folder) throw error;
+        out.problems.push({ key: cassette ?? file, message: firstLine(error) });
+        continue;
+      }
+      for (const item of items) {
+        onItem?.();
+        if (this.namespace !== undefined && !item.key.startsWith(`${this.namespace}:`)) continue;
+        if (isRunKey(item.key)) out.runs++;
+        const r = toRecord(item.key, item.value, `${where} ${item.key}`);
+        if (r === undefined) continue;
+        if ("entry" in r) out.entries.push(cassette === undefined ? r : { ...r, cassette });
+        else out.problems.push(r);
+      }
     }
     return out;
   }
 
-  async remove(keys: readonly string[], onItem?: () => void): Promise<string[]> {
-    const drop = new Set(keys);
-    // One locked, atomic rewrite of the file (pruneCassette re-reads it under the lock).
-    const report = await pruneCassette(this.#path, (key) => !drop.has(key));
-    onItem?.();
-    return report.removed;
+  async remove(records: readonly EntryRecord[], onItem?: () => void): Promise<string[]> {
+    const byFile = new Map<string, Set<string>>();
+    for (const r of records) {
+      const file = r.cassette === undefined ? this.#path : join(this.#path, r.cassette);
+      const keys = byFile.get(file) ?? new Set<string>();
+      byFile.set(file, keys);
+      keys.add(r.key);
+    }
+    const removed: string[] = [];
+    for (const [file, drop] of byFile) {
+      // One locked, atomic rewrite per file (pruneCassette re-reads it under the lock).
+      const report = await pruneCassette(file, (key) => !drop.has(key));
+      removed.push(...report.removed);
+      onItem?.();
+    }
+    return removed;
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * Every cassette (`.yaml`, `.yml`) under `dir`, recursively, sorted; dot
+ * folders and node_modules are skipped.
+ *
+ * @example
+ * cassetteFiles("cassettes") // ["/app/cassettes/test/a.yaml", …]
+ */
+export function cassetteFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )) {
+      if (e.name.startsWith(".") || e.name === "node_modules") continue;
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile() && /\.ya?ml$/i.test(e.name)) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
 }

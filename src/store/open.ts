@@ -5,6 +5,7 @@
  */
 import type { BackendFactory } from "./backend.js";
 import { KeyvStore } from "./keyv-store.js";
+import { readOnlyStore } from "./read-only.js";
 import type { Store } from "./types.js";
 import { parseStoreUrl, type StoreLocation } from "./url.js";
 
@@ -21,6 +22,12 @@ import { parseStoreUrl, type StoreLocation } from "./url.js";
  *
  * `store.url` never contains a password.
  *
+ * With `{ readOnly: true }` a `sqlite://` file is opened read-only: nothing
+ * is created (a missing file fails with `ENOENT` on first use), a file the
+ * user may read but not write can be read, and writes fail. Other backends
+ * open as usual; on every backend `set`, `delete` and leases then fail with a
+ * `StoreError` saying the store is read-only.
+ *
  * @throws TypeError naming `url` for an unknown scheme or a malformed URL.
  * @example
  * const store = openStore("sqlite://.invocache/cache.sqlite");
@@ -28,9 +35,24 @@ import { parseStoreUrl, type StoreLocation } from "./url.js";
  * await store.get("greeting"); // { text: "hello" }
  * await store.close();
  */
-export function openStore(url: string): Store {
+export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   const location = parseStoreUrl(url);
+  if (options.readOnly === true) {
+    return readOnlyStore(new KeyvStore(location.url, readOnlyFactory(location)));
+  }
   return new KeyvStore(location.url, backendFactory(location));
+}
+
+/** Options of {@link openStore}. */
+export interface OpenStoreOptions {
+  /** Only read: never create the SQLite file, refuse writes. Default false. */
+  readOnly?: boolean;
+}
+
+function readOnlyFactory(location: StoreLocation): BackendFactory {
+  if (location.kind !== "sqlite") return backendFactory(location);
+  return async () =>
+    (await import("./backends/sqlite-readonly.js")).createReadOnlySqliteBackend(location.path);
 }
 
 function backendFactory(location: StoreLocation): BackendFactory {

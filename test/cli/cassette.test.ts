@@ -60,10 +60,10 @@ describe("reading a cassette", () => {
     expect(stats.byRole.reviewer?.entries).toBe(1);
   });
 
-  it("a missing or malformed cassette is exit 1 with the file named", () => {
+  it("a missing cassette is a usage error (2), a malformed one exit 1, with the file named", () => {
     const missing = cli(["ls", "--cassette", "nope.yaml"], { cwd });
-    expect(missing.status).toBe(1);
-    expect(missing.stderr).toMatch(/^invocache: nope\.yaml: no such cassette/);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/^invocache: --cassette nope\.yaml: no such file or folder/);
     writeFileSync(join(cwd, "bad.yaml"), "invocache: 1\nentries:\n  - id: [unclosed\n");
     const bad = cli(["ls", "--cassette", "bad.yaml"], { cwd });
     expect(bad.status).toBe(1);
@@ -148,6 +148,6 @@ describe("invocache redact", () => {
   it("a missing cassette is a usage error", () => {
     const r = cli(["redact", "nope.yaml"], { cwd });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/redact: no such cassette nope\.yaml/);
+    expect(r.stderr).toMatch(/redact: no such cassette or folder nope\.yaml/);
   });
 });

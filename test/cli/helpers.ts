@@ -193,13 +193,26 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
  */
 export function cli(
   args: readonly string[],
-  opts: { cwd: string; env?: Record<string, string | undefined>; input?: string },
+  opts: {
+    cwd: string;
+    env?: Record<string, string | undefined>;
+    input?: string;
+    /** A file descriptor to use as stdin instead of `input` (e.g. /dev/zero). */
+    stdinFd?: number;
+    /** Run as this user (the test runs as root: see {@link asUnprivileged}). */
+    uid?: number;
+    gid?: number;
+  },
 ): CliResult {
   if (built === undefined) throw new Error("call buildCli() in beforeAll first");
   const r = spawnSync(process.execPath, [built, ...args], {
     cwd: opts.cwd,
     env: cleanEnv(opts.env),
-    input: opts.input ?? "",
+    ...(opts.stdinFd === undefined
+      ? { input: opts.input ?? "" }
+      : { stdio: [opts.stdinFd, "pipe", "pipe"] }),
+    ...(opts.uid === undefined ? {} : { uid: opts.uid }),
+    ...(opts.gid === undefined ? {} : { gid: opts.gid }),
     encoding: "utf8",
     timeout: 60_000,
   });
@@ -221,3 +234,18 @@ export function cli(
 
 /** How long the build may take in a beforeAll (a cold build under a loaded machine). */
 export const BUILD_TIMEOUT = 180_000;
+
+/**
+ * Who to run the CLI as so that file permissions apply: root ignores them,
+ * so a root test run spawns the CLI as `nobody`; anyone else runs as
+ * themselves.
+ */
+export function asUnprivileged(): { uid?: number; gid?: number } {
+  return process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+}
+
+/** The path of the built `cli/main.js` (after {@link buildCli}). */
+export function builtCli(): string {
+  if (built === undefined) throw new Error("call buildCli() in beforeAll first");
+  return built;
+}

@@ -3,10 +3,13 @@
  * suggestions.
  */
 import { describe, expect, it } from "vitest";
-import { closest } from "../../src/cli/args.js";
+import { closest, sizeOption } from "../../src/cli/args.js";
+import { optionsFromHelp } from "../../src/cli/completion.js";
 import { formatBytes, formatMs, renderTable } from "../../src/cli/format.js";
 import { type Io, makeStyle, useColor } from "../../src/cli/io.js";
+import { packageVersion } from "../../src/cli/package-version.js";
 import { progress } from "../../src/cli/progress.js";
+import { INVOCACHE_VERSION } from "../../src/version.js";
 
 function fakeIo(stderrTTY: boolean): Io & { errText: () => string } {
   let err = "";
@@ -112,5 +115,43 @@ describe("closest", () => {
     expect(closest("lss", ["ls", "show"])).toBe("ls");
     expect(closest("stor", ["store", "cassette"])).toBe("store");
     expect(closest("frobnicate", ["ls", "show"])).toBeUndefined();
+  });
+});
+
+describe("sizeOption", () => {
+  it("reads plain bytes and binary/decimal units, refuses anything else naming the option", () => {
+    expect(sizeOption("max-bytes", "1048576")).toBe(1048576);
+    expect(sizeOption("max-bytes", "64MiB")).toBe(64 * 1024 * 1024);
+    expect(sizeOption("max-bytes", "1GB")).toBe(1e9);
+    expect(sizeOption("max-bytes", "4k")).toBe(4096);
+    for (const bad of ["", "0", "-1", "lots", "12 parsecs", "1e9"]) {
+      expect(() => sizeOption("max-bytes", bad)).toThrow(/--max-bytes must be a size/);
+    }
+  });
+});
+
+describe("optionsFromHelp", () => {
+  it("finds long and short options, whether they take a value, and the description", () => {
+    const help = `Usage: x
+
+Options:
+  --store URL        a store URL
+  -n, --dry-run      change nothing
+  --tmp DIR          a temporary directory; repeatable
+  --json             JSON
+`;
+    expect(optionsFromHelp(help)).toEqual([
+      { long: "store", value: true, description: "a store URL" },
+      { long: "dry-run", short: "n", value: false, description: "change nothing" },
+      { long: "tmp", value: true, description: "a temporary directory; repeatable" },
+      { long: "json", value: false, description: "JSON" },
+      { long: "help", short: "h", value: false, description: "help" },
+    ]);
+  });
+});
+
+describe("packageVersion", () => {
+  it("is the built-in version when no invocache package.json is above the module", () => {
+    expect(packageVersion("/")).toBe(INVOCACHE_VERSION);
   });
 });

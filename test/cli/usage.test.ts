@@ -2,7 +2,7 @@
  * The command's conventions: --help with examples on every command, exit
  * codes, one-line usage errors, --json errors, colors only when allowed.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -188,11 +188,16 @@ describe("colors", () => {
 
 describe("unexpected errors", () => {
   it("are one line without a stack trace, and with INVOCACHE_DEBUG=1 show it", () => {
-    // A directory where a cassette file is expected: an I/O error from deep inside.
-    const plain = cli(["ls", "--cassette", "."], { cwd });
+    // A file that is not a SQLite database: an error from deep inside the driver.
+    writeFileSync(join(cwd, "not-a-db.sqlite"), "hello\n");
+    const plain = cli(["ls", "--store", "sqlite://not-a-db.sqlite"], { cwd });
     expect(plain.status).toBe(1);
     expect(plain.stderr.trimEnd().split("\n")).toHaveLength(1);
-    const debug = cli(["ls", "--cassette", "."], { cwd, env: { INVOCACHE_DEBUG: "1" } });
+    expect(plain.stderr).toMatch(/file is not a database/);
+    const debug = cli(["ls", "--store", "sqlite://not-a-db.sqlite"], {
+      cwd,
+      env: { INVOCACHE_DEBUG: "1" },
+    });
     expect(debug.status).toBe(1);
     expect(debug.stderr).toMatch(/\n\s+at /);
   });

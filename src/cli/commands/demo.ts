@@ -259,12 +259,21 @@ Examples:
       // Run through npm (npm run demo, npx): the bin is not on PATH, npx finds it.
       const bin = io.env.npm_lifecycle_event === undefined ? "invocache" : "npx invocache";
       io.out(`\n${s.bold("Look around")}\n`);
-      io.out(`  ${bin} ls --namespace ${namespace}${at}\n`);
-      io.out(`  ${bin} show ${first.steps[0]!.id.slice(0, 8)}${at}\n`);
-      if (builders.length >= 2) {
+      // A memory:// store ended with this process: ls, show and explain would see it empty.
+      if (/^memory:/i.test(storeUrl)) {
         io.out(
-          `  ${bin} explain ${builders[0]!.id.slice(0, 8)} ${builders[1]!.id.slice(0, 8)}${at}\n`,
+          s.dim(
+            `  (the memory:// store is gone with the demo, so ls, show and explain have nothing to\n   read; run ${bin} demo without --store to keep the recordings in .invocache/cache.sqlite)\n`,
+          ),
         );
+      } else {
+        io.out(`  ${bin} ls --namespace ${namespace}${at}\n`);
+        io.out(`  ${bin} show ${first.steps[0]!.id.slice(0, 8)}${at}\n`);
+        if (builders.length >= 2) {
+          io.out(
+            `  ${bin} explain ${builders[0]!.id.slice(0, 8)} ${builders[1]!.id.slice(0, 8)}${at}\n`,
+          );
+        }
       }
       io.out(
         `  ${bin} verify ${join(shownOut, "plan.md")} --trust ${relative(io.cwd, demoKey.publicKeyPath)}\n`,

@@ -21,6 +21,7 @@ import { invocationFromDocument, type LoadedInvocation } from "../invocation.js"
 import type { Io } from "../io.js";
 import { looksLikePrefix, resolveEntries } from "../resolve.js";
 import { type EntrySource, openSource, SOURCE_OPTIONS, type SourceContents } from "../source.js";
+import { readAll } from "./ls.js";
 
 const OPTIONS = { ...SOURCE_OPTIONS, "exit-code": { type: "boolean" } } as const;
 const FIELDS = ["role", "model", "attempt", "task", "params", "inputs", "prompt"] as const;
@@ -31,7 +32,7 @@ const FIELDS = ["role", "model", "attempt", "task", "params", "inputs", "prompt"
  */
 export const explainCommand: Command = {
   name: "explain",
-  help: `Usage: invocache explain <a> <b> [--store URL | --cassette FILE] [--namespace NS] [--exit-code] [--json]
+  help: `Usage: invocache explain <a> <b> [--store URL | --cassette PATH] [--namespace NS] [--exit-code] [--json]
 
 Compare two invocations field by field (role, model, attempt, task, params,
 inputs, prompt) after normalization, and say why they do or do not share an
@@ -41,7 +42,7 @@ identity. Each of <a> and <b> is:
 
 Options:
   --store URL        store to resolve id prefixes in (default: sqlite://.invocache/cache.sqlite)
-  --cassette FILE    resolve id prefixes in this cassette instead
+  --cassette PATH    resolve id prefixes in this cassette (or folder of them) instead
   --namespace NS     only entries of this namespace
   --exit-code        exit 1 when the identities differ (like git diff --exit-code)
   --json             {"same", "a", "b", "fields", "diffs"} (see docs/cli.md)
@@ -73,7 +74,7 @@ Examples:
         );
       }
       source ??= openSource(values, io);
-      contents ??= await source.read();
+      contents ??= await readAll(source, io);
       const { records } = resolveEntries(arg, contents.entries, source);
       const r = records[0]!;
       return invocationFromDocument(

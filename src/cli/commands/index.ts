@@ -66,4 +66,9 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "verify artifacts against their stamps (exit 1 when one fails)",
     load: async () => (await import("./verify.js")).verifyCommand,
   },
+  {
+    name: "completion",
+    summary: "print a shell completion script: bash, zsh or fish",
+    load: async () => (await import("./completion.js")).completionCommand,
+  },
 ];

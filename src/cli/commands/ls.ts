@@ -38,6 +38,8 @@ export interface EntryRow {
   recordedAt: string;
   durationMs: number;
   bytes: number;
+  /** With `--cassette <folder>`: the cassette file, relative to the folder. */
+  cassette?: string;
 }
 
 /**
@@ -62,6 +64,7 @@ export function entryRow(r: EntryRecord): EntryRow {
     recordedAt: meta.recordedAt,
     durationMs: meta.durationMs,
     bytes: r.bytes,
+    ...(r.cassette === undefined ? {} : { cassette: r.cassette }),
   };
 }
 
@@ -105,7 +108,7 @@ export function warnProblems(io: Io, problems: readonly SourceProblem[]): void {
  */
 export const lsCommand: Command = {
   name: "ls",
-  help: `Usage: invocache ls [--store URL | --cassette FILE] [--namespace NS] [--role ROLE] [--model MODEL] [--json]
+  help: `Usage: invocache ls [--store URL | --cassette PATH] [--namespace NS] [--role ROLE] [--model MODEL] [--json]
 
 List recorded entries, oldest first: short id, occurrence, role, model,
 attempt, verdict, when recorded, how long the live call took, size.
@@ -113,19 +116,21 @@ attempt, verdict, when recorded, how long the live call took, size.
 Options:
   --store URL        a store URL (default: sqlite://.invocache/cache.sqlite under the
                      working directory); also memory://, redis://…, postgres://…
-  --cassette FILE    a YAML cassette instead of a store
+  --cassette PATH    a YAML cassette, or a folder of them (every .yaml/.yml under it),
+                     instead of a store
   --namespace NS     only this namespace (default: all)
   --role ROLE        only entries of this role
   --model MODEL      only entries of this model
   --json             {"source", "entries": [{"key", "namespace", "id", "shortId", "occurrence",
                      "role", "model", "task", "attempt", "verdict", "recordedAt", "durationMs",
-                     "bytes"}], "problems": [{"key", "message"}]}
+                     "bytes", "cassette"?}], "problems": [{"key", "message"}]}
   -h, --help         this help
 
 Examples:
   invocache ls
   invocache ls --namespace demo --role builder
   invocache ls --cassette cassettes/test/planner.yaml
+  invocache ls --cassette cassettes/
   invocache ls --store redis://127.0.0.1:6379 --json | jq -r '.entries[].shortId'
 `,
   async run(argv, io) {
@@ -149,16 +154,23 @@ Examples:
         io.out(`Nothing recorded yet: ${source.url} does not exist.\n`);
         return EXIT.ok;
       }
+      // A folder says how many cassettes it held: "no entries" in zero files is a wrong path.
+      const where =
+        contents.files === undefined
+          ? source.url
+          : `${source.url} (${plural(contents.files, "cassette")})`;
       if (rows.length === 0) {
         io.out(
-          `No entries in ${source.url}${values.namespace ? ` (namespace ${values.namespace})` : ""}.\n`,
+          `No entries in ${where}${values.namespace ? `, namespace ${values.namespace}` : ""}.\n`,
         );
         return EXIT.ok;
       }
       const s = io.style;
       const namespaces = new Set(rows.map((r) => r.namespace));
       const withNs = namespaces.size > 1;
+      const withFile = source.folder;
       const header = [
+        ...(withFile ? ["cassette"] : []),
         "id",
         "occ",
         ...(withNs ? ["namespace"] : []),
@@ -171,6 +183,7 @@ Examples:
         "size",
       ];
       const table = rows.map((r) => [
+        ...(withFile ? [oneLine(r.cassette ?? "", 40)] : []),
         s.cyan(r.shortId),
         String(r.occurrence),
         ...(withNs ? [r.namespace] : []),
@@ -196,7 +209,7 @@ Examples:
       const ids = new Set(rows.map((r) => r.id)).size;
       io.out(
         s.dim(
-          `${plural(rows.length, "entry", "entries")} (${plural(ids, "id")}${withNs ? `, ${plural(namespaces.size, "namespace")}` : ` in namespace ${[...namespaces][0]}`}) in ${source.url}\n`,
+          `${plural(rows.length, "entry", "entries")} (${plural(ids, "id")}${withNs ? `, ${plural(namespaces.size, "namespace")}` : ` in namespace ${[...namespaces][0]}`}) in ${where}\n`,
         ),
       );
       return EXIT.ok;

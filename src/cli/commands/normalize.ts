@@ -3,11 +3,11 @@
  * `--explain` which rules fired where.
  */
 import { explainNormalization, type NormalizeOptions } from "../../normalize/index.js";
-import { parseCommandArgs } from "../args.js";
+import { parseCommandArgs, sizeOption } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
 import { oneLine, plural, renderTable } from "../format.js";
-import { readText } from "../input.js";
+import { DEFAULT_MAX_INPUT_BYTES, readText } from "../input.js";
 
 const OPTIONS = {
   explain: { type: "boolean" },
@@ -15,6 +15,7 @@ const OPTIONS = {
   home: { type: "string" },
   tmp: { type: "string", multiple: true },
   root: { type: "string", multiple: true },
+  "max-bytes": { type: "string" },
 } as const;
 
 /**
@@ -23,7 +24,7 @@ const OPTIONS = {
  */
 export const normalizeCommand: Command = {
   name: "normalize",
-  help: `Usage: invocache normalize <file|-> [--explain] [--project DIR] [--home DIR] [--tmp DIR]... [--root NAME=DIR]... [--json]
+  help: `Usage: invocache normalize <file|-> [--explain] [--project DIR] [--home DIR] [--tmp DIR]... [--root NAME=DIR]... [--max-bytes SIZE] [--json]
 
 Print the text as invocache hashes it: Unicode NFC, checkout/home/tmp paths
 as {project}/{home}/{tmp}, UUIDs as {uuid}, ISO datetimes and epoch millis as
@@ -36,6 +37,7 @@ Options:
   --home DIR         the home directory (default: yours), replaced by {home}
   --tmp DIR          a temporary directory (default: the system's), replaced by {tmp}; repeatable
   --root NAME=DIR    an extra named root, replaced by {NAME}; repeatable
+  --max-bytes SIZE   read at most SIZE (default 64MiB; e.g. 256MiB): a larger input is refused
   --json             {"output", "counts", "matches": [{"rule", "start", "end", "text", "replacement"}]}
   -h, --help         this help
 
@@ -50,7 +52,14 @@ Examples:
       max: 1,
       names: "<file or ->",
     });
-    const text = await readText(positionals[0]!, io);
+    const maxBytes =
+      values["max-bytes"] === undefined
+        ? DEFAULT_MAX_INPUT_BYTES
+        : sizeOption("max-bytes", values["max-bytes"]);
+    const text = await readText(positionals[0]!, io, {
+      maxBytes,
+      fix: "pass --max-bytes with a larger size (e.g. --max-bytes 256MiB) if it really is one prompt",
+    });
     const opts: NormalizeOptions = {};
     if (values.project !== undefined) opts.projectPath = values.project;
     if (values.home !== undefined) opts.homeDir = values.home;

@@ -26,8 +26,8 @@ const OPTIONS = {
  */
 export const pruneCommand: Command = {
   name: "prune",
-  help: `Usage: invocache prune --older-than DURATION [--store URL | --cassette FILE] [--namespace NS] [--dry-run] [--json]
-       invocache prune --cassette FILE --unused LIST [--dry-run] [--json]
+  help: `Usage: invocache prune --older-than DURATION [--store URL | --cassette PATH] [--namespace NS] [--dry-run] [--json]
+       invocache prune --cassette PATH --unused LIST [--dry-run] [--json]
 
 Remove recorded entries. Run records and values that are not entries stay.
 
@@ -40,7 +40,8 @@ Both can be given: an entry is removed when it matches either.
 
 Options:
   --store URL        a store URL (default: sqlite://.invocache/cache.sqlite)
-  --cassette FILE    a YAML cassette (rewritten once, atomically, under its lock)
+  --cassette PATH    a YAML cassette, or a folder of them (each rewritten once,
+                     atomically, under its lock)
   --namespace NS     only this namespace
   -n, --dry-run      list what would be removed; change nothing
   --json             {"source", "dryRun", "removed": [{"key", "id", "recordedAt"}], "kept"}
@@ -61,7 +62,7 @@ Examples:
     }
     if (values.unused !== undefined && values.cassette === undefined) {
       throw new UsageError(
-        "prune: --unused applies to a cassette (--cassette FILE); a store keeps no usage, prune it with --older-than",
+        "prune: --unused applies to a cassette (--cassette PATH); a store keeps no usage, prune it with --older-than",
       );
     }
     let maxAgeMs: number | undefined;
@@ -76,7 +77,7 @@ Examples:
     }
     const unused =
       values.unused === undefined ? undefined : parseUnused(await readText(values.unused, io));
-    const source = openSource(values, io);
+    const source = openSource(values, io, { write: values["dry-run"] !== true });
     try {
       const contents = await readAll(source, io);
       if (!values.json) warnProblems(io, contents.problems);
@@ -89,12 +90,11 @@ Examples:
       const dryRun = values["dry-run"] === true;
       let removedKeys: string[] = [];
       if (!dryRun && doomed.length > 0) {
-        const bar = progress(io, "pruning", doomed.length);
+        const steps =
+          source.kind === "store" ? doomed.length : new Set(doomed.map((r) => r.cassette)).size;
+        const bar = progress(io, "pruning", steps);
         try {
-          removedKeys = await source.remove(
-            doomed.map((r) => r.key),
-            () => bar.tick(),
-          );
+          removedKeys = await source.remove(doomed, () => bar.tick());
         } finally {
           bar.done();
         }

@@ -1,13 +1,14 @@
 /**
  * `invocache redact <cassette>…`: scrub secrets from existing cassettes.
  */
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { redactCassette } from "../../cassette/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
-import { EXIT, UsageError } from "../errors.js";
+import { CliError, EXIT, UsageError } from "../errors.js";
 import { plural, renderTable } from "../format.js";
 import { progress } from "../progress.js";
+import { cassetteFiles } from "../source.js";
 
 const OPTIONS = {
   "dry-run": { type: "boolean", short: "n" },
@@ -20,15 +21,15 @@ const OPTIONS = {
  */
 export const redactCommand: Command = {
   name: "redact",
-  help: `Usage: invocache redact <cassette>... [--dry-run | --check] [--json]
+  help: `Usage: invocache redact <cassette|folder>... [--dry-run | --check] [--json]
 
 Find secrets in existing cassettes and replace them by placeholders:
 {secret:NAME} for the value of a secret environment variable (OPENAI_API_KEY,
 *_TOKEN, *_SECRET…, in any spelling: raw, JSON-escaped, URL-encoded, base64),
 {secret:shape} for a known key shape (sk-…, ghp_…, AKIA…) found without one.
 Each file is rewritten atomically under its lock; a malformed cassette is
-reported and left untouched. Set the secret variables in the environment so
-their values can be found.
+reported and left untouched. A folder stands for every .yaml/.yml under it.
+Set the secret variables in the environment so their values can be found.
 
 Options:
   -n, --dry-run   list what would be redacted; change nothing
@@ -38,23 +39,21 @@ Options:
 
 Examples:
   invocache redact cassettes/test/planner.yaml
-  invocache redact cassettes/**/*.yaml --check
+  invocache redact cassettes/ --check
   OPENAI_API_KEY=sk-… invocache redact cassettes/old.yaml --dry-run --json
 `,
   async run(argv, io) {
     const { values, positionals } = parseCommandArgs("redact", argv, OPTIONS, {
       min: 1,
       max: Number.POSITIVE_INFINITY,
-      names: "<cassette> (one or more cassette files)",
+      names: "<cassette> (one or more cassette files or folders)",
     });
     const dryRun = values["dry-run"] === true || values.check === true;
-    for (const file of positionals) {
-      if (!existsSync(file)) throw new UsageError(`redact: no such cassette ${file}`);
-    }
-    const bar = progress(io, "redacting", positionals.length);
+    const targets = positionals.flatMap((path) => expand(path));
+    const bar = progress(io, "redacting", targets.length);
     const files: Array<{ file: string } & Awaited<ReturnType<typeof redactCassette>>> = [];
     try {
-      for (const file of positionals) {
+      for (const file of targets) {
         files.push({ file, ...(await redactCassette(file, { dryRun })) });
         bar.tick();
       }
@@ -95,3 +94,24 @@ Examples:
     return code;
   },
 };
+
+/** A cassette path as given, or every cassette under a folder (paths relative as given). */
+function expand(path: string): string[] {
+  let folder: boolean;
+  try {
+    folder = statSync(path).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new UsageError(`redact: no such cassette or folder ${path}`);
+    }
+    throw new CliError(
+      "ERR_UNREADABLE",
+      `redact: cannot read ${path}: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return folder ? cassetteFiles(path) : [path];
+}

@@ -25,7 +25,7 @@ const RESPONSE_LINES = 40;
  */
 export const showCommand: Command = {
   name: "show",
-  help: `Usage: invocache show <prefix> [--store URL | --cassette FILE] [--namespace NS] [--occurrence N] [--full] [--json]
+  help: `Usage: invocache show <prefix> [--store URL | --cassette PATH] [--namespace NS] [--occurrence N] [--full] [--json]
 
 Show the entry (or entries: one per occurrence and namespace) whose identity
 starts with <prefix>: at least 8 hex characters, unique like a git commit
@@ -33,7 +33,7 @@ prefix. An ambiguous prefix lists the candidates and exits 1.
 
 Options:
   --store URL        a store URL (default: sqlite://.invocache/cache.sqlite)
-  --cassette FILE    a YAML cassette instead of a store
+  --cassette PATH    a YAML cassette, or a folder of them, instead of a store
   --namespace NS     only this namespace
   --occurrence N     only this occurrence
   --full             print the whole response (default: its first ${RESPONSE_LINES} lines)

@@ -86,7 +86,7 @@ export function computeStats(
  */
 export const statsCommand: Command = {
   name: "stats",
-  help: `Usage: invocache stats [--store URL | --cassette FILE] [--namespace NS] [--json]
+  help: `Usage: invocache stats [--store URL | --cassette PATH] [--namespace NS] [--json]
 
 Entries, distinct ids, run records, bytes, recorded call time (what replaying
 everything saves), verdicts, oldest and newest recording; then the same by
@@ -94,7 +94,7 @@ namespace, role and model.
 
 Options:
   --store URL        a store URL (default: sqlite://.invocache/cache.sqlite)
-  --cassette FILE    a YAML cassette instead of a store
+  --cassette PATH    a YAML cassette, or a folder of them, instead of a store
   --namespace NS     only this namespace
   --json             {"source", "entries", "bytes", "recordedMs", "ids", "runs", "oldest",
                      "newest", "verdicts", "byNamespace", "byRole", "byModel", "problems"}
