@@ -86,6 +86,13 @@ export interface CallOptions extends IdentityOptions {
    * `recorder.last`, it is per call, so it is exact under concurrency.
    */
   onServed?: ((served: ServedInfo) => void) | undefined;
+  /**
+   * Count this call in this run (from `recorder.run(fn)` or `currentRun()`)
+   * instead of the run found in the async context. For calls that lost it:
+   * a job queue, pool or timer created before the run runs its jobs where no
+   * run is in effect. See also {@link Recorder.withRun}.
+   */
+  run?: RunInfo | undefined;
 }
 
 /** What answered one call (see {@link CallOptions.onServed}). */
@@ -124,12 +131,29 @@ export interface Recorder {
     fn: () => Promise<{ head: H; events: AsyncIterable<E> }>,
     opts?: StreamOptions,
   ): Promise<StreamResult<H, E>>;
-  /** Run `fn` as one run scope; `fn` receives the run (runId, calls, contentHash()). */
+  /**
+   * Run `fn` as one run scope; `fn` receives the run (runId, calls,
+   * contentHash()). Opened inside another run, it is part of that run's
+   * trajectory: occurrences keep counting where the enclosing run is (a
+   * retry is never occurrence 0 again), and its calls and verdicts also
+   * belong to the enclosing run.
+   */
   run<T>(fn: (run: RunInfo) => Promise<T>, opts?: { runId?: string }): Promise<T>;
+  /**
+   * Run `fn` inside a run that is still going (from `recorder.run(fn)` or
+   * `currentRun()`): for work that lost the async context, such as a job a
+   * queue created before the run executes. Calls made by adapters inside
+   * `fn` count in `run` too.
+   */
+  withRun<T>(run: RunInfo, fn: () => Promise<T>): Promise<T>;
   /** The run scope the caller is in, if any. */
   currentRun(): RunInfo | undefined;
   /** Record a gate's verdict on the output most recently served for `id`. */
-  verdict(id: string, verdict: "accepted" | "rejected", opts?: { reason?: string }): Promise<void>;
+  verdict(
+    id: string,
+    verdict: "accepted" | "rejected",
+    opts?: { reason?: string; run?: RunInfo },
+  ): Promise<void>;
   /** Memoize any async function as an invocation. */
   wrap<A extends unknown[], R>(
     fn: (...args: A) => Promise<R>,
@@ -191,6 +215,12 @@ class RecorderImpl implements Recorder {
   readonly #owner = `invocache-${randomUUID()}`;
   readonly #events = new Emitter();
   readonly #runs = new AsyncLocalStorage<RunScope>();
+  /** Runs this recorder opened (to refuse another recorder's run handle). */
+  readonly #ownRuns = new WeakSet<RunScope>();
+  /** Outermost runs still going: a call outside every run is checked against them. */
+  readonly #activeRoots = new Set<RunScope>();
+  /** Process warnings already emitted, by code: once per recorder each. */
+  readonly #warnedOnce = new Set<string>();
   readonly #flights = new Map<string, Promise<Answer>>();
   /** Outside runs: the last served call per id, for verdicts (bounded). */
   readonly #lastServed = new Map<string, ServedCall>();
@@ -239,10 +269,67 @@ class RecorderImpl implements Recorder {
 
   async run<T>(fn: (run: RunInfo) => Promise<T>, opts: { runId?: string } = {}): Promise<T> {
     if (typeof fn !== "function") throw new TypeError("recorder.run: fn must be an async function");
-    const scope = new RunScope(opts.runId);
-    const result = await this.#runs.run(scope, () => fn(scope));
+    const scope = new RunScope(opts.runId, this.#runs.getStore());
+    this.#ownRuns.add(scope);
+    if (scope.parent === undefined) this.#activeRoots.add(scope);
+    let result: T;
+    try {
+      result = await this.#runs.run(scope, () => fn(scope));
+    } finally {
+      scope.active = false;
+      this.#activeRoots.delete(scope);
+    }
     await this.#endRun(scope);
     return result;
+  }
+
+  async withRun<T>(run: RunInfo, fn: () => Promise<T>): Promise<T> {
+    if (typeof fn !== "function")
+      throw new TypeError("recorder.withRun: fn must be an async function");
+    const scope = this.#ownRun(run, "recorder.withRun: run");
+    return this.#runs.run(scope, fn);
+  }
+
+  /** A run handle given by the caller: one of ours, still going. */
+  #ownRun(run: RunInfo, what: string): RunScope {
+    if (!(run instanceof RunScope) || !this.#ownRuns.has(run)) {
+      throw new TypeError(
+        `${what} must be a run of this recorder (the argument of recorder.run(fn), or recorder.currentRun()); this one belongs to another recorder or is not a run`,
+      );
+    }
+    if (!run.active) {
+      throw new TypeError(
+        `${what}: run ${run.runId} has ended; a call cannot join a run after recorder.run() returned (start the work inside the run and await it there)`,
+      );
+    }
+    return run;
+  }
+
+  /**
+   * A call outside every run whose identity a run of this recorder that is
+   * still going has already served: most likely work that lost its run (a
+   * queue created before the run). It is occurrence 0 and may be served what
+   * that run already got, so say so and name the fix.
+   */
+  #checkLostRun(id: string): void {
+    for (const root of this.#activeRoots) {
+      if (root.occurrences(id) === 0) continue;
+      const message = `invocache: a call to ${id.slice(0, 12)} was made outside any run while run ${root.runId}, which already served that identity, is going: it counts as occurrence 0 and can be served the output that run already got (a rejected draft). Work started from a queue, pool or timer created before the run loses the run's async context. Pass the run: recorder.call(req, fn, { run }) or recorder.withRun(run, job).`;
+      this.#warn(message, undefined, id);
+      this.#processWarning("INVOCACHE_RUN_SCOPE_LOST", message);
+      return;
+    }
+  }
+
+  /** Node's convention for a degraded library: process.emitWarning, once per recorder and code. */
+  #processWarning(code: string, message: string, detail?: string): void {
+    if (this.#warnedOnce.has(code)) return;
+    this.#warnedOnce.add(code);
+    process.emitWarning(message, {
+      type: "InvocacheWarning",
+      code,
+      ...(detail === undefined ? {} : { detail }),
+    });
   }
 
   async call<T>(req: InvocationRequest, fn: () => Promise<T>, opts: CallOptions = {}): Promise<T> {
@@ -251,7 +338,11 @@ class RecorderImpl implements Recorder {
     const identityOpts: IdentityOptions = { ...this.identity, ...stripCallOnly(opts) };
     const manifest = invocationManifest(req, identityOpts);
     const id = manifestIdentity(manifest);
-    const scope = this.#runs.getStore();
+    const scope =
+      opts.run === undefined
+        ? this.#runs.getStore()
+        : this.#ownRun(opts.run, "recorder.call: opts.run");
+    if (scope === undefined && this.#activeRoots.size > 0) this.#checkLostRun(id);
     const served: ServedCall = scope?.reserve(id) ?? { id, occurrence: 0, from: "pending" };
     const { occurrence } = served;
     const key = entryKey(this.namespace, id, occurrence);
@@ -317,7 +408,7 @@ class RecorderImpl implements Recorder {
   async verdict(
     id: string,
     verdict: "accepted" | "rejected",
-    opts: { reason?: string } = {},
+    opts: { reason?: string; run?: RunInfo } = {},
   ): Promise<void> {
     if (verdict !== "accepted" && verdict !== "rejected") {
       throw new TypeError(
@@ -327,7 +418,10 @@ class RecorderImpl implements Recorder {
     if (opts.reason !== undefined && typeof opts.reason !== "string") {
       throw new TypeError("verdict reason must be a string");
     }
-    const scope = this.#runs.getStore();
+    const scope =
+      opts.run === undefined
+        ? this.#runs.getStore()
+        : this.#ownRun(opts.run, "recorder.verdict: opts.run");
     const served =
       scope?.lastServed(id) ?? (scope === undefined ? this.#lastServed.get(id) : undefined);
     if (served === undefined) {
@@ -336,7 +430,7 @@ class RecorderImpl implements Recorder {
         `recorder.verdict: ${String(id).slice(0, 12)} was not served by this recorder${scope ? ` in run ${scope.runId}` : ""}; pass the id of a call this recorder answered (recorder.last.id)`,
       );
     }
-    scope?.verdicts.push({ id, occurrence: served.occurrence, verdict });
+    scope?.addVerdict({ id, occurrence: served.occurrence, verdict });
     this.#events.emit("verdict", {
       id,
       occurrence: served.occurrence,
@@ -668,6 +762,7 @@ class RecorderImpl implements Recorder {
       contentHash,
       calls: scope.calls.length,
       explicitId: scope.explicitId,
+      ...(scope.parent === undefined ? {} : { parentRunId: scope.parent.runId }),
     });
     if (!scope.explicitId || this.mode === "passthrough" || this.mode === "verify") return;
     const key = runKey(this.namespace, scope.runId);
@@ -759,7 +854,7 @@ function parentId(c: CallContext): string {
 }
 
 function stripCallOnly(opts: CallOptions): IdentityOptions {
-  const { signal: _s, isComplete: _c, onServed: _o, ...rest } = opts;
+  const { signal: _s, isComplete: _c, onServed: _o, run: _r, ...rest } = opts;
   return rest;
 }
 
