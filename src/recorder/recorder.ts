@@ -192,6 +192,17 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
 interface Answer {
   value: unknown;
   hit: boolean;
+  /** Upstream time of the recording behind the value (what a follower saved). */
+  durationMs?: number;
+  /** Served to a single-flight follower: it did not go upstream, but shares the leader's recording. */
+  shared?: boolean;
+}
+
+/** An in-process upstream call that identical calls wait on. */
+interface Flight {
+  promise: Promise<Answer>;
+  /** The leader's signal: when it aborts, the followers take over. */
+  signal: AbortSignal | undefined;
 }
 
 class RecorderImpl implements Recorder {
@@ -221,7 +232,7 @@ class RecorderImpl implements Recorder {
   readonly #activeRoots = new Set<RunScope>();
   /** Process warnings already emitted, by code: once per recorder each. */
   readonly #warnedOnce = new Set<string>();
-  readonly #flights = new Map<string, Promise<Answer>>();
+  readonly #flights = new Map<string, Flight>();
   /** Outside runs: the last served call per id, for verdicts (bounded). */
   readonly #lastServed = new Map<string, ServedCall>();
   readonly #pending = new Set<Promise<unknown>>();
@@ -358,11 +369,13 @@ class RecorderImpl implements Recorder {
         key,
         scope,
       });
-      served.from = answer.hit
-        ? "hit"
-        : this.mode === "passthrough" || this.mode === "verify"
-          ? "live"
-          : "recorded";
+      served.from = answer.shared
+        ? "recorded" // a follower: its verdict goes with the leader's recording
+        : answer.hit
+          ? "hit"
+          : this.mode === "passthrough" || this.mode === "verify"
+            ? "live"
+            : "recorded";
       if (scope === undefined) this.#rememberServed(served);
       this.last = { id, occurrence, hit: answer.hit, manifest };
       opts.onServed?.({ id, occurrence, hit: answer.hit, manifest });
@@ -509,21 +522,15 @@ class RecorderImpl implements Recorder {
         return { value: await live(c), hit: false };
       }
       case "record":
-        return this.#single(c.key, () => this.#recordLive(c));
+        return this.#shared(c, () => this.#recordLive(c));
       case "verify":
         return this.#verify(c);
       case "replay":
       case "auto": {
         const found = await this.#lookup(c);
         if (found !== undefined) return found;
-        this.stats.misses++;
-        this.#events.emit("miss", {
-          id: c.id,
-          occurrence: c.occurrence,
-          key: c.key,
-          mode: this.mode,
-        });
         if (this.mode === "replay") {
+          this.#countMiss(c);
           throw await missError({
             store: this.store,
             namespace: this.namespace,
@@ -537,9 +544,17 @@ class RecorderImpl implements Recorder {
             inRun: c.scope !== undefined,
           });
         }
-        return this.#single(c.key, () => this.#recordShared(c));
+        return this.#shared(c, () => {
+          this.#countMiss(c);
+          return this.#recordShared(c);
+        });
       }
     }
+  }
+
+  #countMiss(c: CallContext): void {
+    this.stats.misses++;
+    this.#events.emit("miss", { id: c.id, occurrence: c.occurrence, key: c.key, mode: this.mode });
   }
 
   /** A hit, or undefined on a miss. A store failure is an error in replay, a bypass otherwise. */
@@ -562,15 +577,14 @@ class RecorderImpl implements Recorder {
     return this.#hit(c, entry);
   }
 
-  #hit(c: CallContext, entry: Entry): Answer {
+  #countHit(c: CallContext, savedMs: number): void {
     this.stats.hits++;
-    this.stats.savedMs += entry.meta.durationMs;
-    this.#events.emit("hit", {
-      id: c.id,
-      occurrence: c.occurrence,
-      key: c.key,
-      savedMs: entry.meta.durationMs,
-    });
+    this.stats.savedMs += savedMs;
+    this.#events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
+  }
+
+  #hit(c: CallContext, entry: Entry): Answer {
+    this.#countHit(c, entry.meta.durationMs);
     const value =
       this.#opts.restoreSecrets === true
         ? restoreSecrets(
@@ -578,22 +592,51 @@ class RecorderImpl implements Recorder {
             this.#opts.secrets === false ? {} : (this.#opts.secrets ?? {}),
           ).value
         : entry.response;
-    return { value, hit: true };
+    return { value, hit: true, durationMs: entry.meta.durationMs };
   }
 
   /**
    * In-process single-flight: concurrent calls for one entry share one
-   * upstream call. Each follower gets its own copy of the value.
+   * upstream call, and each caller's own signal and policy apply to its own
+   * wait. A follower that aborts rejects alone; when the leader aborts, the
+   * followers take over (one leads, the others follow it); a follower whose
+   * `isComplete` refuses the shared answer calls upstream itself (not
+   * stored: the entry is the leader's). A follower did not go upstream: it is
+   * counted as a hit with the leader's time, and gets its own copy.
    */
-  async #single(key: string, work: () => Promise<Answer>): Promise<Answer> {
-    const inflight = this.#flights.get(key);
-    if (inflight !== undefined) {
-      const shared = await inflight;
-      return { value: structuredClone(shared.value), hit: shared.hit };
+  async #shared(c: CallContext, lead: () => Promise<Answer>): Promise<Answer> {
+    for (;;) {
+      const flight = this.#flights.get(c.key);
+      if (flight === undefined) {
+        const mine: Flight = { promise: lead(), signal: c.opts.signal };
+        this.#flights.set(c.key, mine);
+        const forget = () => this.#land(c.key, mine);
+        mine.promise.then(forget, forget);
+        return mine.promise;
+      }
+      let shared: Answer;
+      try {
+        shared = await untilAborted(flight.promise, c.opts.signal);
+      } catch (error) {
+        if (c.opts.signal?.aborted) throw error;
+        if (flight.signal?.aborted) {
+          // The leader gave up on its own; nothing was stored. Take over.
+          this.#land(c.key, flight);
+          continue;
+        }
+        throw error; // the upstream failed: the same call would fail the same way
+      }
+      const complete = c.opts.isComplete ?? this.#opts.isComplete;
+      if (complete !== undefined && !complete(shared.value)) {
+        return this.#bypass(c, "the shared answer failed this call's isComplete");
+      }
+      this.#countHit(c, shared.durationMs ?? 0);
+      return { value: structuredClone(shared.value), hit: true, shared: true };
     }
-    const p = work().finally(() => this.#flights.delete(key));
-    this.#flights.set(key, p);
-    return p;
+  }
+
+  #land(key: string, flight: Flight): void {
+    if (this.#flights.get(key) === flight) this.#flights.delete(key);
   }
 
   /** auto-mode miss: take the cross-process lease, or wait for its holder's recording. */
@@ -675,7 +718,7 @@ class RecorderImpl implements Recorder {
         reason: "incomplete response (isComplete returned false)",
       });
       this.stats.bypassed++;
-      return { value, hit: false };
+      return { value, hit: false, durationMs };
     }
     assertJsonValue(value, "response");
     const entry: Entry = {
@@ -700,12 +743,12 @@ class RecorderImpl implements Recorder {
       if (this.mode === "record") throw error;
       this.#warn(error.message, error, c.id);
       this.stats.bypassed++;
-      return { value, hit: false };
+      return { value, hit: false, durationMs };
     }
     await this.#write(c.key, entry, c.id);
     this.stats.recorded++;
     this.#events.emit("record", { id: c.id, occurrence: c.occurrence, key: c.key, durationMs });
-    return { value, hit: false };
+    return { value, hit: false, durationMs };
   }
 
   async #verify(c: CallContext): Promise<Answer> {
@@ -839,13 +882,37 @@ interface CallContext {
   storeDown?: boolean;
 }
 
-/** Call upstream, honouring the abort signal: an aborted call is an error, never a result. */
+/**
+ * Call upstream, honouring the abort signal: an aborted call is an error,
+ * never a result, and it rejects when the signal aborts even if `fn` does
+ * not listen to it (its late answer is dropped, never stored).
+ */
 async function live(c: CallContext): Promise<unknown> {
   const signal = c.opts.signal;
   signal?.throwIfAborted();
-  const value = await c.fn();
+  const value = await untilAborted(c.fn(), signal);
   signal?.throwIfAborted();
   return value;
+}
+
+/** `p`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
 }
 
 /** The identity of attempt n-1 of the same step (RELOOP layer 3: verdict chains). */
