@@ -32,7 +32,13 @@ import { Emitter, type Listener, type RecorderEvents } from "./events.js";
 import { missError } from "./miss-report.js";
 import { type Mode, resolveMode } from "./mode.js";
 import { type RunInfo, RunScope, type ServedCall } from "./run-scope.js";
-import { type StreamOptions, type StreamResult, streamCall } from "./stream.js";
+import {
+  type StreamOptions,
+  type StreamResult,
+  type StreamStart,
+  StreamTooLarge,
+  streamCall,
+} from "./stream.js";
 
 /** Identity options a recorder applies to every call (per-call options win). */
 export type RecorderIdentityDefaults = Pick<
@@ -128,9 +134,11 @@ export interface Recorder {
    */
   stream<H extends JsonValue, E extends JsonValue>(
     req: InvocationRequest,
-    fn: () => Promise<{ head: H; events: AsyncIterable<E> }>,
+    fn: (start: StreamStart) => Promise<{ head: H; events: AsyncIterable<E> }>,
     opts?: StreamOptions,
   ): Promise<StreamResult<H, E>>;
+  /** Largest entry stored, in bytes of JSON (`maxEntryBytes`). */
+  readonly maxEntryBytes: number;
   /**
    * Run `fn` as one run scope; `fn` receives the run (runId, calls,
    * contentHash()). Opened inside another run, it is part of that run's
@@ -196,6 +204,8 @@ interface Answer {
   durationMs?: number;
   /** Served to a single-flight follower: it did not go upstream, but shares the leader's recording. */
   shared?: boolean;
+  /** Not a value a follower can use (a stream whose recording was given up): followers call themselves. */
+  unshareable?: boolean;
 }
 
 /** An in-process upstream call that identical calls wait on. */
@@ -390,9 +400,13 @@ class RecorderImpl implements Recorder {
     }
   }
 
+  get maxEntryBytes(): number {
+    return this.#maxEntryBytes;
+  }
+
   stream<H extends JsonValue, E extends JsonValue>(
     req: InvocationRequest,
-    fn: () => Promise<{ head: H; events: AsyncIterable<E> }>,
+    fn: (start: StreamStart) => Promise<{ head: H; events: AsyncIterable<E> }>,
     opts?: StreamOptions,
   ): Promise<StreamResult<H, E>> {
     return streamCall(this, req, fn, opts);
@@ -608,7 +622,12 @@ class RecorderImpl implements Recorder {
     for (;;) {
       const flight = this.#flights.get(c.key);
       if (flight === undefined) {
-        const mine: Flight = { promise: lead(), signal: c.opts.signal };
+        const mine: Flight = {
+          promise: lead().then((a) =>
+            c.abandoned === undefined ? a : { ...a, unshareable: true },
+          ),
+          signal: c.opts.signal,
+        };
         this.#flights.set(c.key, mine);
         const forget = () => this.#land(c.key, mine);
         mine.promise.then(forget, forget);
@@ -619,12 +638,16 @@ class RecorderImpl implements Recorder {
         shared = await untilAborted(flight.promise, c.opts.signal);
       } catch (error) {
         if (c.opts.signal?.aborted) throw error;
-        if (flight.signal?.aborted) {
+        if (flight.signal?.aborted === true) {
           // The leader gave up on its own; nothing was stored. Take over.
           this.#land(c.key, flight);
           continue;
         }
         throw error; // the upstream failed: the same call would fail the same way
+      }
+      if (shared.unshareable === true) {
+        this.#land(c.key, flight);
+        continue;
       }
       const complete = c.opts.isComplete ?? this.#opts.isComplete;
       if (complete !== undefined && !complete(shared.value)) {
@@ -710,6 +733,27 @@ class RecorderImpl implements Recorder {
       if (renew !== undefined) clearInterval(renew);
     }
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    if (c.abandoned !== undefined) {
+      // A stream that passed the entry limit: recording stopped there, the reader goes on live.
+      const a = c.abandoned;
+      const requestBytes = Buffer.byteLength(JSON.stringify(c.manifest));
+      const error = new EntryTooLargeError(
+        c.id,
+        a.bytes + requestBytes,
+        this.#maxEntryBytes,
+        value,
+        {
+          part: "response",
+          requestBytes,
+          responseBytes: a.bytes,
+          streamEvents: a.events,
+        },
+      );
+      if (this.mode === "record") throw error;
+      this.#warn(error.message, error, c.id);
+      this.stats.bypassed++;
+      return { value, hit: false, durationMs };
+    }
     const complete = c.opts.isComplete ?? this.#opts.isComplete;
     if (complete !== undefined && !complete(value)) {
       this.#events.emit("bypass", {
@@ -739,7 +783,13 @@ class RecorderImpl implements Recorder {
     };
     const bytes = Buffer.byteLength(JSON.stringify(entry));
     if (bytes > this.#maxEntryBytes) {
-      const error = new EntryTooLargeError(c.id, bytes, this.#maxEntryBytes, value);
+      const requestBytes = Buffer.byteLength(JSON.stringify(entry.manifest));
+      const responseBytes = Buffer.byteLength(JSON.stringify(entry.response));
+      const error = new EntryTooLargeError(c.id, bytes, this.#maxEntryBytes, value, {
+        part: requestBytes > responseBytes ? "request" : "response",
+        requestBytes,
+        responseBytes,
+      });
       if (this.mode === "record") throw error;
       this.#warn(error.message, error, c.id);
       this.stats.bypassed++;
@@ -753,6 +803,14 @@ class RecorderImpl implements Recorder {
 
   async #verify(c: CallContext): Promise<Answer> {
     const value = await live(c);
+    if (c.abandoned !== undefined) {
+      this.#warn(
+        `the stream of ${c.id.slice(0, 12)} passed the entry limit; it was not compared with the recording`,
+        undefined,
+        c.id,
+      );
+      return { value, hit: false };
+    }
     let raw: JsonValue | undefined;
     try {
       raw = await this.store.get(c.key);
@@ -880,6 +938,8 @@ interface CallContext {
   key: string;
   scope: RunScope | undefined;
   storeDown?: boolean;
+  /** Set when the call was a stream that passed the entry limit (recording given up). */
+  abandoned?: StreamTooLarge;
 }
 
 /**
@@ -890,7 +950,14 @@ interface CallContext {
 async function live(c: CallContext): Promise<unknown> {
   const signal = c.opts.signal;
   signal?.throwIfAborted();
-  const value = await untilAborted(c.fn(), signal);
+  let value: unknown;
+  try {
+    value = await untilAborted(c.fn(), signal);
+  } catch (error) {
+    if (!(error instanceof StreamTooLarge)) throw error;
+    c.abandoned = error;
+    return error.value;
+  }
   signal?.throwIfAborted();
   return value;
 }
