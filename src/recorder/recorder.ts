@@ -6,6 +6,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import { CassetteError } from "../errors.js";
 import { manifestIdentity } from "../identity/identity.js";
 import {
   type IdentityOptions,
@@ -472,7 +473,7 @@ class RecorderImpl implements Recorder {
       entry = raw === undefined ? undefined : validateEntry(raw, `${this.store.url} ${key}`);
     } catch (error) {
       if (this.mode === "replay") throw error;
-      this.#warn(`could not read ${key} to attach a verdict; it was not stored`, error, id);
+      this.#storeFailed(`could not read ${key} to attach a verdict; it was not stored`, error, id);
       return;
     }
     if (entry === undefined) {
@@ -536,6 +537,9 @@ class RecorderImpl implements Recorder {
         return { value: await live(c), hit: false };
       }
       case "record":
+        // Record mode does not read, but a cassette that cannot be loaded is
+        // a fixture error to show before a paid call, not after it.
+        await this.#peek(c.key);
         return this.#shared(c, () => this.#recordLive(c));
       case "verify":
         return this.#verify(c);
@@ -578,7 +582,7 @@ class RecorderImpl implements Recorder {
       raw = await this.store.get(c.key);
     } catch (error) {
       if (this.mode === "replay") throw error;
-      this.#warn(
+      this.#storeFailed(
         `store ${this.store.url} failed on read; calling upstream without the cache`,
         error,
         c.id,
@@ -673,7 +677,7 @@ class RecorderImpl implements Recorder {
       try {
         acquired = await this.store.acquireLease(leaseKey, this.#owner, this.#leaseMs);
       } catch (error) {
-        this.#warn(
+        this.#storeFailed(
           `store ${this.store.url} failed to lease ${leaseKey}; calling upstream without single-flight`,
           error,
           c.id,
@@ -683,7 +687,7 @@ class RecorderImpl implements Recorder {
       if (acquired) {
         try {
           // Someone may have recorded it between our miss and our lease.
-          const raw = await this.store.get(c.key).catch(() => undefined);
+          const raw = await this.#peek(c.key);
           if (raw !== undefined)
             return this.#hit(c, validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED));
           return await this.#recordLive(c, leaseKey);
@@ -693,7 +697,7 @@ class RecorderImpl implements Recorder {
       }
       await sleep(delay, c.opts.signal);
       delay = Math.min(delay * 2, 250);
-      const raw = await this.store.get(c.key).catch(() => undefined);
+      const raw = await this.#peek(c.key);
       if (raw !== undefined)
         return this.#hit(c, validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED));
       if (Date.now() > deadline) {
@@ -802,6 +806,17 @@ class RecorderImpl implements Recorder {
   }
 
   async #verify(c: CallContext): Promise<Answer> {
+    // Read first: a malformed cassette is an error before anything goes upstream.
+    let raw: JsonValue | undefined;
+    try {
+      raw = await this.store.get(c.key);
+    } catch (error) {
+      this.#storeFailed(
+        `store ${this.store.url} failed on read; nothing to verify against`,
+        error,
+        c.id,
+      );
+    }
     const value = await live(c);
     if (c.abandoned !== undefined) {
       this.#warn(
@@ -810,12 +825,6 @@ class RecorderImpl implements Recorder {
         c.id,
       );
       return { value, hit: false };
-    }
-    let raw: JsonValue | undefined;
-    try {
-      raw = await this.store.get(c.key);
-    } catch (error) {
-      this.#warn(`store ${this.store.url} failed on read; nothing to verify against`, error, c.id);
     }
     const recorded =
       raw === undefined
@@ -846,7 +855,7 @@ class RecorderImpl implements Recorder {
       await p;
     } catch (error) {
       if (this.mode === "record") throw error;
-      this.#warn(
+      this.#storeFailed(
         `store ${this.store.url} failed to write ${key}; the response was returned but not recorded`,
         error,
         id,
@@ -881,7 +890,7 @@ class RecorderImpl implements Recorder {
         stored = await this.store.get(key);
       } catch (error) {
         if (this.mode === "replay") throw error;
-        this.#warn(`could not read run ${scope.runId}`, error);
+        this.#storeFailed(`could not read run ${scope.runId}`, error);
       }
       const storedHash = (stored as { contentHash?: unknown } | undefined)?.contentHash;
       if (typeof storedHash === "string" && storedHash !== contentHash) {
@@ -907,7 +916,7 @@ class RecorderImpl implements Recorder {
       await this.store.set(key, record);
     } catch (error) {
       if (this.mode === "record") throw error;
-      this.#warn(`could not store run ${scope.runId}`, error);
+      this.#storeFailed(`could not store run ${scope.runId}`, error);
     }
   }
 
@@ -916,6 +925,38 @@ class RecorderImpl implements Recorder {
     this.#lastServed.set(call.id, call);
     if (this.#lastServed.size > 10_000)
       this.#lastServed.delete(this.#lastServed.keys().next().value as string);
+  }
+
+  /**
+   * A read whose failure only costs a shortcut (a re-check after a lease, the
+   * record-mode probe): undefined on a store failure, which the next write
+   * reports. A cassette that cannot be loaded is thrown.
+   */
+  async #peek(key: string): Promise<JsonValue | undefined> {
+    try {
+      return await this.store.get(key);
+    } catch (error) {
+      if (error instanceof CassetteError) throw error;
+      return undefined;
+    }
+  }
+
+  /**
+   * A store failure the call survives (fail-open). Never silent: a `warning`
+   * event each time, and the first one of this recorder also goes to
+   * `process.emitWarning` (Node's convention for a degraded library), with
+   * the cause and the fix. A cassette that cannot be used is a fixture error,
+   * never an outage: it is thrown in every mode.
+   */
+  #storeFailed(message: string, error: unknown, id?: string): void {
+    if (error instanceof CassetteError) throw error;
+    this.#warn(message, error, id);
+    const cause = error instanceof Error ? error.message : String(error);
+    this.#processWarning(
+      "INVOCACHE_STORE_DEGRADED",
+      `invocache: the cache is degraded: ${message} (cause: ${cause}). Calls still get answers, from upstream, but are not replayed or recorded while the store fails.`,
+      `Fix the store (${this.store.url}): check that it is reachable, readable and writable. Every failure is also a recorder "warning" event (recorder.on("warning", …)); use mode: "replay" (or INVOCACHE_MODE=replay) to fail instead of calling upstream. This warning is shown once per recorder.`,
+    );
   }
 
   #warn(message: string, error?: unknown, id?: string): void {
