@@ -122,6 +122,7 @@ export {
   type CallOptions,
   createRecorder,
   DivergenceError,
+  type EntrySizes,
   EntryTooLargeError,
   type Listener,
   type MissDetails,
@@ -139,6 +140,10 @@ export {
   resolveMode,
   runContentHash,
   type ServedCall,
+  type ServedInfo,
+  type StreamOptions,
+  type StreamResult,
+  type StreamStart,
   UnknownInvocationError,
 } from "./recorder/index.js";
 export * from "./secrets/index.js";
