@@ -141,6 +141,7 @@ export {
   type CallOptions,
   createRecorder,
   DivergenceError,
+  type EntrySizes,
   EntryTooLargeError,
   type Listener,
   type MissDetails,
@@ -158,6 +159,10 @@ export {
   resolveMode,
   runContentHash,
   type ServedCall,
+  type ServedInfo,
+  type StreamOptions,
+  type StreamResult,
+  type StreamStart,
   UnknownInvocationError,
 } from "./recorder/index.js";
 export * from "./secrets/index.js";

@@ -85,26 +85,53 @@ export class DivergenceError extends InvocacheError {
   }
 }
 
+/** Which part of an entry made it too large, and how big each part is. */
+export interface EntrySizes {
+  /** The part that is over the limit or, when neither is alone, the larger one. */
+  part: "request" | "response";
+  /** Bytes of the manifest: the normalized prompt, task, params… */
+  requestBytes: number;
+  /** Bytes of the response (for a stream: what had arrived when recording stopped). */
+  responseBytes: number;
+  /** For a stream: the events that had arrived when it passed the limit. */
+  streamEvents?: number;
+}
+
 /**
- * A response is larger than the recorder's `maxEntryBytes`: it is refused
- * whole, never truncated. `value` holds the live response.
+ * An entry is larger than the recorder's `maxEntryBytes`: it is refused
+ * whole, never truncated. `part` says whether the request (the prompt) or
+ * the response is what is large; `value` holds the live response.
  */
 export class EntryTooLargeError extends InvocacheError {
   readonly id: string;
   readonly bytes: number;
   readonly limit: number;
   readonly value: unknown;
+  /** `"request"` when the prompt (the manifest) is what is large, else `"response"`. */
+  readonly part: "request" | "response";
+  readonly requestBytes: number | undefined;
+  readonly responseBytes: number | undefined;
 
-  constructor(id: string, bytes: number, limit: number, value: unknown) {
+  constructor(id: string, bytes: number, limit: number, value: unknown, sizes?: EntrySizes) {
+    const part = sizes?.part ?? "response";
+    const short = id.slice(0, 12);
+    const what =
+      sizes?.streamEvents !== undefined
+        ? `the streamed response of ${short} passed the ${limit}-byte entry limit after ${sizes.streamEvents} events (${bytes} bytes so far); recording stopped there and the live stream went on`
+        : part === "request"
+          ? `the request of ${short} is what is large: its manifest (prompt, task, params) is ${sizes?.requestBytes} bytes and its response ${sizes?.responseBytes}, ${bytes} bytes in all, over the ${limit}-byte entry limit`
+          : `the response of ${short} is ${sizes?.responseBytes ?? bytes} bytes${sizes === undefined ? "" : ` (${bytes} with its ${sizes.requestBytes}-byte manifest)`}, over the ${limit}-byte entry limit`;
     super(
       "ERR_ENTRY_TOO_LARGE",
-      `invocache: the response of ${id.slice(0, 12)} is ${bytes} bytes, over the ${limit}-byte entry limit; ` +
-        "it was not recorded (never truncated). Raise createRecorder({ maxEntryBytes }) if it should be.",
+      `invocache: ${what}; it was not recorded (never truncated). Raise createRecorder({ maxEntryBytes }) if it should be.`,
     );
     this.id = id;
     this.bytes = bytes;
     this.limit = limit;
     this.value = value;
+    this.part = part;
+    this.requestBytes = sizes?.requestBytes;
+    this.responseBytes = sizes?.responseBytes;
   }
 }
 

@@ -25,7 +25,14 @@ export interface RecorderEvents {
     diffs?: FieldDiff[];
   };
   verdict: { id: string; occurrence: number; verdict: "accepted" | "rejected"; reason?: string };
-  run: { runId: string; contentHash: string; calls: number; explicitId: boolean };
+  /** A run ended; `parentRunId` when it was nested in another. */
+  run: {
+    runId: string;
+    contentHash: string;
+    calls: number;
+    explicitId: boolean;
+    parentRunId?: string;
+  };
 }
 
 export type Listener<K extends keyof RecorderEvents> = (event: RecorderEvents[K]) => void;

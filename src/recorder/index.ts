@@ -1,5 +1,6 @@
 export {
   DivergenceError,
+  type EntrySizes,
   EntryTooLargeError,
   type MissDetails,
   type NearestEntry,
@@ -23,5 +24,6 @@ export {
   type RecordedStream,
   type StreamOptions,
   type StreamResult,
+  type StreamStart,
   streamCall,
 } from "./stream.js";

@@ -6,6 +6,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import { CassetteError } from "../errors.js";
 import { manifestIdentity } from "../identity/identity.js";
 import {
   type IdentityOptions,
@@ -32,7 +33,13 @@ import { Emitter, type Listener, type RecorderEvents } from "./events.js";
 import { missError } from "./miss-report.js";
 import { type Mode, resolveMode } from "./mode.js";
 import { type RunInfo, RunScope, type ServedCall } from "./run-scope.js";
-import { type StreamOptions, type StreamResult, streamCall } from "./stream.js";
+import {
+  type StreamOptions,
+  type StreamResult,
+  type StreamStart,
+  StreamTooLarge,
+  streamCall,
+} from "./stream.js";
 
 /** Identity options a recorder applies to every call (per-call options win). */
 export type RecorderIdentityDefaults = Pick<
@@ -86,6 +93,13 @@ export interface CallOptions extends IdentityOptions {
    * `recorder.last`, it is per call, so it is exact under concurrency.
    */
   onServed?: ((served: ServedInfo) => void) | undefined;
+  /**
+   * Count this call in this run (from `recorder.run(fn)` or `currentRun()`)
+   * instead of the run found in the async context. For calls that lost it:
+   * a job queue, pool or timer created before the run runs its jobs where no
+   * run is in effect. See also {@link Recorder.withRun}.
+   */
+  run?: RunInfo | undefined;
 }
 
 /** What answered one call (see {@link CallOptions.onServed}). */
@@ -121,15 +135,34 @@ export interface Recorder {
    */
   stream<H extends JsonValue, E extends JsonValue>(
     req: InvocationRequest,
-    fn: () => Promise<{ head: H; events: AsyncIterable<E> }>,
+    fn: (start: StreamStart) => Promise<{ head: H; events: AsyncIterable<E> }>,
     opts?: StreamOptions,
   ): Promise<StreamResult<H, E>>;
-  /** Run `fn` as one run scope; `fn` receives the run (runId, calls, contentHash()). */
+  /** Largest entry stored, in bytes of JSON (`maxEntryBytes`). */
+  readonly maxEntryBytes: number;
+  /**
+   * Run `fn` as one run scope; `fn` receives the run (runId, calls,
+   * contentHash()). Opened inside another run, it is part of that run's
+   * trajectory: occurrences keep counting where the enclosing run is (a
+   * retry is never occurrence 0 again), and its calls and verdicts also
+   * belong to the enclosing run.
+   */
   run<T>(fn: (run: RunInfo) => Promise<T>, opts?: { runId?: string }): Promise<T>;
+  /**
+   * Run `fn` inside a run that is still going (from `recorder.run(fn)` or
+   * `currentRun()`): for work that lost the async context, such as a job a
+   * queue created before the run executes. Calls made by adapters inside
+   * `fn` count in `run` too.
+   */
+  withRun<T>(run: RunInfo, fn: () => Promise<T>): Promise<T>;
   /** The run scope the caller is in, if any. */
   currentRun(): RunInfo | undefined;
   /** Record a gate's verdict on the output most recently served for `id`. */
-  verdict(id: string, verdict: "accepted" | "rejected", opts?: { reason?: string }): Promise<void>;
+  verdict(
+    id: string,
+    verdict: "accepted" | "rejected",
+    opts?: { reason?: string; run?: RunInfo },
+  ): Promise<void>;
   /** Memoize any async function as an invocation. */
   wrap<A extends unknown[], R>(
     fn: (...args: A) => Promise<R>,
@@ -168,6 +201,19 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
 interface Answer {
   value: unknown;
   hit: boolean;
+  /** Upstream time of the recording behind the value (what a follower saved). */
+  durationMs?: number;
+  /** Served to a single-flight follower: it did not go upstream, but shares the leader's recording. */
+  shared?: boolean;
+  /** Not a value a follower can use (a stream whose recording was given up): followers call themselves. */
+  unshareable?: boolean;
+}
+
+/** An in-process upstream call that identical calls wait on. */
+interface Flight {
+  promise: Promise<Answer>;
+  /** The leader's signal: when it aborts, the followers take over. */
+  signal: AbortSignal | undefined;
 }
 
 class RecorderImpl implements Recorder {
@@ -191,7 +237,13 @@ class RecorderImpl implements Recorder {
   readonly #owner = `invocache-${randomUUID()}`;
   readonly #events = new Emitter();
   readonly #runs = new AsyncLocalStorage<RunScope>();
-  readonly #flights = new Map<string, Promise<Answer>>();
+  /** Runs this recorder opened (to refuse another recorder's run handle). */
+  readonly #ownRuns = new WeakSet<RunScope>();
+  /** Outermost runs still going: a call outside every run is checked against them. */
+  readonly #activeRoots = new Set<RunScope>();
+  /** Process warnings already emitted, by code: once per recorder each. */
+  readonly #warnedOnce = new Set<string>();
+  readonly #flights = new Map<string, Flight>();
   /** Outside runs: the last served call per id, for verdicts (bounded). */
   readonly #lastServed = new Map<string, ServedCall>();
   readonly #pending = new Set<Promise<unknown>>();
@@ -239,10 +291,67 @@ class RecorderImpl implements Recorder {
 
   async run<T>(fn: (run: RunInfo) => Promise<T>, opts: { runId?: string } = {}): Promise<T> {
     if (typeof fn !== "function") throw new TypeError("recorder.run: fn must be an async function");
-    const scope = new RunScope(opts.runId);
-    const result = await this.#runs.run(scope, () => fn(scope));
+    const scope = new RunScope(opts.runId, this.#runs.getStore());
+    this.#ownRuns.add(scope);
+    if (scope.parent === undefined) this.#activeRoots.add(scope);
+    let result: T;
+    try {
+      result = await this.#runs.run(scope, () => fn(scope));
+    } finally {
+      scope.active = false;
+      this.#activeRoots.delete(scope);
+    }
     await this.#endRun(scope);
     return result;
+  }
+
+  async withRun<T>(run: RunInfo, fn: () => Promise<T>): Promise<T> {
+    if (typeof fn !== "function")
+      throw new TypeError("recorder.withRun: fn must be an async function");
+    const scope = this.#ownRun(run, "recorder.withRun: run");
+    return this.#runs.run(scope, fn);
+  }
+
+  /** A run handle given by the caller: one of ours, still going. */
+  #ownRun(run: RunInfo, what: string): RunScope {
+    if (!(run instanceof RunScope) || !this.#ownRuns.has(run)) {
+      throw new TypeError(
+        `${what} must be a run of this recorder (the argument of recorder.run(fn), or recorder.currentRun()); this one belongs to another recorder or is not a run`,
+      );
+    }
+    if (!run.active) {
+      throw new TypeError(
+        `${what}: run ${run.runId} has ended; a call cannot join a run after recorder.run() returned (start the work inside the run and await it there)`,
+      );
+    }
+    return run;
+  }
+
+  /**
+   * A call outside every run whose identity a run of this recorder that is
+   * still going has already served: most likely work that lost its run (a
+   * queue created before the run). It is occurrence 0 and may be served what
+   * that run already got, so say so and name the fix.
+   */
+  #checkLostRun(id: string): void {
+    for (const root of this.#activeRoots) {
+      if (root.occurrences(id) === 0) continue;
+      const message = `invocache: a call to ${id.slice(0, 12)} was made outside any run while run ${root.runId}, which already served that identity, is going: it counts as occurrence 0 and can be served the output that run already got (a rejected draft). Work started from a queue, pool or timer created before the run loses the run's async context. Pass the run: recorder.call(req, fn, { run }) or recorder.withRun(run, job).`;
+      this.#warn(message, undefined, id);
+      this.#processWarning("INVOCACHE_RUN_SCOPE_LOST", message);
+      return;
+    }
+  }
+
+  /** Node's convention for a degraded library: process.emitWarning, once per recorder and code. */
+  #processWarning(code: string, message: string, detail?: string): void {
+    if (this.#warnedOnce.has(code)) return;
+    this.#warnedOnce.add(code);
+    process.emitWarning(message, {
+      type: "InvocacheWarning",
+      code,
+      ...(detail === undefined ? {} : { detail }),
+    });
   }
 
   async call<T>(req: InvocationRequest, fn: () => Promise<T>, opts: CallOptions = {}): Promise<T> {
@@ -251,7 +360,11 @@ class RecorderImpl implements Recorder {
     const identityOpts: IdentityOptions = { ...this.identity, ...stripCallOnly(opts) };
     const manifest = invocationManifest(req, identityOpts);
     const id = manifestIdentity(manifest);
-    const scope = this.#runs.getStore();
+    const scope =
+      opts.run === undefined
+        ? this.#runs.getStore()
+        : this.#ownRun(opts.run, "recorder.call: opts.run");
+    if (scope === undefined && this.#activeRoots.size > 0) this.#checkLostRun(id);
     const served: ServedCall = scope?.reserve(id) ?? { id, occurrence: 0, from: "pending" };
     const { occurrence } = served;
     const key = entryKey(this.namespace, id, occurrence);
@@ -267,11 +380,13 @@ class RecorderImpl implements Recorder {
         key,
         scope,
       });
-      served.from = answer.hit
-        ? "hit"
-        : this.mode === "passthrough" || this.mode === "verify"
-          ? "live"
-          : "recorded";
+      served.from = answer.shared
+        ? "recorded" // a follower: its verdict goes with the leader's recording
+        : answer.hit
+          ? "hit"
+          : this.mode === "passthrough" || this.mode === "verify"
+            ? "live"
+            : "recorded";
       if (scope === undefined) this.#rememberServed(served);
       this.last = { id, occurrence, hit: answer.hit, manifest };
       opts.onServed?.({ id, occurrence, hit: answer.hit, manifest });
@@ -286,9 +401,13 @@ class RecorderImpl implements Recorder {
     }
   }
 
+  get maxEntryBytes(): number {
+    return this.#maxEntryBytes;
+  }
+
   stream<H extends JsonValue, E extends JsonValue>(
     req: InvocationRequest,
-    fn: () => Promise<{ head: H; events: AsyncIterable<E> }>,
+    fn: (start: StreamStart) => Promise<{ head: H; events: AsyncIterable<E> }>,
     opts?: StreamOptions,
   ): Promise<StreamResult<H, E>> {
     return streamCall(this, req, fn, opts);
@@ -317,7 +436,7 @@ class RecorderImpl implements Recorder {
   async verdict(
     id: string,
     verdict: "accepted" | "rejected",
-    opts: { reason?: string } = {},
+    opts: { reason?: string; run?: RunInfo } = {},
   ): Promise<void> {
     if (verdict !== "accepted" && verdict !== "rejected") {
       throw new TypeError(
@@ -327,7 +446,10 @@ class RecorderImpl implements Recorder {
     if (opts.reason !== undefined && typeof opts.reason !== "string") {
       throw new TypeError("verdict reason must be a string");
     }
-    const scope = this.#runs.getStore();
+    const scope =
+      opts.run === undefined
+        ? this.#runs.getStore()
+        : this.#ownRun(opts.run, "recorder.verdict: opts.run");
     const served =
       scope?.lastServed(id) ?? (scope === undefined ? this.#lastServed.get(id) : undefined);
     if (served === undefined) {
@@ -336,7 +458,7 @@ class RecorderImpl implements Recorder {
         `recorder.verdict: ${String(id).slice(0, 12)} was not served by this recorder${scope ? ` in run ${scope.runId}` : ""}; pass the id of a call this recorder answered (recorder.last.id)`,
       );
     }
-    scope?.verdicts.push({ id, occurrence: served.occurrence, verdict });
+    scope?.addVerdict({ id, occurrence: served.occurrence, verdict });
     this.#events.emit("verdict", {
       id,
       occurrence: served.occurrence,
@@ -351,7 +473,7 @@ class RecorderImpl implements Recorder {
       entry = raw === undefined ? undefined : validateEntry(raw, `${this.store.url} ${key}`);
     } catch (error) {
       if (this.mode === "replay") throw error;
-      this.#warn(`could not read ${key} to attach a verdict; it was not stored`, error, id);
+      this.#storeFailed(`could not read ${key} to attach a verdict; it was not stored`, error, id);
       return;
     }
     if (entry === undefined) {
@@ -415,21 +537,18 @@ class RecorderImpl implements Recorder {
         return { value: await live(c), hit: false };
       }
       case "record":
-        return this.#single(c.key, () => this.#recordLive(c));
+        // Record mode does not read, but a cassette that cannot be loaded is
+        // a fixture error to show before a paid call, not after it.
+        await this.#peek(c.key);
+        return this.#shared(c, () => this.#recordLive(c));
       case "verify":
         return this.#verify(c);
       case "replay":
       case "auto": {
         const found = await this.#lookup(c);
         if (found !== undefined) return found;
-        this.stats.misses++;
-        this.#events.emit("miss", {
-          id: c.id,
-          occurrence: c.occurrence,
-          key: c.key,
-          mode: this.mode,
-        });
         if (this.mode === "replay") {
+          this.#countMiss(c);
           throw await missError({
             store: this.store,
             namespace: this.namespace,
@@ -443,9 +562,17 @@ class RecorderImpl implements Recorder {
             inRun: c.scope !== undefined,
           });
         }
-        return this.#single(c.key, () => this.#recordShared(c));
+        return this.#shared(c, () => {
+          this.#countMiss(c);
+          return this.#recordShared(c);
+        });
       }
     }
+  }
+
+  #countMiss(c: CallContext): void {
+    this.stats.misses++;
+    this.#events.emit("miss", { id: c.id, occurrence: c.occurrence, key: c.key, mode: this.mode });
   }
 
   /** A hit, or undefined on a miss. A store failure is an error in replay, a bypass otherwise. */
@@ -455,7 +582,7 @@ class RecorderImpl implements Recorder {
       raw = await this.store.get(c.key);
     } catch (error) {
       if (this.mode === "replay") throw error;
-      this.#warn(
+      this.#storeFailed(
         `store ${this.store.url} failed on read; calling upstream without the cache`,
         error,
         c.id,
@@ -468,15 +595,14 @@ class RecorderImpl implements Recorder {
     return this.#hit(c, entry);
   }
 
-  #hit(c: CallContext, entry: Entry): Answer {
+  #countHit(c: CallContext, savedMs: number): void {
     this.stats.hits++;
-    this.stats.savedMs += entry.meta.durationMs;
-    this.#events.emit("hit", {
-      id: c.id,
-      occurrence: c.occurrence,
-      key: c.key,
-      savedMs: entry.meta.durationMs,
-    });
+    this.stats.savedMs += savedMs;
+    this.#events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
+  }
+
+  #hit(c: CallContext, entry: Entry): Answer {
+    this.#countHit(c, entry.meta.durationMs);
     const value =
       this.#opts.restoreSecrets === true
         ? restoreSecrets(
@@ -484,22 +610,60 @@ class RecorderImpl implements Recorder {
             this.#opts.secrets === false ? {} : (this.#opts.secrets ?? {}),
           ).value
         : entry.response;
-    return { value, hit: true };
+    return { value, hit: true, durationMs: entry.meta.durationMs };
   }
 
   /**
    * In-process single-flight: concurrent calls for one entry share one
-   * upstream call. Each follower gets its own copy of the value.
+   * upstream call, and each caller's own signal and policy apply to its own
+   * wait. A follower that aborts rejects alone; when the leader aborts, the
+   * followers take over (one leads, the others follow it); a follower whose
+   * `isComplete` refuses the shared answer calls upstream itself (not
+   * stored: the entry is the leader's). A follower did not go upstream: it is
+   * counted as a hit with the leader's time, and gets its own copy.
    */
-  async #single(key: string, work: () => Promise<Answer>): Promise<Answer> {
-    const inflight = this.#flights.get(key);
-    if (inflight !== undefined) {
-      const shared = await inflight;
-      return { value: structuredClone(shared.value), hit: shared.hit };
+  async #shared(c: CallContext, lead: () => Promise<Answer>): Promise<Answer> {
+    for (;;) {
+      const flight = this.#flights.get(c.key);
+      if (flight === undefined) {
+        const mine: Flight = {
+          promise: lead().then((a) =>
+            c.abandoned === undefined ? a : { ...a, unshareable: true },
+          ),
+          signal: c.opts.signal,
+        };
+        this.#flights.set(c.key, mine);
+        const forget = () => this.#land(c.key, mine);
+        mine.promise.then(forget, forget);
+        return mine.promise;
+      }
+      let shared: Answer;
+      try {
+        shared = await untilAborted(flight.promise, c.opts.signal);
+      } catch (error) {
+        if (c.opts.signal?.aborted) throw error;
+        if (flight.signal?.aborted === true) {
+          // The leader gave up on its own; nothing was stored. Take over.
+          this.#land(c.key, flight);
+          continue;
+        }
+        throw error; // the upstream failed: the same call would fail the same way
+      }
+      if (shared.unshareable === true) {
+        this.#land(c.key, flight);
+        continue;
+      }
+      const complete = c.opts.isComplete ?? this.#opts.isComplete;
+      if (complete !== undefined && !complete(shared.value)) {
+        return this.#bypass(c, "the shared answer failed this call's isComplete");
+      }
+      this.#countHit(c, shared.durationMs ?? 0);
+      return { value: structuredClone(shared.value), hit: true, shared: true };
     }
-    const p = work().finally(() => this.#flights.delete(key));
-    this.#flights.set(key, p);
-    return p;
+  }
+
+  #land(key: string, flight: Flight): void {
+    if (this.#flights.get(key) === flight) this.#flights.delete(key);
   }
 
   /** auto-mode miss: take the cross-process lease, or wait for its holder's recording. */
@@ -513,7 +677,7 @@ class RecorderImpl implements Recorder {
       try {
         acquired = await this.store.acquireLease(leaseKey, this.#owner, this.#leaseMs);
       } catch (error) {
-        this.#warn(
+        this.#storeFailed(
           `store ${this.store.url} failed to lease ${leaseKey}; calling upstream without single-flight`,
           error,
           c.id,
@@ -523,7 +687,7 @@ class RecorderImpl implements Recorder {
       if (acquired) {
         try {
           // Someone may have recorded it between our miss and our lease.
-          const raw = await this.store.get(c.key).catch(() => undefined);
+          const raw = await this.#peek(c.key);
           if (raw !== undefined)
             return this.#hit(c, validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED));
           return await this.#recordLive(c, leaseKey);
@@ -533,7 +697,7 @@ class RecorderImpl implements Recorder {
       }
       await sleep(delay, c.opts.signal);
       delay = Math.min(delay * 2, 250);
-      const raw = await this.store.get(c.key).catch(() => undefined);
+      const raw = await this.#peek(c.key);
       if (raw !== undefined)
         return this.#hit(c, validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED));
       if (Date.now() > deadline) {
@@ -573,6 +737,27 @@ class RecorderImpl implements Recorder {
       if (renew !== undefined) clearInterval(renew);
     }
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    if (c.abandoned !== undefined) {
+      // A stream that passed the entry limit: recording stopped there, the reader goes on live.
+      const a = c.abandoned;
+      const requestBytes = Buffer.byteLength(JSON.stringify(c.manifest));
+      const error = new EntryTooLargeError(
+        c.id,
+        a.bytes + requestBytes,
+        this.#maxEntryBytes,
+        value,
+        {
+          part: "response",
+          requestBytes,
+          responseBytes: a.bytes,
+          streamEvents: a.events,
+        },
+      );
+      if (this.mode === "record") throw error;
+      this.#warn(error.message, error, c.id);
+      this.stats.bypassed++;
+      return { value, hit: false, durationMs };
+    }
     const complete = c.opts.isComplete ?? this.#opts.isComplete;
     if (complete !== undefined && !complete(value)) {
       this.#events.emit("bypass", {
@@ -581,7 +766,7 @@ class RecorderImpl implements Recorder {
         reason: "incomplete response (isComplete returned false)",
       });
       this.stats.bypassed++;
-      return { value, hit: false };
+      return { value, hit: false, durationMs };
     }
     assertJsonValue(value, "response");
     const entry: Entry = {
@@ -602,25 +787,44 @@ class RecorderImpl implements Recorder {
     };
     const bytes = Buffer.byteLength(JSON.stringify(entry));
     if (bytes > this.#maxEntryBytes) {
-      const error = new EntryTooLargeError(c.id, bytes, this.#maxEntryBytes, value);
+      const requestBytes = Buffer.byteLength(JSON.stringify(entry.manifest));
+      const responseBytes = Buffer.byteLength(JSON.stringify(entry.response));
+      const error = new EntryTooLargeError(c.id, bytes, this.#maxEntryBytes, value, {
+        part: requestBytes > responseBytes ? "request" : "response",
+        requestBytes,
+        responseBytes,
+      });
       if (this.mode === "record") throw error;
       this.#warn(error.message, error, c.id);
       this.stats.bypassed++;
-      return { value, hit: false };
+      return { value, hit: false, durationMs };
     }
     await this.#write(c.key, entry, c.id);
     this.stats.recorded++;
     this.#events.emit("record", { id: c.id, occurrence: c.occurrence, key: c.key, durationMs });
-    return { value, hit: false };
+    return { value, hit: false, durationMs };
   }
 
   async #verify(c: CallContext): Promise<Answer> {
-    const value = await live(c);
+    // Read first: a malformed cassette is an error before anything goes upstream.
     let raw: JsonValue | undefined;
     try {
       raw = await this.store.get(c.key);
     } catch (error) {
-      this.#warn(`store ${this.store.url} failed on read; nothing to verify against`, error, c.id);
+      this.#storeFailed(
+        `store ${this.store.url} failed on read; nothing to verify against`,
+        error,
+        c.id,
+      );
+    }
+    const value = await live(c);
+    if (c.abandoned !== undefined) {
+      this.#warn(
+        `the stream of ${c.id.slice(0, 12)} passed the entry limit; it was not compared with the recording`,
+        undefined,
+        c.id,
+      );
+      return { value, hit: false };
     }
     const recorded =
       raw === undefined
@@ -651,7 +855,7 @@ class RecorderImpl implements Recorder {
       await p;
     } catch (error) {
       if (this.mode === "record") throw error;
-      this.#warn(
+      this.#storeFailed(
         `store ${this.store.url} failed to write ${key}; the response was returned but not recorded`,
         error,
         id,
@@ -668,6 +872,7 @@ class RecorderImpl implements Recorder {
       contentHash,
       calls: scope.calls.length,
       explicitId: scope.explicitId,
+      ...(scope.parent === undefined ? {} : { parentRunId: scope.parent.runId }),
     });
     if (!scope.explicitId || this.mode === "passthrough" || this.mode === "verify") return;
     const key = runKey(this.namespace, scope.runId);
@@ -685,7 +890,7 @@ class RecorderImpl implements Recorder {
         stored = await this.store.get(key);
       } catch (error) {
         if (this.mode === "replay") throw error;
-        this.#warn(`could not read run ${scope.runId}`, error);
+        this.#storeFailed(`could not read run ${scope.runId}`, error);
       }
       const storedHash = (stored as { contentHash?: unknown } | undefined)?.contentHash;
       if (typeof storedHash === "string" && storedHash !== contentHash) {
@@ -711,7 +916,7 @@ class RecorderImpl implements Recorder {
       await this.store.set(key, record);
     } catch (error) {
       if (this.mode === "record") throw error;
-      this.#warn(`could not store run ${scope.runId}`, error);
+      this.#storeFailed(`could not store run ${scope.runId}`, error);
     }
   }
 
@@ -720,6 +925,38 @@ class RecorderImpl implements Recorder {
     this.#lastServed.set(call.id, call);
     if (this.#lastServed.size > 10_000)
       this.#lastServed.delete(this.#lastServed.keys().next().value as string);
+  }
+
+  /**
+   * A read whose failure only costs a shortcut (a re-check after a lease, the
+   * record-mode probe): undefined on a store failure, which the next write
+   * reports. A cassette that cannot be loaded is thrown.
+   */
+  async #peek(key: string): Promise<JsonValue | undefined> {
+    try {
+      return await this.store.get(key);
+    } catch (error) {
+      if (error instanceof CassetteError) throw error;
+      return undefined;
+    }
+  }
+
+  /**
+   * A store failure the call survives (fail-open). Never silent: a `warning`
+   * event each time, and the first one of this recorder also goes to
+   * `process.emitWarning` (Node's convention for a degraded library), with
+   * the cause and the fix. A cassette that cannot be used is a fixture error,
+   * never an outage: it is thrown in every mode.
+   */
+  #storeFailed(message: string, error: unknown, id?: string): void {
+    if (error instanceof CassetteError) throw error;
+    this.#warn(message, error, id);
+    const cause = error instanceof Error ? error.message : String(error);
+    this.#processWarning(
+      "INVOCACHE_STORE_DEGRADED",
+      `invocache: the cache is degraded: ${message} (cause: ${cause}). Calls still get answers, from upstream, but are not replayed or recorded while the store fails.`,
+      `Fix the store (${this.store.url}): check that it is reachable, readable and writable. Every failure is also a recorder "warning" event (recorder.on("warning", …)); use mode: "replay" (or INVOCACHE_MODE=replay) to fail instead of calling upstream. This warning is shown once per recorder.`,
+    );
   }
 
   #warn(message: string, error?: unknown, id?: string): void {
@@ -742,15 +979,48 @@ interface CallContext {
   key: string;
   scope: RunScope | undefined;
   storeDown?: boolean;
+  /** Set when the call was a stream that passed the entry limit (recording given up). */
+  abandoned?: StreamTooLarge;
 }
 
-/** Call upstream, honouring the abort signal: an aborted call is an error, never a result. */
+/**
+ * Call upstream, honouring the abort signal: an aborted call is an error,
+ * never a result, and it rejects when the signal aborts even if `fn` does
+ * not listen to it (its late answer is dropped, never stored).
+ */
 async function live(c: CallContext): Promise<unknown> {
   const signal = c.opts.signal;
   signal?.throwIfAborted();
-  const value = await c.fn();
+  let value: unknown;
+  try {
+    value = await untilAborted(c.fn(), signal);
+  } catch (error) {
+    if (!(error instanceof StreamTooLarge)) throw error;
+    c.abandoned = error;
+    return error.value;
+  }
   signal?.throwIfAborted();
   return value;
+}
+
+/** `p`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
 }
 
 /** The identity of attempt n-1 of the same step (RELOOP layer 3: verdict chains). */
@@ -759,7 +1029,7 @@ function parentId(c: CallContext): string {
 }
 
 function stripCallOnly(opts: CallOptions): IdentityOptions {
-  const { signal: _s, isComplete: _c, onServed: _o, ...rest } = opts;
+  const { signal: _s, isComplete: _c, onServed: _o, run: _r, ...rest } = opts;
   return rest;
 }
 

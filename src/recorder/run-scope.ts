@@ -5,6 +5,13 @@
  * content hash: a one-level Merkle root over the identities it served, in
  * order (git's tree-over-blobs shape), so two runs that took the same
  * trajectory are provably identical and a divergence is one comparison.
+ *
+ * Runs nest: a run opened inside another is part of its parent's trajectory.
+ * Occurrences are counted once, by the outermost run, so a retry made inside
+ * a helper that opens its own run is never occurrence 0 again (that would
+ * serve it the output the gate just rejected). A nested run keeps its own id
+ * and its own sub-trajectory (the calls made inside it); every call and
+ * verdict also belongs to each enclosing run.
  */
 import { randomUUID } from "node:crypto";
 import { sha256Hex } from "../identity/sha256.js";
@@ -39,6 +46,10 @@ export interface RunInfo {
   readonly calls: readonly ServedCall[];
   /** Verdicts given so far, in order. */
   readonly verdicts: readonly RunVerdict[];
+  /** The enclosing run when this one was opened inside another; undefined for an outermost run. */
+  readonly parent: RunInfo | undefined;
+  /** False once the run's function has settled; an ended run takes no more calls. */
+  readonly active: boolean;
   /** Merkle root over the identities served so far (sha256 hex). */
   contentHash(): string;
 }
@@ -59,9 +70,16 @@ export class RunScope implements RunInfo {
   readonly explicitId: boolean;
   readonly calls: ServedCall[] = [];
   readonly verdicts: RunVerdict[] = [];
+  readonly parent: RunScope | undefined;
+  /** The outermost run: the one that counts occurrences. */
+  readonly root: RunScope;
+  active = true;
+  /** Only the root's is used. */
   readonly #counts = new Map<string, number>();
 
-  constructor(runId: string | undefined) {
+  constructor(runId: string | undefined, parent?: RunScope) {
+    this.parent = parent;
+    this.root = parent?.root ?? this;
     if (runId !== undefined && (typeof runId !== "string" || runId === "" || runId.includes(":"))) {
       throw new TypeError(
         `runId must be a non-empty string without ":", got ${JSON.stringify(runId)}`,
@@ -77,10 +95,11 @@ export class RunScope implements RunInfo {
    * order still give the same trajectory and content hash.
    */
   reserve(id: string): ServedCall {
-    const occurrence = this.#counts.get(id) ?? 0;
-    this.#counts.set(id, occurrence + 1);
+    const counts = this.root.#counts;
+    const occurrence = counts.get(id) ?? 0;
+    counts.set(id, occurrence + 1);
     const call: ServedCall = { id, occurrence, from: "pending" };
-    this.calls.push(call);
+    for (const scope of this.#chain()) scope.calls.push(call);
     return call;
   }
 
@@ -92,24 +111,41 @@ export class RunScope implements RunInfo {
    */
   release(call: ServedCall): void {
     call.from = "failed";
-    const i = this.calls.lastIndexOf(call);
-    if (i >= 0) this.calls.splice(i, 1);
-    if (this.#counts.get(call.id) === call.occurrence + 1)
-      this.#counts.set(call.id, call.occurrence);
+    for (const scope of this.#chain()) {
+      const i = scope.calls.lastIndexOf(call);
+      if (i >= 0) scope.calls.splice(i, 1);
+    }
+    const counts = this.root.#counts;
+    if (counts.get(call.id) === call.occurrence + 1) counts.set(call.id, call.occurrence);
   }
 
-  /** How many occurrences of `id` this run has reserved. */
+  /** Record a verdict in this run and every enclosing one. */
+  addVerdict(verdict: RunVerdict): void {
+    for (const scope of this.#chain()) scope.verdicts.push(verdict);
+  }
+
+  /** How many occurrences of `id` the outermost run has reserved (nested runs included). */
   occurrences(id: string): number {
-    return this.#counts.get(id) ?? 0;
+    return this.root.#counts.get(id) ?? 0;
   }
 
-  /** The latest answered occurrence of `id`, for verdicts. */
+  /**
+   * The latest answered occurrence of `id`, for verdicts: in this run first,
+   * then in the enclosing ones (a helper's run may judge its caller's call).
+   */
   lastServed(id: string): ServedCall | undefined {
-    for (let i = this.calls.length - 1; i >= 0; i--) {
-      const c = this.calls[i]!;
-      if (c.id === id && c.from !== "pending" && c.from !== "failed") return c;
+    for (const scope of this.#chain()) {
+      for (let i = scope.calls.length - 1; i >= 0; i--) {
+        const c = scope.calls[i]!;
+        if (c.id === id && c.from !== "pending" && c.from !== "failed") return c;
+      }
     }
     return undefined;
+  }
+
+  /** This run and its ancestors, innermost first. */
+  *#chain(): Generator<RunScope> {
+    for (let s: RunScope | undefined = this; s !== undefined; s = s.parent) yield s;
   }
 
   contentHash(): string {

@@ -5,10 +5,16 @@
  * the recording is stored only when the upstream stream ends cleanly and is
  * complete. On a hit the recorded events are replayed in order, optionally
  * with their recorded timing.
+ *
+ * A reader that stops (breaks out of its loop, calls `return()`) stops the
+ * upstream: nothing more is pulled, the upstream iterator is closed and the
+ * signal given to `fn` aborts; the cut-off stream is not recorded. A stream
+ * that grows past the recorder's `maxEntryBytes` stops being buffered at
+ * that point and is not recorded, while the reader still gets every event.
  */
 import type { InvocationRequest } from "../identity/manifest.js";
 import type { JsonValue } from "../store/types.js";
-import type { CallOptions, Recorder } from "./recorder.js";
+import type { CallOptions, Recorder, ServedInfo } from "./recorder.js";
 
 /** How a stream is stored: the head (status, headers, ids…) and timed events. */
 export interface RecordedStream<H extends JsonValue = JsonValue, E extends JsonValue = JsonValue> {
@@ -24,6 +30,27 @@ export interface StreamResult<H, E> {
   events: AsyncIterable<E>;
   /** Whether this was served from a recording. */
   hit: boolean;
+}
+
+/** What `fn` of {@link streamCall} is given. */
+export interface StreamStart {
+  /** Aborts when the reader stops reading or the call's own signal aborts: pass it to `fetch`. */
+  signal: AbortSignal;
+}
+
+/**
+ * Thrown by a stream's recording function when the stream passed the entry
+ * limit: the recorder gives up recording it (internal; the caller sees an
+ * `EntryTooLargeError` in record mode, a warning otherwise).
+ */
+export class StreamTooLarge extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly events: number,
+    readonly value: RecordedStream,
+  ) {
+    super(`the stream passed the entry limit at ${bytes} bytes after ${events} events`);
+  }
 }
 
 /** Options of {@link streamCall}. */
@@ -61,7 +88,7 @@ export function isRecordedStream(value: unknown): value is RecordedStream {
 export async function streamCall<H extends JsonValue, E extends JsonValue>(
   recorder: Recorder,
   req: InvocationRequest,
-  fn: () => Promise<{ head: H; events: AsyncIterable<E> }>,
+  fn: (start: StreamStart) => Promise<{ head: H; events: AsyncIterable<E> }>,
   opts: StreamOptions = {},
 ): Promise<StreamResult<H, E>> {
   if (typeof fn !== "function")
@@ -70,32 +97,92 @@ export async function streamCall<H extends JsonValue, E extends JsonValue>(
   if (timing !== "none" && timing !== "recorded") {
     throw new TypeError('stream timing must be "none" or "recorded"');
   }
-  const channel = new Channel<E>();
+  const limit = recorder.maxEntryBytes;
+  // The reader stopping aborts this: the upstream is closed and the call fails
+  // (a cut-off stream is never recorded; single-flight followers take over).
+  const stop = new AbortController();
+  const signal =
+    callOpts.signal === undefined ? stop.signal : AbortSignal.any([callOpts.signal, stop.signal]);
+  const channel = new Channel<E>(() =>
+    stop.abort(new DOMException("the reader stopped reading the stream", "AbortError")),
+  );
   let announceLive!: (head: H) => void;
   const live = new Promise<H>((resolve) => {
     announceLive = resolve;
   });
+  /** Set when recording was given up: the rest of the upstream, live only. */
+  let rest: Promise<void> | undefined;
+  let served: ServedInfo | undefined;
 
   const settled = recorder.call<RecordedStream<H, E>>(
     req,
     async () => {
-      const { head, events } = await fn();
+      const { head, events } = await fn({ signal });
       announceLive(head);
       const started = performance.now();
+      const upstream = events[Symbol.asyncIterator]();
+      const stopped = new Promise<typeof STOP>((resolve) => {
+        if (signal.aborted) resolve(STOP);
+        else signal.addEventListener("abort", () => resolve(STOP), { once: true });
+      });
+      /** The next event, or STOP as soon as the reader stops (even while a read is pending). */
+      const next = async (): Promise<IteratorResult<E> | typeof STOP> => {
+        const pending = upstream.next();
+        pending.catch(() => {}); // abandoned on STOP: its failure has nowhere to go
+        return Promise.race([pending, stopped]);
+      };
+      const close = () => {
+        Promise.resolve()
+          .then(() => upstream.return?.())
+          .catch(() => {});
+      };
       const out: { t: number; data: E }[] = [];
-      for await (const data of events) {
-        out.push({ t: Math.round((performance.now() - started) * 10) / 10, data });
+      // Estimated size of the recording so far: the head and each event as stored.
+      let bytes = jsonBytes(head) + 64;
+      for (;;) {
+        let r: IteratorResult<E> | typeof STOP;
+        try {
+          r = await next();
+        } catch (error) {
+          close();
+          throw error;
+        }
+        if (r === STOP) {
+          close();
+          throw signal.reason;
+        }
+        if (r.done) break;
+        const data = r.value;
         channel.push(data);
+        bytes += jsonBytes(data) + 24;
+        if (bytes > limit) {
+          // Stop buffering now; the reader gets the rest live, nothing is stored.
+          rest = pumpLive(next, close, channel, signal);
+          throw new StreamTooLarge(bytes, out.length + 1, { kind: "stream", head, events: [] });
+        }
+        out.push({ t: Math.round((performance.now() - started) * 10) / 10, data });
       }
       return { kind: "stream", head, events: out };
     },
-    callOpts,
+    {
+      ...callOpts,
+      signal,
+      onServed: (info) => {
+        served = info;
+        callOpts.onServed?.(info);
+      },
+    },
   );
   // The live path ends (or fails) when the call settles: after storing, so a
-  // write error in record mode still reaches the reader.
+  // write error in record mode still reaches the reader; when recording was
+  // given up, after the rest of the stream was read.
+  const after = (then: () => void) => {
+    if (rest === undefined) then();
+    else rest.then(then, (error: unknown) => channel.fail(error));
+  };
   settled.then(
-    () => channel.end(),
-    (error: unknown) => channel.fail(error),
+    () => after(() => channel.end()),
+    (error: unknown) => after(() => channel.fail(error)),
   );
 
   const answered = settled.then((value) => ({ live: false as const, value }));
@@ -115,8 +202,39 @@ export async function streamCall<H extends JsonValue, E extends JsonValue>(
   return {
     head: value.head as H,
     events: replay(value.events as { t: number; data: E }[], timing, opts.signal),
-    hit: recorder.last?.hit ?? true,
+    // Per call (onServed), never the shared recorder.last: exact under concurrency.
+    hit: served?.hit ?? true,
   };
+}
+
+const STOP = Symbol("stop");
+
+/** Read the rest of an upstream into the channel without keeping it (recording was given up). */
+async function pumpLive<E>(
+  next: () => Promise<IteratorResult<E> | typeof STOP>,
+  close: () => void,
+  channel: Channel<E>,
+  signal: AbortSignal,
+): Promise<void> {
+  for (;;) {
+    let r: IteratorResult<E> | typeof STOP;
+    try {
+      r = await next();
+    } catch (error) {
+      close();
+      throw error;
+    }
+    if (r === STOP) {
+      close();
+      throw signal.reason;
+    }
+    if (r.done) return;
+    channel.push(r.value);
+  }
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? "");
 }
 
 async function* replay<E>(
@@ -135,15 +253,26 @@ async function* replay<E>(
   }
 }
 
-/** A single-consumer async queue: the producer never waits for the reader. */
+/**
+ * A single-consumer async queue: the producer never waits for the reader.
+ * When the reader stops (`return()`, also while a `next()` is pending),
+ * `onStop` runs and later items are dropped.
+ */
 class Channel<T> implements AsyncIterable<T> {
   readonly #items: T[] = [];
   #read = 0;
   #done = false;
+  #stopped = false;
   #error: { error: unknown } | undefined;
   #wake: (() => void) | undefined;
+  readonly #onStop: () => void;
+
+  constructor(onStop: () => void) {
+    this.#onStop = onStop;
+  }
 
   push(item: T): void {
+    if (this.#stopped) return;
     this.#items.push(item);
     this.#notify();
   }
@@ -162,21 +291,48 @@ class Channel<T> implements AsyncIterable<T> {
     w?.();
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
+  #stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#items.length = 0;
+    this.#read = 0;
+    if (!this.#done) this.#onStop();
+    this.#notify();
+  }
+
+  async #next(): Promise<IteratorResult<T>> {
     for (;;) {
+      if (this.#stopped) return { done: true, value: undefined };
       if (this.#read < this.#items.length) {
         const item = this.#items[this.#read] as T;
         this.#items[this.#read++] = undefined as T; // let consumed events be collected
-        yield item;
-        continue;
+        if (this.#read > 1024 && this.#read * 2 > this.#items.length) {
+          this.#items.splice(0, this.#read);
+          this.#read = 0;
+        }
+        return { done: false, value: item };
       }
       if (this.#done) {
         if (this.#error !== undefined) throw this.#error.error;
-        return;
+        return { done: true, value: undefined };
       }
       await new Promise<void>((resolve) => {
         this.#wake = resolve;
       });
     }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return {
+      next: () => this.#next(),
+      return: async () => {
+        this.#stop();
+        return { done: true, value: undefined };
+      },
+      throw: async (error: unknown) => {
+        this.#stop();
+        throw error;
+      },
+    };
   }
 }

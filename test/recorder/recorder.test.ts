@@ -438,6 +438,25 @@ describe.each(stores)("recorder over %s", (_name, makeStore) => {
     ).toBeInstanceOf(ReplayMissError);
   });
 
+  it("the size error names the part that is large: the prompt, or the response", async () => {
+    fresh();
+    const rec = make("record", { maxEntryBytes: 2000 });
+    const bigPrompt = { ...req, prompt: "p".repeat(5000) };
+    const err = (await rec
+      .call(bigPrompt, async () => ({ text: "ok" }))
+      .catch((e: unknown) => e)) as EntryTooLargeError;
+    expect(err).toBeInstanceOf(EntryTooLargeError);
+    expect(err.part).toBe("request");
+    expect(err.message).toMatch(/the request of [0-9a-f]{12} is what is large: its manifest/);
+    expect(err.message).not.toMatch(/the response of/);
+    const big = (await rec
+      .call(req, async () => ({ text: "x".repeat(5000) }))
+      .catch((e: unknown) => e)) as EntryTooLargeError;
+    expect(big.part).toBe("response");
+    expect(big.message).toMatch(/the response of [0-9a-f]{12} is \d+ bytes/);
+    expect(big.responseBytes).toBeGreaterThan(5000);
+  });
+
   it("rejects a response that is not JSON with a TypeError, and stores nothing", async () => {
     fresh();
     const r = make("auto");
