@@ -37,7 +37,7 @@ import { type StreamOptions, type StreamResult, streamCall } from "./stream.js";
 /** Identity options a recorder applies to every call (per-call options win). */
 export type RecorderIdentityDefaults = Pick<
   IdentityOptions,
-  "homeDir" | "tmpDirs" | "roots" | "rules"
+  "homeDir" | "tmpDirs" | "roots" | "rules" | "disableRules"
 >;
 
 /** Options of {@link createRecorder}. */
