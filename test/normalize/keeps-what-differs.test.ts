@@ -199,3 +199,44 @@ describe("disableRules", () => {
     expect(r.counts).toEqual({});
   });
 });
+
+describe("docs/normalization.md, What can still merge: each row is true, and its opt-out works", () => {
+  const same = (a: string, b: string, opts: NormalizeOptions = {}) => n(a, opts) === n(b, opts);
+  it.each([
+    [
+      "datetimes in SQL",
+      "WHERE created_at > '2026-09-09 10:00'",
+      "WHERE created_at > '2026-01-01 00:00'",
+      ["timestamp"],
+    ],
+    ["a literal token", "say {timestamp}", "say 2026-09-09T10:00:00Z", ["timestamp"]],
+    [
+      "two UUID-shaped digests",
+      "md5 1b4e28ba2fa141d2883f0016d3cca427",
+      "md5 3f2504e04f8911d39a0c0305e82c3301",
+      ["uuid"],
+    ],
+    [
+      "two order numbers in the window",
+      "order 1767225600000",
+      "order 1767225600001",
+      ["epoch-millis"],
+    ],
+    [
+      "unfenced Python",
+      "for x in y:\n    a()\n    b()",
+      "for x in y:\n    a()\nb()",
+      ["whitespace"],
+    ],
+    ["composed and decomposed", "caf\u00e9", "cafe\u0301", ["unicode-nfc"]],
+  ])("%s", (_what, a, b, off) => {
+    expect(same(a, b)).toBe(true);
+    expect(same(a, b, { disableRules: off })).toBe(false);
+  });
+
+  it("two pasted JWTs: no opt-out on purpose", () => {
+    const jwt = (sub: string) =>
+      `eyJhbGciOiJIUzI1NiJ9.${Buffer.from(JSON.stringify({ sub })).toString("base64url")}.c2lnbmF0dXJlLXNpZ25hdHVyZQ`;
+    expect(same(`token ${jwt("alice")}`, `token ${jwt("bob")}`)).toBe(true);
+  });
+});
