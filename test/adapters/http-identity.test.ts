@@ -166,3 +166,30 @@ describe("fenced code in a conversation", () => {
     expect(after).toContain("\\n    x = i\\nprint(x)\\n```");
   });
 });
+
+describe("fenced code through the AI SDK middleware", () => {
+  it("keeps indentation in the prompt, so the two programs are two identities", async () => {
+    const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
+    const { generateText, wrapLanguageModel } = await import("ai");
+    const { invocacheMiddleware } = await import("../../src/adapters/index.js");
+    const r = recorder("auto");
+    const fake = createOpenAICompatible({ name: "fake", baseURL: `${a.url}/v1`, apiKey: "k" });
+    const m = wrapLanguageModel({
+      model: fake.chatModel("fake-chat"),
+      middleware: invocacheMiddleware({ recorder: r }),
+    });
+    const ask = async (body: string) => {
+      await generateText({
+        model: m,
+        prompt: `What prints?\n\n\`\`\`python\nfor i in range(3):\n    x = i\n${body}print(x)\n\`\`\``,
+        maxRetries: 0,
+      });
+      return r.last?.manifest.prompt;
+    };
+    const inside = await ask("    ");
+    const after = await ask("");
+    expect(a.calls).toBe(2);
+    expect(inside).toContain("\\n    x = i\\n    print(x)\\n```");
+    expect(after).toContain("\\n    x = i\\nprint(x)\\n```");
+  });
+});
