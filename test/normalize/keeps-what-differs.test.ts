@@ -240,3 +240,20 @@ describe("docs/normalization.md, What can still merge: each row is true, and its
     expect(same(`token ${jwt("alice")}`, `token ${jwt("bob")}`)).toBe(true);
   });
 });
+
+describe("secrets inside fenced code", () => {
+  it("are still redacted, across the kept line breaks", () => {
+    const text = [
+      "```sh",
+      "key = sk-proj-a1B2c3D4e5F6g7H8i9J0k1L2",
+      "curl -H 'Authorization: Bearer abcdefghijklmnop1234567890'",
+      "-----BEGIN PRIVATE KEY-----",
+      "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7",
+      "-----END PRIVATE KEY-----",
+      "```",
+    ].join("\n");
+    const out = n(text);
+    expect(out).not.toMatch(/sk-proj|abcdefghijklmnop|MIIEvQ/);
+    expect(out.split("\n")).toHaveLength(5);
+  });
+});
