@@ -97,9 +97,10 @@ export function renderNormalizationTable(
   ];
   lines.push(
     "",
-    "The patterns that state the rules (the scanner implements exactly these; the test",
-    "suite compares the two). Root rules have no fixed pattern: theirs is built from",
-    "the root spellings of the call.",
+    "The patterns that state the rules (the scanner implements exactly these, plus the",
+    "timestamp rule's field checks described under Timestamps below; the test suite",
+    "compares the two). The whitespace rule's pattern applies outside fenced code.",
+    "Root rules have no fixed pattern: theirs is built from the root spellings of the call.",
     "",
     "```text",
   );

@@ -31,7 +31,7 @@ import type { JsonValue } from "../store/types.js";
 import { currentInvocation, invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import { decodeJson, encodeJson } from "./json-codec.js";
-import { promptText } from "./prompt-text.js";
+import { promptText, promptTextRules } from "./prompt-text.js";
 import { requireRecorder } from "./recorder-option.js";
 
 /** Options of {@link invocacheMiddleware}. */
@@ -81,6 +81,7 @@ export function invocacheMiddleware(
         },
         {
           ...opts,
+          disableRules: promptTextRules(recorder.identity),
           signal: params.abortSignal,
           isComplete: (v) =>
             !unstorable.has(v as object) && generateComplete((v as { result: JsonValue }).result),
@@ -125,6 +126,7 @@ export function invocacheMiddleware(
         },
         {
           ...opts,
+          disableRules: promptTextRules(recorder.identity),
           signal: params.abortSignal,
           timing,
           isComplete: (v) => {

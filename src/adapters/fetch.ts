@@ -15,11 +15,14 @@ import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 import { currentInvocation, invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import {
+  checkHostAliases,
   describeHttpCall,
+  type HostAliases,
   looksLikeModelCall,
   VOLATILE_BODY_FIELDS,
   wantsStream,
 } from "./http-identity.js";
+import { promptTextRules } from "./prompt-text.js";
 import { requireRecorder } from "./recorder-option.js";
 import { type SseEvent, sseBody, sseEvents } from "./sse.js";
 
@@ -61,6 +64,13 @@ export interface CreateFetchOptions {
   isComplete?: ((response: HttpResponseView) => boolean) | undefined;
   /** Replay streams as fast as possible (default) or with the recorded gaps. */
   timing?: "none" | "recorded" | undefined;
+  /**
+   * The request's origin (scheme, host, port) is part of the identity; map
+   * hosts to one name to share recordings between them, e.g. a gateway and
+   * the provider behind it: `{ "gw.example": "openai", "api.openai.com": "openai" }`
+   * (keys: origin, host or hostname) or `(url) => name | undefined`.
+   */
+  hostAliases?: HostAliases | undefined;
 }
 
 /**
@@ -111,6 +121,8 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
   const volatile = new Set(options.volatileFields ?? VOLATILE_BODY_FIELDS);
   const shouldRecord = options.shouldRecord ?? looksLikeModelCall;
   const timing = options.timing ?? "none";
+  const hostAliases = checkHostAliases(options.hostAliases);
+  const identityRules = promptTextRules(recorder.identity);
   const complete = (view: HttpResponseView): boolean =>
     (view.body !== undefined ? isCompleteJsonBody(view.body) : isCompleteSse(view.events ?? [])) &&
     (options.isComplete?.(view) ?? true);
@@ -119,10 +131,13 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     const seen = await readJsonPost(input, init);
     if (seen === undefined || !shouldRecord(seen.url, seen.body)) return base(input, init);
     const [req, callOpts] = invocationCall(
-      describeHttpCall(seen.url, seen.body, volatile, {
-        ...recorder.identity,
-        projectPath: currentInvocation().projectPath,
-      }),
+      describeHttpCall(
+        seen.url,
+        seen.body,
+        volatile,
+        { ...recorder.identity, projectPath: currentInvocation().projectPath },
+        hostAliases,
+      ),
     );
     const userSignal =
       init?.signal ?? (input instanceof Request ? input.signal : undefined) ?? undefined;
@@ -131,7 +146,7 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     const signal =
       userSignal === undefined ? upstream.signal : AbortSignal.any([userSignal, upstream.signal]);
     const live = () => base(input instanceof Request ? input.clone() : input, { ...init, signal });
-    const opts = { ...callOpts, signal: userSignal };
+    const opts = { ...callOpts, disableRules: identityRules, signal: userSignal };
     try {
       if (!wantsStream(seen.url, seen.body)) {
         const value = await recorder.call<HttpRecording>(req, () => recordPlain(live), {

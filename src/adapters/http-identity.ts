@@ -1,8 +1,9 @@
 /**
  * How `createFetch` turns an HTTP request to a model API into an invocation
- * (docs/integrations.md, "Identity mapping"). Only the body and the URL path
- * and query count; headers never do, so a key, an org id or an SDK version
- * never changes an identity and is never stored.
+ * (docs/integrations.md, "Identity mapping"). The body, the host (or its
+ * alias), the URL path and the non-credential query count; headers never do,
+ * so a key, an org id or an SDK version never changes an identity and is
+ * never stored.
  */
 
 import type { NormalizeOptions } from "../normalize/normalize.js";
@@ -54,8 +55,96 @@ export const VOLATILE_BODY_FIELDS: readonly string[] = [
   "api_key",
 ];
 
-/** Query parameter names that look like credentials: never in the identity, never stored. */
-export const SECRET_QUERY_PARAM = /key|token|secret|sig|password|auth|credential/i;
+/**
+ * Query parameter names that carry credentials, compared by exact name
+ * (ASCII case-insensitive); a trailing `*` is a prefix. Never in the
+ * identity, never stored. Exact names, never substrings: `?author=`,
+ * `?design=`, `?keywords=`, `?max_tokens=` change the answer and are kept.
+ *
+ * - `key` (Google APIs, Gemini), `api_key`, `api-key`, `apikey`, `x-api-key`;
+ * - `token`, `access_token`, `refresh_token`, `id_token`, `auth`, `auth_token`;
+ * - `code` (Azure Functions function keys), `subscription-key` (Azure API Management);
+ * - `sig`, `signature` (Azure SAS, CloudFront and other signed URLs);
+ * - `client_secret`, `secret`, `password`;
+ * - `x-amz-*` (AWS SigV4 presigned URLs: credential, signature, security token),
+ *   `x-goog-*` (Google Cloud Storage signed URLs).
+ */
+export const SECRET_QUERY_PARAMS: readonly string[] = Object.freeze([
+  "key",
+  "api_key",
+  "api-key",
+  "apikey",
+  "x-api-key",
+  "token",
+  "access_token",
+  "refresh_token",
+  "id_token",
+  "auth",
+  "auth_token",
+  "code",
+  "subscription-key",
+  "sig",
+  "signature",
+  "client_secret",
+  "secret",
+  "password",
+  "x-amz-*",
+  "x-goog-*",
+]);
+
+/** {@link SECRET_QUERY_PARAMS} as one anchored, case-insensitive pattern. */
+export const SECRET_QUERY_PARAM = new RegExp(
+  `^(?:${SECRET_QUERY_PARAMS.map((p) => (p.endsWith("*") ? `${p.slice(0, -1)}.*` : p)).join("|")})$`,
+  "i",
+);
+
+/**
+ * Maps a request's host to the name that goes into the identity: an object
+ * keyed by origin (`https://gw.example:8443`), host (`gw.example:8443`) or
+ * hostname (`gw.example`), or a function; `undefined` keeps the origin.
+ */
+export type HostAliases = Readonly<Record<string, string>> | ((url: URL) => string | undefined);
+
+/** Check a `hostAliases` option once, at createFetch time. */
+export function checkHostAliases(aliases: unknown): HostAliases | undefined {
+  if (aliases === undefined) return undefined;
+  if (typeof aliases === "function") return aliases as HostAliases;
+  if (aliases === null || typeof aliases !== "object" || Array.isArray(aliases)) {
+    throw new TypeError(
+      'createFetch: hostAliases must be an object like { "gw.example": "openai" } or a function (url) => name | undefined',
+    );
+  }
+  for (const [k, v] of Object.entries(aliases)) {
+    if (typeof v !== "string" || v === "") {
+      throw new TypeError(
+        `createFetch: hostAliases[${JSON.stringify(k)}] must be a non-empty name, e.g. "openai"`,
+      );
+    }
+  }
+  return aliases as HostAliases;
+}
+
+/**
+ * The `:host` of an identity: the origin (scheme, host, port; the default
+ * port is omitted, as the URL standard does), or its alias.
+ */
+export function identityHost(url: URL, aliases: HostAliases | undefined): string {
+  if (aliases === undefined) return url.origin;
+  if (typeof aliases === "function") {
+    const name = aliases(url);
+    if (name === undefined) return url.origin;
+    if (typeof name !== "string" || name === "") {
+      throw new TypeError(
+        `createFetch: hostAliases(${url.origin}) returned ${JSON.stringify(name)}; return a non-empty name or undefined`,
+      );
+    }
+    return name;
+  }
+  for (const key of [url.origin, url.host, url.hostname]) {
+    if (Object.hasOwn(aliases, key)) return aliases[key] as string;
+  }
+  return url.origin;
+}
 
 /**
  * Does a JSON body look like a model call? It must carry a conversation
@@ -81,13 +170,15 @@ export function wantsStream(url: URL, body: Readonly<Record<string, JsonValue>>)
  * @example
  * describeHttpCall(new URL("https://api.openai.com/v1/chat/completions"),
  *   { model: "gpt-5", messages, temperature: 0, user: "u-42" }, new Set(VOLATILE_BODY_FIELDS), {})
- * // { model: "gpt-5", prompt: '{"messages":[…]}', params: { ":path": "/v1/chat/completions", temperature: 0 } }
+ * // { model: "gpt-5", prompt: '{"messages":[…]}',
+ * //   params: { ":host": "https://api.openai.com", ":path": "/v1/chat/completions", temperature: 0 } }
  */
 export function describeHttpCall(
   url: URL,
   body: Readonly<Record<string, JsonValue>>,
   volatile: ReadonlySet<string>,
   normalize: NormalizeOptions,
+  hostAliases?: HostAliases,
 ): CallDescription & { params: Record<string, JsonValue> } {
   const conversation: Record<string, JsonValue> = {};
   const params: Record<string, JsonValue> = {};
@@ -96,7 +187,9 @@ export function describeHttpCall(
     if (CONVERSATION_FIELDS.includes(key)) setMember(conversation, key, value);
     else if (!volatile.has(key)) setMember(params, key, value);
   }
-  // The path, not the host: a proxy or gateway in front replays the same.
+  // The host too: the same path and body sent to two providers are two
+  // questions. A gateway in front of one provider is mapped with hostAliases.
+  params[":host"] = identityHost(url, hostAliases);
   params[":path"] = url.pathname;
   const query = keptQuery(url);
   if (query !== undefined) params[":query"] = query;

@@ -26,7 +26,9 @@ export {
 export {
   CONVERSATION_FIELDS,
   describeHttpCall,
+  type HostAliases,
   SECRET_QUERY_PARAM,
+  SECRET_QUERY_PARAMS,
   VOLATILE_BODY_FIELDS,
 } from "./http-identity.js";
 export { decodeJson, type Encoded, encodeJson } from "./json-codec.js";

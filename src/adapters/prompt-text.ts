@@ -34,3 +34,18 @@ export function promptText(value: JsonValue, opts: NormalizeOptions): string {
 export function setMember(obj: Record<string, JsonValue>, key: string, value: JsonValue): void {
   Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
 }
+
+/**
+ * `disableRules` for the call that hashes a {@link promptText} prompt: the
+ * recorder's, plus `whitespace`. Whitespace was settled string by string (a
+ * fenced block's indentation kept); inside the JSON text a second pass would
+ * collapse that indentation again.
+ *
+ * @example
+ * recorder.call(req, fn, { ...opts, disableRules: promptTextRules(recorder.identity) });
+ */
+export function promptTextRules(identity: {
+  disableRules?: readonly string[] | undefined;
+}): string[] {
+  return [...(identity.disableRules ?? []), "whitespace"];
+}

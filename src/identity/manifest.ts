@@ -28,7 +28,10 @@ export interface InvocationRequest {
 
 /** Options of `invocationIdentity` that are not part of the request. */
 export interface IdentityOptions
-  extends Pick<NormalizeOptions, "homeDir" | "tmpDirs" | "roots" | "rules" | "secrets"> {
+  extends Pick<
+    NormalizeOptions,
+    "homeDir" | "tmpDirs" | "roots" | "rules" | "secrets" | "disableRules"
+  > {
   /** Retry number of this step: integer >= 0, default 0. */
   attempt?: number | undefined;
   /** Hashes of the input artifacts (e.g. from `hashArtifact`); order does not matter. */
@@ -82,6 +85,7 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
     roots: opts.roots,
     rules: opts.rules as readonly NormalizationRule[] | undefined,
     secrets: opts.secrets,
+    disableRules: opts.disableRules,
   };
   const manifest: Manifest = {
     attempt,
@@ -210,7 +214,7 @@ export function toJsonValue(value: unknown, path: string, seen: Set<object>): Ma
           });
         }
         const proto = Object.getPrototypeOf(value);
-        if (proto !== Object.prototype && proto !== null) {
+        if (!isPlainPrototype(proto)) {
           throw new TypeError(
             `${path} is a ${proto?.constructor?.name ?? "non-plain object"}; params must be plain JSON objects (convert it first)`,
           );
@@ -234,6 +238,20 @@ export function toJsonValue(value: unknown, path: string, seen: Set<object>): Ma
     default:
       throw new TypeError(`${path} is a ${typeof value}, which is not a JSON value`);
   }
+}
+
+const OBJECT_SOURCE = Function.prototype.toString.call(Object);
+
+/**
+ * Is `proto` the prototype of a plain object: null, our `Object.prototype`,
+ * or another realm's (a node:vm context, an iframe), recognized as the end of
+ * a prototype chain whose constructor is that realm's built-in `Object`.
+ */
+function isPlainPrototype(proto: unknown): boolean {
+  if (proto === null || proto === Object.prototype) return true;
+  if (typeof proto !== "object" || Object.getPrototypeOf(proto) !== null) return false;
+  const ctor = Object.getOwnPropertyDescriptor(proto, "constructor")?.value;
+  return typeof ctor === "function" && Function.prototype.toString.call(ctor) === OBJECT_SOURCE;
 }
 
 function describe(v: unknown): string {

@@ -2,11 +2,13 @@
  * `normalizePrompt`: apply the rule table to a prompt. Pure text work apart
  * from resolving root spellings (roots.ts), which is cached.
  */
+import { disabledRules, enabledSpellings } from "./disable-rules.js";
 import { compileRoots } from "./root-matcher.js";
 import { type RootOptions, rootSpellings } from "./roots.js";
 import type { NormalizationRule } from "./rules.js";
 import { type RuleMatch, scan } from "./scanner.js";
 import { type SecretsSetting, scannerFor } from "./secrets-rule.js";
+import { collapseWhitespace } from "./whitespace.js";
 
 /** Options of {@link normalizePrompt}. */
 export interface NormalizeOptions {
@@ -26,6 +28,15 @@ export interface NormalizeOptions {
    * prepared scanner (`createSecretScanner`) replace the default.
    */
   secrets?: SecretsSetting;
+  /**
+   * Built-in rules to turn off, by their name in the table: `"unicode-nfc"`,
+   * `"whitespace"`, `"root:project"`, `"root:tmp"`, `"root:home"`,
+   * `"root:<name>"` (every extra root) or `"root:NAME"` (one), `"timestamp"`,
+   * `"uuid"`, `"epoch-millis"`. The `secret` rule is turned off with
+   * `secrets: false` instead. Like roots and rules, this changes identities:
+   * record and replay with the same setting.
+   */
+  disableRules?: readonly string[] | undefined;
 }
 
 /** What {@link explainNormalization} returns. */
@@ -37,10 +48,6 @@ export interface NormalizationReport {
   /** How often each rule fired (including `unicode-nfc`, `whitespace` and caller rules). */
   counts: Record<string, number>;
 }
-
-// Whitespace that needs work: a run of two or more, or any single whitespace
-// character that is not a plain space. Linear: no nested quantifier.
-const WS_TO_FIX = /\s{2,}|[^\S ]/g;
 
 /**
  * Normalize a prompt so that machine- and run-volatile noise (checkout, home
@@ -86,18 +93,16 @@ function run(
   if (opts === null || typeof opts !== "object") {
     throw new TypeError("normalizePrompt: options must be an object");
   }
-  const roots = compileRoots(rootSpellings(opts as RootOptions));
+  const off = disabledRules(opts.disableRules);
+  const roots = compileRoots(enabledSpellings(rootSpellings(opts as RootOptions), off));
 
-  let s = text.normalize("NFC");
+  let s = off.nfc ? text : text.normalize("NFC");
   if (report !== undefined && s !== text) report.counts["unicode-nfc"] = 1;
-  const collapsed = s.replace(WS_TO_FIX, " ");
-  const trimmed =
-    collapsed.length > 0 &&
-    (collapsed.charCodeAt(0) === 32 || collapsed.charCodeAt(collapsed.length - 1) === 32)
-      ? collapsed.trim()
-      : collapsed;
-  if (report !== undefined && trimmed !== s) report.counts.whitespace = 1;
-  s = trimmed;
+  if (!off.whitespace) {
+    const collapsed = collapseWhitespace(s);
+    if (report !== undefined && collapsed !== s) report.counts.whitespace = 1;
+    s = collapsed;
+  }
 
   // Secrets go first among the matching rules: a key must be removed whole
   // before a UUID or timestamp rule could cut it into pieces.
@@ -108,7 +113,7 @@ function run(
     if (report !== undefined && found.length > 0) report.counts.secret = found.length;
   }
 
-  s = scan(s, roots, report?.matches);
+  s = scan(s, roots, report?.matches, off.scan);
 
   if (opts.rules !== undefined) s = applyExtraRules(s, opts.rules, report?.counts);
   return s;

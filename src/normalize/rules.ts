@@ -33,7 +33,7 @@ export interface NormalizationRule {
  * it is stored with every recorded entry so a cache built under an older table
  * can be told apart.
  */
-export const NORMALIZATION_VERSION = 1;
+export const NORMALIZATION_VERSION = 2;
 
 /**
  * Characters that continue a path component. A root only matches when the
@@ -50,23 +50,41 @@ const HEX = "[0-9A-Fa-f]";
 const ALNUM_BEFORE = "(?<![0-9A-Za-z{}])";
 const ALNUM_AFTER = "(?![0-9A-Za-z{}])";
 
-/** Dashed 8-4-4-4-12 UUIDs (any case, any version) and bare 32-hex ids, not inside a longer alphanumeric run. */
+/**
+ * Dashed 8-4-4-4-12 UUIDs (any case, any version) and bare 32-hex ids that
+ * are UUIDs by RFC 9562 section 4: version nibble 1-8 (hex digit 13), variant
+ * bits 10xx (hex digit 17 is 8, 9, a or b), at least one letter (a 32-digit
+ * integer is a number). MD5 digests, AES-128 keys in hex and other 32-hex
+ * values fail that test 7 times in 8 and are kept.
+ */
 const UUID_PATTERN = new RegExp(
-  `${ALNUM_BEFORE}(?:${HEX}{8}-${HEX}{4}-${HEX}{4}-${HEX}{4}-${HEX}{12}|${HEX}{32})${ALNUM_AFTER}`,
+  `${ALNUM_BEFORE}(?:${HEX}{8}-${HEX}{4}-${HEX}{4}-${HEX}{4}-${HEX}{12}|(?![0-9]{32})${HEX}{12}[1-8]${HEX}{3}[89ABab]${HEX}{15})${ALNUM_AFTER}`,
   "g",
 );
 
 /**
  * ISO-8601 / RFC 3339 datetimes: a date, `T`, `t` or one space, hours and
  * minutes, optional seconds with an optional fraction, optional zone. Date-only
- * text is kept (it is usually meaningful: "due 2026-09-09"). Field ranges are
- * checked so `9999-99-99 99:99` is not a time.
+ * text is kept (it is usually meaningful: "due 2026-09-09"). The pattern gives
+ * the shape; a candidate is templated only when its fields are a real instant
+ * (see `datetime.ts`: month 01-12, day within the month with Gregorian leap
+ * years, hour 00-23, minute 00-59, second 00-60, zone offset at most 14:00
+ * with minutes 00-59) and nothing that continues it follows (a digit or a
+ * brace; `:` or `.`, or `+`/`-` when no zone was read, before a letter, digit,
+ * brace or path separator). Otherwise the whole candidate is kept: a
+ * half-templated datetime would leave a fragment (`+05:60` → `{timestamp}:60`).
  */
 const TIMESTAMP_PATTERN =
-  /(?<![0-9{}])[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])[Tt ](?:[01][0-9]|2[0-4]):[0-5][0-9](?::(?:[0-5][0-9]|60)(?:[.,][0-9]+)?)?(?:[Zz]|[+-](?:[01][0-9]|2[0-3])(?::?[0-5][0-9])?)?(?![0-9])/g;
+  /(?<![0-9{}])[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]+)?)?(?:[Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?/g;
 
-/** 13-digit epoch milliseconds (2001-09-09 to 2286-11-20), not inside a longer digit or hex run. */
-const EPOCH_MILLIS_PATTERN = /(?<![0-9A-Fa-f{}])[0-9]{13}(?![0-9A-Fa-f{}])/g;
+/**
+ * 13-digit epoch milliseconds from 1000000000000 to 3999999999999
+ * (2001-09-09T01:46:40Z to 2096-10-02T07:06:39Z), standing alone: not inside
+ * a longer digit or hex run, not after `+` (an E.164 phone number), not
+ * after `x` or `.` that follows a digit or a token (`0x…` hex, the fraction
+ * of a decimal). ISBN-13 and EAN-13 codes start with 4-9 and fall outside.
+ */
+const EPOCH_MILLIS_PATTERN = /(?<![0-9A-Fa-f{}+]|[0-9}][xX.])[1-3][0-9]{12}(?![0-9A-Fa-f{}])/g;
 
 /**
  * The built-in table, in application order.
@@ -93,7 +111,7 @@ export const NORMALIZATION_RULES: readonly NormalizationRule[] = Object.freeze([
     pattern: /\s+/g,
     replacement: " ",
     description:
-      "Every run of whitespace (spaces, tabs, newlines, CR, Unicode spaces) becomes one space; both ends are trimmed.",
+      "Outside fenced code blocks, every run of whitespace (spaces, tabs, newlines, CR, Unicode spaces) becomes one space; inside ``` or ~~~ fences lines and indentation are kept (CRLF becomes LF, trailing blanks go); both ends are trimmed.",
     example: { input: "  Plan\r\n\tthe   work \n", output: "Plan the work" },
   },
   {
@@ -138,7 +156,7 @@ export const NORMALIZATION_RULES: readonly NormalizationRule[] = Object.freeze([
     pattern: TIMESTAMP_PATTERN,
     replacement: "{timestamp}",
     description:
-      "ISO-8601 datetimes (with T or a space, optional seconds, fraction and zone) become {timestamp}; a date alone is kept.",
+      "ISO-8601 datetimes (with T or a space, optional seconds, fraction and zone) whose fields are a real instant become {timestamp}; impossible ones (Feb 30, 24:59, +05:60) are kept whole, and so is a date alone.",
     example: {
       input: "at 2026-09-09T14:33:21.5+00:00 due 2026-09-10",
       output: "at {timestamp} due 2026-09-10",
@@ -149,7 +167,7 @@ export const NORMALIZATION_RULES: readonly NormalizationRule[] = Object.freeze([
     pattern: UUID_PATTERN,
     replacement: "{uuid}",
     description:
-      "UUIDs, dashed (any case) or as 32 hex digits, become {uuid}; a 40-hex git sha or a 64-hex digest is kept whole.",
+      "UUIDs become {uuid}: dashed 8-4-4-4-12 (any case, any version), or 32 hex digits whose RFC 9562 version (1-8) and variant (10xx) nibbles say UUID; MD5 digests, hex keys, 32-digit numbers, 40-hex git shas and 64-hex digests are kept.",
     example: {
       input: "session 3F2504E0-4F89-11D3-9A0C-0305E82C3301 ok",
       output: "session {uuid} ok",
@@ -160,7 +178,7 @@ export const NORMALIZATION_RULES: readonly NormalizationRule[] = Object.freeze([
     pattern: EPOCH_MILLIS_PATTERN,
     replacement: "{timestamp}",
     description:
-      "13-digit epoch milliseconds become {timestamp}; 10-digit seconds and other numbers are kept.",
+      "Standalone 13-digit epoch milliseconds from 2001-09-09 to 2096-10-02 become {timestamp}, in names like run-1757428401123 too; ISBN/EAN-13 codes, +phone numbers, 0x hex, decimal fractions, 10-digit seconds and other numbers are kept.",
     example: { input: "ts=1767225600000 n=1767225600", output: "ts={timestamp} n=1767225600" },
   },
 ]);

@@ -7,6 +7,8 @@
  * Semantics are exactly those of applying each rule's pattern in table order;
  * the test suite compares the two on random and adversarial text.
  */
+import { daysInMonth, MAX_OFFSET_MINUTES } from "./datetime.js";
+import { SCAN_EPOCH, SCAN_TIMESTAMP, SCAN_UUID } from "./disable-rules.js";
 import * as classes from "./root-matcher.js";
 import { isBoundaryBefore, type RootMatcher } from "./root-matcher.js";
 
@@ -34,55 +36,87 @@ const isHex = (s: string, i: number): boolean => (cls(s, i) & HEX) !== 0;
 const gluedHex = (s: string, i: number): boolean => (cls(s, i) & (HEX | BRACE)) !== 0;
 const gluedAlnum = (s: string, i: number): boolean => (cls(s, i) & (ALNUM | BRACE)) !== 0;
 
-/** Two digits at i forming a number in [lo, hi]. */
-function twoDigits(s: string, i: number, lo: number, hi: number): boolean {
-  if (!isDigit(s, i) || !isDigit(s, i + 1)) return false;
-  const v = (s.charCodeAt(i) - 48) * 10 + (s.charCodeAt(i + 1) - 48);
-  return v >= lo && v <= hi;
+/** The value of two digits at i (caller checked they are digits). */
+const num2 = (s: string, i: number): number =>
+  (s.charCodeAt(i) - 48) * 10 + (s.charCodeAt(i + 1) - 48);
+
+/** k digits at i? */
+function digits(s: string, i: number, k: number): boolean {
+  for (let j = i; j < i + k; j++) if (!isDigit(s, j)) return false;
+  return true;
 }
 
 /**
- * End of an ISO-8601 datetime starting at i, or -1. Mirrors the regex
- * alternatives in priority order (seconds before none; zone `Z`, `+hh:mm`,
- * `+hhmm`, `+hh`, then none), each accepted only when no digit follows.
+ * End of an ISO-8601 datetime starting at i, or -1. Reads the rule's shape
+ * greedily, as its pattern does (seconds and fraction when present, then a
+ * zone `Z`, `±hh:mm`, `±hhmm` or `±hh`), then checks the fields
+ * (datetime.ts) and what follows: a candidate that fails either is kept
+ * whole, never cut short, so no fragment (`:60`, `:217`) is left behind.
  */
 export function timestampEnd(s: string, i: number): number {
-  // date: YYYY-MM-DD
-  if (!(isDigit(s, i) && isDigit(s, i + 1) && isDigit(s, i + 2) && isDigit(s, i + 3))) return -1;
-  if (s.charCodeAt(i + 4) !== 45 || !twoDigits(s, i + 5, 1, 12)) return -1;
-  if (s.charCodeAt(i + 7) !== 45 || !twoDigits(s, i + 8, 1, 31)) return -1;
+  if (!digits(s, i, 4) || s.charCodeAt(i + 4) !== 45 || !digits(s, i + 5, 2)) return -1;
+  if (s.charCodeAt(i + 7) !== 45 || !digits(s, i + 8, 2)) return -1;
   const sep = s.charCodeAt(i + 10);
   if (sep !== 84 /* T */ && sep !== 116 /* t */ && sep !== 32) return -1;
-  if (!twoDigits(s, i + 11, 0, 24) || s.charCodeAt(i + 13) !== 58 || !twoDigits(s, i + 14, 0, 59)) {
-    return -1;
-  }
-  const hm = i + 16;
-  if (s.charCodeAt(hm) === 58 /* : */ && twoDigits(s, hm + 1, 0, 60)) {
-    let q = hm + 3;
+  if (!digits(s, i + 11, 2) || s.charCodeAt(i + 13) !== 58 || !digits(s, i + 14, 2)) return -1;
+  const year = num2(s, i) * 100 + num2(s, i + 2);
+  const month = num2(s, i + 5);
+  const day = num2(s, i + 8);
+  let ok =
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    num2(s, i + 11) <= 23 &&
+    num2(s, i + 14) <= 59;
+  let q = i + 16;
+  if (s.charCodeAt(q) === 58 /* : */ && digits(s, q + 1, 2)) {
+    ok &&= num2(s, q + 1) <= 60; // 60: a leap second
+    q += 3;
     const f = s.charCodeAt(q);
-    if ((f === 46 || f === 44) && isDigit(s, q + 1)) {
+    if ((f === 46 || f === 44) /* . , */ && isDigit(s, q + 1)) {
       q += 2;
       while (isDigit(s, q)) q++;
     }
-    const e = zoneEnd(s, q);
-    if (e >= 0) return e;
   }
-  return zoneEnd(s, hm);
+  let zone = false;
+  const z = s.charCodeAt(q);
+  if (z === 90 || z === 122 /* Z z */) {
+    q++;
+    zone = true;
+  } else if ((z === 43 || z === 45) /* + - */ && digits(s, q + 1, 2)) {
+    const hours = num2(s, q + 1);
+    let minutes = 0;
+    q += 3;
+    if (s.charCodeAt(q) === 58 && digits(s, q + 1, 2)) {
+      minutes = num2(s, q + 1);
+      q += 3;
+    } else if (digits(s, q, 2)) {
+      minutes = num2(s, q);
+      q += 2;
+    }
+    ok &&= minutes <= 59 && hours * 60 + minutes <= MAX_OFFSET_MINUTES;
+    zone = true;
+  }
+  if (!ok || (cls(s, q) & (DIGIT | BRACE)) !== 0) return -1;
+  // `:6`, `.5`, `+5`, `:{token}`, `-/path` right after: something we could
+  // not read (or that another rule will replace); keep it all.
+  const next = s.charCodeAt(q);
+  if (
+    (next === 58 || next === 46 || (!zone && (next === 43 || next === 45))) &&
+    (cls(s, q + 1) & (ALNUM | BRACE | SEP)) !== 0
+  ) {
+    return -1;
+  }
+  return q;
 }
 
-function zoneEnd(s: string, q: number): number {
-  const c = s.charCodeAt(q);
-  if ((c === 90 || c === 122) /* Z z */ && !isDigit(s, q + 1)) return q + 1;
-  if ((c === 43 || c === 45) /* + - */ && twoDigits(s, q + 1, 0, 23)) {
-    const h = q + 3;
-    if (s.charCodeAt(h) === 58 && twoDigits(s, h + 1, 0, 59) && !isDigit(s, h + 3)) return h + 3;
-    if (twoDigits(s, h, 0, 59) && !isDigit(s, h + 2)) return h + 2;
-    if (!isDigit(s, h)) return h;
-  }
-  return isDigit(s, q) ? -1 : q;
-}
-
-/** End of a UUID (dashed 8-4-4-4-12 or 32 hex) at i, or -1. Caller checked the char before. */
+/**
+ * End of a UUID at i, or -1. Caller checked the char before. Dashed
+ * 8-4-4-4-12 of any version; bare 32 hex only with RFC 9562 section 4.1
+ * variant bits 10xx (digit 17 is 8, 9, a or b), section 4.2 version 1-8
+ * (digit 13), and a letter somewhere (32 decimal digits are a number).
+ */
 export function uuidEnd(s: string, i: number): number {
   let j = i;
   while (j < i + 8 && isHex(s, j)) j++;
@@ -99,28 +133,59 @@ export function uuidEnd(s: string, i: number): number {
     }
     return gluedAlnum(s, j) ? -1 : j;
   }
-  while (j < i + 32 && isHex(s, j)) j++;
-  if (j < i + 32) return -1;
-  return gluedAlnum(s, j) ? -1 : j;
+  let letter = false;
+  for (j = i; j < i + 32; j++) {
+    if (!isHex(s, j)) return -1;
+    if (!isDigit(s, j)) letter = true;
+  }
+  if (!letter || gluedAlnum(s, j)) return -1;
+  const version = s.charCodeAt(i + 12);
+  const variant = s.charCodeAt(i + 16) | 0x20; // ASCII lower case
+  if (version < 49 /* 1 */ || version > 56 /* 8 */) return -1;
+  if (variant !== 56 && variant !== 57 && variant !== 97 && variant !== 98) return -1; // 8 9 a b
+  return j;
 }
 
-/** End of 13 epoch-milli digits at i, or -1. Caller checked the char before is not hex. */
+/**
+ * End of epoch millis at i, or -1: 13 digits, the first 1-3 (the window
+ * 2001-09-09 .. 2096-10-02), no hex or brace after. The caller checked what
+ * comes before (epochStartsHere).
+ */
 export function epochEnd(s: string, i: number): number {
-  let j = i;
-  while (j < i + 13 && isDigit(s, j)) j++;
-  if (j < i + 13) return -1;
-  return gluedHex(s, j) ? -1 : j;
+  const first = s.charCodeAt(i);
+  if (first < 49 || first > 51 || !digits(s, i, 13)) return -1;
+  return gluedHex(s, i + 13) ? -1 : i + 13;
+}
+
+/**
+ * May epoch millis start at i? Not after hex, a brace or `+` (E.164), nor
+ * after `x` or `.` that follows a digit or a token (`0x…`, the fraction of
+ * `0.1767…`). `tokenEnd` is where the last root, timestamp or UUID match
+ * ended: the character before it is, for the rule table, the `}` of its
+ * token (the rules apply in turn, epoch millis last).
+ */
+function epochStartsHere(s: string, i: number, tokenEnd: number): boolean {
+  if (i === 0) return true;
+  const p = s.charCodeAt(i - 1);
+  if (p === 43 /* + */ || (p < 128 && (CLASS[p]! & (HEX | BRACE)) !== 0)) return false;
+  if (p === 120 || p === 88 || p === 46 /* x X . */) {
+    if (tokenEnd === i - 1) return false;
+    if (isDigit(s, i - 2) || s.charCodeAt(i - 2) === 125 /* } */) return false;
+  }
+  return true;
 }
 
 /**
  * Apply roots, timestamps, UUIDs and epoch millis in one pass over
- * already whitespace-collapsed text. `trace`, when given, receives every match.
+ * already whitespace-collapsed text. `trace`, when given, receives every match;
+ * `off` holds the SCAN_* bits of rules turned off (disable-rules.ts).
  */
-export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[]): string {
+export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[], off = 0): string {
   // Hot loop: plain locals only (a closure capturing `i` would move it to the
   // heap and cost ~10x), and most characters leave after one table lookup.
   let out = "";
   let last = 0;
+  let tokenEnd = -1;
   let i = 0;
   const n = s.length;
   const tryRoots = !roots.empty;
@@ -149,17 +214,22 @@ export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[]): string
     if (end < 0 && (k & HEX) !== 0) {
       const p = i > 0 ? s.charCodeAt(i - 1) : 32;
       const pk = p < 128 ? CLASS[p]! : 0;
-      if ((k & DIGIT) !== 0 && (pk & (DIGIT | BRACE)) === 0) {
+      if ((k & DIGIT) !== 0 && (pk & (DIGIT | BRACE)) === 0 && (off & SCAN_TIMESTAMP) === 0) {
         end = timestampEnd(s, i);
         rule = "timestamp";
         token = "{timestamp}";
       }
-      if (end < 0 && (pk & (ALNUM | BRACE)) === 0) {
+      if (end < 0 && (pk & (ALNUM | BRACE)) === 0 && (off & SCAN_UUID) === 0) {
         end = uuidEnd(s, i);
         rule = "uuid";
         token = "{uuid}";
       }
-      if (end < 0 && (k & DIGIT) !== 0 && (pk & (HEX | BRACE)) === 0) {
+      if (
+        end < 0 &&
+        (k & DIGIT) !== 0 &&
+        (off & SCAN_EPOCH) === 0 &&
+        epochStartsHere(s, i, tokenEnd)
+      ) {
         end = epochEnd(s, i);
         rule = "epoch-millis";
         token = "{timestamp}";
@@ -189,6 +259,7 @@ export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[]): string
     if (trace !== undefined)
       trace.push({ rule, start: i, end, text: s.slice(i, end), replacement: token });
     out += s.slice(last, i) + token;
+    if (rule !== "epoch-millis") tokenEnd = end;
     last = end;
     i = end;
   }

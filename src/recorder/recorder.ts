@@ -44,7 +44,7 @@ import {
 /** Identity options a recorder applies to every call (per-call options win). */
 export type RecorderIdentityDefaults = Pick<
   IdentityOptions,
-  "homeDir" | "tmpDirs" | "roots" | "rules"
+  "homeDir" | "tmpDirs" | "roots" | "rules" | "disableRules"
 >;
 
 /** Options of {@link createRecorder}. */

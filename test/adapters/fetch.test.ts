@@ -96,6 +96,7 @@ describe("createFetch", () => {
       '{"messages":[{"content":"Read {project}/src/a.ts now","role":"user"}]}',
     );
     expect(m?.params).toEqual({
+      ":host": provider.url,
       ":path": "/v1/chat/completions",
       ":query": { "api-version": "2025-01-01" },
       temperature: 0.2,
@@ -103,14 +104,15 @@ describe("createFetch", () => {
     expect(VOLATILE_BODY_FIELDS).toEqual(expect.arrayContaining(["user", "metadata", "store"]));
   });
 
-  it("replays the same call made through another host, other headers and other volatile fields", async () => {
+  it("replays the same call made through an aliased host, other headers and other volatile fields", async () => {
     const store = recorder("auto").store;
-    const live = await createFetch({ recorder: recorder("auto", store) })(
+    const hostAliases = { [new URL(provider.url).host]: "fake", "gateway.invalid:9": "fake" };
+    const live = await createFetch({ recorder: recorder("auto", store), hostAliases })(
       `${provider.url}/v1/chat/completions`,
       json(chat({ user: "a" })),
     );
     const body = await live.json();
-    const replay = createFetch({ recorder: recorder("replay", store) });
+    const replay = createFetch({ recorder: recorder("replay", store), hostAliases });
     const again = await replay(
       "http://gateway.invalid:9/v1/chat/completions",
       json(chat({ user: "b" }), { authorization: "Bearer other", "x-request-id": "mine" }),

@@ -247,8 +247,8 @@ describe("timestamp", () => {
     );
     expect(n("12026-09-09T14:33")).toBe("12026-09-09T14:33");
   });
-  it("stops before trailing digits rather than swallowing them", () => {
-    expect(n("2026-09-09T14:33:217")).toBe("{timestamp}:217");
+  it("keeps a datetime with trailing digits whole rather than leaving a fragment", () => {
+    expect(n("2026-09-09T14:33:217")).toBe("2026-09-09T14:33:217");
   });
   it("templates 13-digit epoch millis and keeps 10-digit seconds and other numbers", () => {
     expect(n("ts=1767225600000 s=1767225600 n=42 big=17672256000001 hex=1767225600000abc")).toBe(

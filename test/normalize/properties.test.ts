@@ -50,6 +50,29 @@ const piece = fc.constantFrom(
   "e\u0301",
   "\ud800",
   "{uuid}",
+  // Fenced code and the shapes that must be kept apart.
+  "```",
+  "```py",
+  "````",
+  "~~~",
+  "`",
+  "    ",
+  "\r\n",
+  "\r",
+  "\u00a0",
+  "2026-02-29T10:00",
+  "2024-02-29 23:59:60",
+  "+05:60",
+  "+14:00",
+  "+0530",
+  "9780262033848",
+  "+4915112345678",
+  "0.1767225600000",
+  "0x",
+  "x",
+  "d41d8cd98f00b204e9800998ecf8427e",
+  "1b4e28ba2fa141d2883f0016d3cca427",
+  "12345678901241238123456789012345",
 );
 const promptish = fc.array(piece, { maxLength: 40 }).map((a) => a.join(""));
 const anyText = fc.oneof(
@@ -100,7 +123,8 @@ describe("normalizePrompt laws", () => {
     fc.assert(
       fc.property(
         fc.array(
-          piece.filter((p: string) => p.trim() === p && p.length > 0),
+          // Outside fenced code only: inside a fence the layout is kept.
+          piece.filter((p: string) => p.trim() === p && p.length > 0 && !/[`~\r]/.test(p)),
           { maxLength: 20 },
         ),
         fc.nat(),
@@ -111,6 +135,26 @@ describe("normalizePrompt laws", () => {
         },
       ),
       { numRuns: 1000, seed: 5 },
+    );
+  });
+});
+
+describe("with rules turned off", () => {
+  const offs: NormalizeOptions[] = [
+    { ...opts, disableRules: ["timestamp"] },
+    { ...opts, disableRules: ["uuid", "root:home"] },
+    { ...opts, disableRules: ["whitespace", "epoch-millis"] },
+    { ...opts, disableRules: ["root:<name>", "unicode-nfc"] },
+  ];
+  it("equals the reference and stays idempotent", () => {
+    fc.assert(
+      fc.property(promptish, fc.nat(offs.length - 1), (text, k) => {
+        const o = offs[k]!;
+        const once = normalizePrompt(text, o);
+        expect(once).toBe(referenceNormalize(text, o));
+        expect(normalizePrompt(once, o)).toBe(once);
+      }),
+      { numRuns: 2000, seed: 11 },
     );
   });
 });
@@ -143,6 +187,10 @@ describe("linear time on adversarial input", () => {
     ["near-timestamps", "2026-09-09T1".repeat(160_000)],
     ["root prefixes", "/work/run-".repeat(200_000)],
     ["file urls", "file:///".repeat(250_000)],
+    ["fence markers", "```\n".repeat(500_000)],
+    ["indented fence lines", "```\n    ".repeat(250_000)],
+    ["backtick runs", "`".repeat(2_000_000)],
+    ["tilde lines", "~~~ \t\r\n".repeat(333_000)],
   ];
   it.each(cases)("%s (2 MB) normalizes in well under a second", (_name, text) => {
     const t0 = performance.now();

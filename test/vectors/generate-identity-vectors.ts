@@ -327,6 +327,59 @@ const cases: Case[] = [
     },
     options: { ...PINNED },
   },
+  // Normalization table v2: what looks like noise but is the question.
+  {
+    name: "isbn-13-kept",
+    request: { role: "librarian", prompt: "Summarize ISBN 9780262033848, call +4915112345678." },
+    options: { ...PINNED },
+  },
+  {
+    name: "isbn-13-kept-other",
+    request: { role: "librarian", prompt: "Summarize ISBN 9780131103627, call +4915112345678." },
+    options: { ...PINNED },
+  },
+  {
+    name: "epoch-millis-templated",
+    request: { role: "ops", prompt: "Logs of run-1757428401123 since 1767225600000 (ratio 0.1767225600000)" },
+    options: { ...PINNED },
+  },
+  {
+    name: "md5-kept-uuid-templated",
+    request: {
+      role: "verifier",
+      prompt: "md5 d41d8cd98f00b204e9800998ecf8427e of upload 1b4e28ba2fa141d2883f0016d3cca427",
+    },
+    options: { ...PINNED },
+  },
+  {
+    name: "fenced-code-print-inside-loop",
+    request: {
+      role: "reviewer",
+      prompt: "What does this print?\n\n```python\nfor i in range(3):\n    x = i\n    print(x)\n```\n",
+    },
+    options: { ...PINNED },
+  },
+  {
+    name: "fenced-code-print-after-loop",
+    request: {
+      role: "reviewer",
+      prompt: "What does this print?\r\n\r\n```python\r\nfor i in range(3):\r\n    x = i\r\nprint(x)   \r\n```",
+    },
+    options: { ...PINNED },
+  },
+  {
+    name: "impossible-datetimes-kept",
+    request: {
+      role: "scheduler",
+      prompt: "Not instants: 2026-02-30T10:00:00Z, 2026-09-09 24:59, 2026-09-09T10:00+05:60; one is: 2024-02-29T23:59:60Z",
+    },
+    options: { ...PINNED },
+  },
+  {
+    name: "epoch-millis-rule-off",
+    request: { role: "ops", prompt: "order 1767225600000" },
+    options: { ...PINNED, disableRules: ["epoch-millis"] },
+  },
 ];
 
 // ---------------------------------------------------------------------------

@@ -79,7 +79,9 @@ export const ALL_ARTIFACTS = artifactNames(MAX_ATTEMPTS);
  */
 export async function runPipeline(opts: PipelineOptions): Promise<StepResult[]> {
   const { recorder, baseUrl, outDir, projectPath } = opts;
-  const fetch = createFetch({ recorder });
+  // The simulated model listens on a new port each run: one name for it keeps
+  // the identities (and the README's table) stable.
+  const fetch = createFetch({ recorder, hostAliases: { [new URL(baseUrl).host]: "simulated" } });
   const steps: StepResult[] = [];
 
   const step = async (
