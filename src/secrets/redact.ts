@@ -13,7 +13,12 @@
 import type { JsonValue } from "../store/types.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";
 import { renderForm, type SecretForm, secretSpellings } from "./forms.js";
-import { SECRET_ANCHORS, SECRET_PATTERNS, type SecretPattern } from "./patterns.js";
+import {
+  MAX_TOKEN_MATCH,
+  SECRET_ANCHORS,
+  SECRET_PATTERNS,
+  type SecretPattern,
+} from "./patterns.js";
 
 /** Options of {@link redactSecrets}, {@link scanSecrets} and {@link restoreSecrets}. */
 export interface SecretOptions extends SecretEnvOptions {
@@ -97,6 +102,21 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
   const patterns = opts.patterns ?? SECRET_PATTERNS;
   // The anchor pre-check is only valid for the built-in patterns.
   const precheck = patterns === SECRET_PATTERNS;
+  const compiled = patterns.map(compilePattern);
+
+  /** Key shapes only (no env values): the raw text, then what percent- and base64-encoding hide. */
+  const shapes = (text: string, path: string, found: SecretFinding[], depth: number): string => {
+    let out = text;
+    if (!precheck || SECRET_ANCHORS.test(out)) {
+      for (const p of compiled) out = applyPattern(out, p, path, found);
+    }
+    if (depth > 0 && compiled.length > 0) {
+      if (out.includes("%"))
+        out = decodedRuns(out, PERCENT_RUN, "%", decodePercent, path, found, shapes, depth);
+      out = decodedRuns(out, BASE64_RUN, undefined, decodeBase64, path, found, shapes, depth);
+    }
+    return out;
+  };
 
   const redactString = (text: string, path: string, found: SecretFinding[]): string => {
     let out = text;
@@ -105,22 +125,7 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
       out = out.split(n.text).join(n.placeholder);
       found.push({ name: n.name, path, kind: "env", form: n.form });
     }
-    if (precheck && !SECRET_ANCHORS.test(out)) return out;
-    for (const p of patterns) {
-      let hit = false;
-      p.regex.lastIndex = 0;
-      out = out.replace(p.regex, (match: string, ...groups: unknown[]) => {
-        // The secret is the whole match or its last group, so what precedes it is a prefix.
-        const secret = p.group === undefined ? match : String(groups[p.group - 1] ?? "");
-        const redact = p.refine === undefined ? secret : p.refine(secret);
-        if (redact === undefined || redact === "") return match;
-        hit = true;
-        const before = match.slice(0, match.length - secret.length);
-        return `${before}${secretPlaceholder(p.name)}${secret.slice(redact.length)}`;
-      });
-      if (hit) found.push({ name: p.name, path, kind: "pattern" });
-    }
-    return out;
+    return shapes(out, path, found, 1);
   };
 
   const walk = (value: JsonValue, path: string, found: SecretFinding[]): JsonValue => {
@@ -139,10 +144,19 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
     }
     let changed = false;
     const entries: Array<[string, JsonValue]> = [];
-    for (const key of Object.keys(value)) {
+    const keys = Object.keys(value);
+    const taken = new Set(keys);
+    for (const key of keys) {
       // The path names the redacted key: a finding must never carry the secret.
       const keyFound: SecretFinding[] = [];
-      const newKey = redactString(key, "", keyFound);
+      let newKey = redactString(key, "", keyFound);
+      if (newKey !== key) {
+        // Two keys redacted to one placeholder must stay two keys: nothing recorded is dropped.
+        let n = 2;
+        const base = newKey;
+        while (taken.has(newKey)) newKey = `${base} (${n++})`;
+        taken.add(newKey);
+      }
       const childPath = `${path}${pathKey(newKey)}`;
       for (const f of keyFound) found.push({ ...f, path: childPath });
       const child = value[key]!;
@@ -242,4 +256,127 @@ export function restoreSecrets<T extends JsonValue>(
 /** `.key` or `["odd key"]`, for JSON paths in findings. */
 function pathKey(key: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+// ---- the matching engine -------------------------------------------------------
+
+interface Compiled {
+  p: SecretPattern;
+  /** ASCII characters the secret may continue with past the regex's bound. */
+  extend: Uint8Array | undefined;
+}
+
+function classTable(re: RegExp): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) table[c] = re.test(String.fromCharCode(c)) ? 1 : 0;
+  return table;
+}
+
+function compilePattern(p: SecretPattern): Compiled {
+  return { p, extend: p.extend === undefined ? undefined : classTable(p.extend) };
+}
+
+/** The end of the run of `table` characters starting at `from`. A loop: no regex stack, any length. */
+function runEnd(text: string, from: number, table: Uint8Array): number {
+  let end = from;
+  while (end < text.length) {
+    const c = text.charCodeAt(end);
+    if (c >= 128 || table[c] === 0) break;
+    end++;
+  }
+  return end;
+}
+
+/**
+ * Every match of one pattern replaced by its placeholder. The regex finds
+ * a bounded prefix; the secret is then extended over its `extend` class, so
+ * a token of any length is redacted whole and the scan goes on after it.
+ */
+function applyPattern(text: string, c: Compiled, path: string, found: SecretFinding[]): string {
+  const { p } = c;
+  p.regex.lastIndex = 0;
+  let out = "";
+  let last = 0;
+  let hit = false;
+  for (let m = p.regex.exec(text); m !== null; m = p.regex.exec(text)) {
+    const matchEnd = m.index + m[0].length;
+    const secretStart =
+      p.group === undefined ? m.index : matchEnd - String(m[p.group] ?? "").length;
+    const end = c.extend === undefined ? matchEnd : runEnd(text, matchEnd, c.extend);
+    const secret = text.slice(secretStart, end);
+    const redact = p.refine === undefined ? secret : p.refine(secret);
+    if (redact !== undefined && redact !== "") {
+      hit = true;
+      out += `${text.slice(last, secretStart)}${secretPlaceholder(p.name)}`;
+      last = secretStart + redact.length;
+    }
+    p.regex.lastIndex = Math.max(end, last, m.index + 1);
+  }
+  if (hit) found.push({ name: p.name, path, kind: "pattern" });
+  return hit ? out + text.slice(last) : text;
+}
+
+// Percent-encoded runs (a query value, a form field): the characters encodeURIComponent leaves, and escapes.
+const PERCENT_CHARS = classTable(/[A-Za-z0-9._~!*'()%+-]/);
+// Base64 (standard or URL-safe) runs of 20+ characters; padding is taken by the extension.
+const BASE64_RUN = new RegExp(`[A-Za-z0-9+/_-]{20,${MAX_TOKEN_MATCH}}`, "g");
+const BASE64_CHARS = classTable(/[A-Za-z0-9+/_=-]/);
+const PERCENT_RUN = /%[0-9A-Fa-f]{2}/g;
+
+function decodePercent(run: string): string | undefined {
+  try {
+    return decodeURIComponent(run.replace(/\+/g, " "));
+  } catch {
+    return undefined; // not UTF-8 once decoded: no key shape is
+  }
+}
+
+function decodeBase64(run: string): string | undefined {
+  // latin1: one character per byte, so ASCII key shapes survive whatever surrounds them.
+  return Buffer.from(run, "base64").toString("latin1");
+}
+
+/**
+ * Key shapes hidden under an encoding (a base64 `user:key`, a base64 JWT, a
+ * URL-encoded PEM or connection string): each run of the encoding's
+ * characters is decoded and scanned; when it holds a shape, the whole run
+ * becomes that shape's placeholder (the run is the secret's spelling).
+ * Runs are found by a short regex (`seed`) and extended by a loop.
+ */
+function decodedRuns(
+  text: string,
+  seed: RegExp,
+  mustHave: string | undefined,
+  decode: (run: string) => string | undefined,
+  path: string,
+  found: SecretFinding[],
+  shapes: (text: string, path: string, found: SecretFinding[], depth: number) => string,
+  depth: number,
+): string {
+  const table = seed === PERCENT_RUN ? PERCENT_CHARS : BASE64_CHARS;
+  seed.lastIndex = 0;
+  let out = "";
+  let last = 0;
+  for (let m = seed.exec(text); m !== null; m = seed.exec(text)) {
+    // Extend left (never past the previous run) and right over the run's characters.
+    let start = m.index;
+    while (start > last) {
+      const c = text.charCodeAt(start - 1);
+      if (c >= 128 || table[c] === 0) break;
+      start--;
+    }
+    const end = runEnd(text, m.index + m[0].length, table);
+    seed.lastIndex = Math.max(end, m.index + 1);
+    const run = text.slice(start, end);
+    if (mustHave !== undefined && !run.includes(mustHave)) continue;
+    const decoded = decode(run);
+    if (decoded === undefined || decoded.length < 8) continue;
+    const inner: SecretFinding[] = [];
+    shapes(decoded, path, inner, depth - 1);
+    if (inner.length === 0) continue;
+    for (const f of inner) found.push(f);
+    out += `${text.slice(last, start)}${secretPlaceholder(inner[0]!.name)}`;
+    last = end;
+  }
+  return last === 0 ? text : out + text.slice(last);
 }
