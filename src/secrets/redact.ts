@@ -65,7 +65,7 @@ export function secretPlaceholder(name: string, form: SecretForm = "raw"): strin
  * [..."{secret:API_TOKEN:url}".matchAll(SECRET_PLACEHOLDER)][0]?.slice(1) // ["API_TOKEN", "url"]
  */
 export const SECRET_PLACEHOLDER =
-  /\{secret:([A-Za-z_][A-Za-z0-9_]{0,255})(?::(json|url|b64-[012]|b64u-[012]))?\}/g;
+  /\{secret:([A-Za-z_][A-Za-z0-9_]{0,255})(?::(json|json2|url|form|b64-[012]|b64u-[012]))?\}/g;
 
 interface Needle {
   name: string;
@@ -211,17 +211,33 @@ export interface Restored<T> {
   restored: string[];
   /** Variables named by placeholders but absent from the environment (left as placeholders). */
   missing: string[];
+  /** Placeholders left inside longer strings (never restored: see {@link restoreSecrets}). */
+  kept: number;
 }
+
+/** A string that is one env placeholder and nothing else. */
+const WHOLE_PLACEHOLDER = new RegExp(`^${SECRET_PLACEHOLDER.source}$`);
 
 /**
  * Put secret values back where {@link redactSecrets} left env placeholders,
- * from the current environment, in the spelling they had. Only variables the
- * secret-name rule accepts are filled in (a placeholder cannot pull `HOME`
- * into a value); shape placeholders (`{secret:openai-api-key}`) stay.
+ * from the current environment, in the spelling they had.
+ *
+ * Only for cassettes you trust: whoever can edit a recording decides where
+ * a restored value goes. So restoring is restricted to where a placeholder
+ * is recorded from a value that WAS the secret: a string that is exactly one
+ * placeholder (`"token": "{secret:GITHUB_TOKEN}"`). A placeholder inside a
+ * longer string (`"https://evil.example/?t={secret:GITHUB_TOKEN}"`,
+ * `"Bearer {secret:API_TOKEN}"`) stays a placeholder: filling it would let
+ * the recording build a URL, a header or a message around the real key.
+ * Only variables the secret-name rule accepts are filled in (a placeholder
+ * cannot pull `HOME` into a value); shape placeholders
+ * (`{secret:openai-api-key}`) stay. `kept` counts the placeholders left.
  *
  * @example
- * restoreSecrets({ h: "Bearer {secret:API_TOKEN}" }, { env: { API_TOKEN: "t0k3n-value" } }).value
- * // { h: "Bearer t0k3n-value" }
+ * restoreSecrets({ t: "{secret:API_TOKEN}" }, { env: { API_TOKEN: "t0k3n-value" } }).value
+ * // { t: "t0k3n-value" }
+ * restoreSecrets({ u: "https://x.example/?t={secret:API_TOKEN}" }, { env: { API_TOKEN: "t0k3n-value" } }).value
+ * // unchanged
  */
 export function restoreSecrets<T extends JsonValue>(
   value: T,
@@ -231,26 +247,37 @@ export function restoreSecrets<T extends JsonValue>(
   const isSecret = opts.isSecretName ?? isSecretEnvName;
   const restored = new Set<string>();
   const missing = new Set<string>();
+  let kept = 0;
   const fill = (text: string): string => {
     if (!text.includes("{secret:")) return text;
-    SECRET_PLACEHOLDER.lastIndex = 0;
-    return text.replace(SECRET_PLACEHOLDER, (match, name: string, form: string | undefined) => {
-      const secret = isSecret(name) ? env[name] : undefined;
-      if (secret === undefined) {
-        if (isSecret(name)) missing.add(name);
-        return match;
-      }
-      restored.add(name);
-      return renderForm(secret, (form ?? "raw") as SecretForm);
-    });
+    const m = text.length <= 300 ? WHOLE_PLACEHOLDER.exec(text) : null;
+    if (m === null) {
+      kept++;
+      return text;
+    }
+    const name = m[1]!;
+    const secret = env[name];
+    if (secret === undefined) {
+      if (isSecret(name)) missing.add(name);
+      return text;
+    }
+    if (!isSecret(name, secret)) return text;
+    restored.add(name);
+    return renderForm(secret, (m[2] ?? "raw") as SecretForm);
   };
   const walk = (v: JsonValue): JsonValue => {
     if (typeof v === "string") return fill(v);
     if (v === null || typeof v !== "object") return v;
     if (Array.isArray(v)) return v.map(walk);
-    return Object.fromEntries(Object.keys(v).map((k) => [fill(k), walk(v[k]!)]));
+    // Keys are never filled: a key is where a recording would put a value to exfiltrate.
+    return Object.fromEntries(
+      Object.keys(v).map((k) => {
+        if (k.includes("{secret:")) kept++;
+        return [k, walk(v[k]!)];
+      }),
+    );
   };
-  return { value: walk(value) as T, restored: [...restored], missing: [...missing] };
+  return { value: walk(value) as T, restored: [...restored], missing: [...missing], kept };
 }
 
 /** `.key` or `["odd key"]`, for JSON paths in findings. */
