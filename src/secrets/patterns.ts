@@ -62,8 +62,8 @@ export function looksRandom(s: string): boolean {
   let start = 0;
   for (let i = 0; i <= s.length; i++) {
     const c = i < s.length ? s.charCodeAt(i) : 45;
-    // Separators: - _ . ~ + / =
-    if (c === 45 || c === 95 || c === 46 || c === 126 || c === 43 || c === 47 || c === 61) {
+    // Separators between words: - _ . (base64's + / = are part of random text)
+    if (c === 45 || c === 95 || c === 46) {
       if (i - start >= 12 && mixed(s.slice(start, i))) return true;
       start = i + 1;
     }
