@@ -91,12 +91,19 @@ export interface SecretScanner {
  * scanner.redact({ prompt: "key sk-…" }).value // { prompt: "key {secret:OPENAI_API_KEY}" }
  */
 export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
-  const needles: Needle[] = [];
+  const all: Needle[] = [];
   for (const [name, value] of secretEnvValues(opts)) {
     for (const { form, text } of secretSpellings(value)) {
-      needles.push({ name, form, text, placeholder: secretPlaceholder(name, form) });
+      all.push({ name, form, text, placeholder: secretPlaceholder(name, form) });
     }
   }
+  // A value found inside a placeholder we write (":MY_API_KEY", "openai-api-key") would
+  // be replaced again on a second pass: redaction must be idempotent, so it is not searched.
+  const written = [
+    ...all.map((n) => n.placeholder),
+    ...(opts.patterns ?? SECRET_PATTERNS).map((p) => secretPlaceholder(p.name)),
+  ];
+  const needles = all.filter((n) => !written.some((w) => w.includes(n.text)));
   // Longest first: a secret that contains another (or a longer spelling of it) goes whole.
   needles.sort((a, b) => b.text.length - a.text.length);
   const patterns = opts.patterns ?? SECRET_PATTERNS;
