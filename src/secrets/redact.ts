@@ -358,11 +358,26 @@ const BASE64_CHARS = classTable(/[A-Za-z0-9+/_=-]/);
 const PERCENT_RUN = /%[0-9A-Fa-f]{2}/g;
 
 function decodePercent(run: string): string | undefined {
-  try {
-    return decodeURIComponent(run.replace(/\+/g, " "));
-  } catch {
-    return undefined; // not UTF-8 once decoded: no key shape is
+  // By hand, not decodeURIComponent: that throws on bad UTF-8, and an exception per run is slow.
+  const bytes = Buffer.allocUnsafe(run.length);
+  let n = 0;
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (
+      c === 37 &&
+      i + 2 < run.length &&
+      isHex(run.charCodeAt(i + 1)) &&
+      isHex(run.charCodeAt(i + 2))
+    ) {
+      bytes[n++] = Number.parseInt(run.slice(i + 1, i + 3), 16);
+      i += 2;
+    } else bytes[n++] = c === 43 ? 32 : c; // run characters are ASCII; `+` is a space in forms
   }
+  return bytes.subarray(0, n).toString("utf8");
+}
+
+function isHex(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
 
 function decodeBase64(run: string): string | undefined {
@@ -401,6 +416,8 @@ function decodedRuns(
     }
     const end = runEnd(text, m.index + m[0].length, table);
     seed.lastIndex = Math.max(end, m.index + 1);
+    // The shortest key shape, encoded, is longer than this: shorter runs cannot hold one.
+    if (end - start < 16) continue;
     const run = text.slice(start, end);
     if (mustHave !== undefined && !run.includes(mustHave)) continue;
     const decoded = decode(run);
