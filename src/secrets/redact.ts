@@ -306,8 +306,16 @@ function classTable(re: RegExp): Uint8Array {
   return table;
 }
 
+// Scanners are made per write (they read the environment): compile each pattern once.
+const compiledPatterns = new WeakMap<SecretPattern, Compiled>();
+
 function compilePattern(p: SecretPattern): Compiled {
-  return { p, extend: p.extend === undefined ? undefined : classTable(p.extend) };
+  let c = compiledPatterns.get(p);
+  if (c === undefined) {
+    c = { p, extend: p.extend === undefined ? undefined : classTable(p.extend) };
+    compiledPatterns.set(p, c);
+  }
+  return c;
 }
 
 /** The end of the run of `table` characters starting at `from`. A loop: no regex stack, any length. */
@@ -352,7 +360,7 @@ function applyPattern(text: string, c: Compiled, path: string, found: SecretFind
 
 // Percent-encoded runs (a query value, a form field): the characters encodeURIComponent leaves, and escapes.
 const PERCENT_CHARS = classTable(/[A-Za-z0-9._~!*'()%+-]/);
-// Base64 (standard or URL-safe) runs of 20+ characters; padding is taken by the extension.
+// Base64 (standard or URL-safe) runs of 20+ characters (found by a loop; the regex names them).
 const BASE64_RUN = new RegExp(`[A-Za-z0-9+/_-]{20,${MAX_TOKEN_MATCH}}`, "g");
 const BASE64_CHARS = classTable(/[A-Za-z0-9+/_=-]/);
 const PERCENT_RUN = /%[0-9A-Fa-f]{2}/g;
@@ -403,10 +411,29 @@ function decodedRuns(
   depth: number,
 ): string {
   const table = seed === PERCENT_RUN ? PERCENT_CHARS : BASE64_CHARS;
-  seed.lastIndex = 0;
+  // Base64 runs are found by a loop over the table (a regex retries at every position
+  // of ordinary text); percent runs by their `%XX` escape.
+  const next = (from: number): { index: number; 0: string } | null => {
+    if (seed === PERCENT_RUN) {
+      seed.lastIndex = from;
+      return seed.exec(text);
+    }
+    for (let i = from; i < text.length; ) {
+      const c = text.charCodeAt(i);
+      if (c >= 128 || table[c] === 0) {
+        i++;
+        continue;
+      }
+      const e = runEnd(text, i, table);
+      if (e - i >= 20) return { index: i, 0: text.slice(i, i + 20) };
+      i = e;
+    }
+    return null;
+  };
   let out = "";
   let last = 0;
-  for (let m = seed.exec(text); m !== null; m = seed.exec(text)) {
+  let from = 0;
+  for (let m = next(from); m !== null; m = next(from)) {
     // Extend left (never past the previous run) and right over the run's characters.
     let start = m.index;
     while (start > last) {
@@ -415,7 +442,7 @@ function decodedRuns(
       start--;
     }
     const end = runEnd(text, m.index + m[0].length, table);
-    seed.lastIndex = Math.max(end, m.index + 1);
+    from = Math.max(end, m.index + 1);
     // The shortest key shape, encoded, is longer than this: shorter runs cannot hold one.
     if (end - start < 16) continue;
     const run = text.slice(start, end);
