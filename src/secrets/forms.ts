@@ -12,11 +12,18 @@
  * that alignment (the trick secret scanners use for encoded credentials).
  */
 
-/** A spelling of a secret: `raw`, `json`, `url`, `b64-0..2`, `b64u-0..2`. */
+/**
+ * A spelling of a secret: `raw`, `json` (escaped once), `json2` (escaped
+ * twice: JSON inside a JSON string, as tool-call arguments are), `url`
+ * (encodeURIComponent), `form` (URLSearchParams: space as `+`),
+ * `b64-0..2`, `b64u-0..2`.
+ */
 export type SecretForm =
   | "raw"
   | "json"
+  | "json2"
   | "url"
+  | "form"
   | "b64-0"
   | "b64-1"
   | "b64-2"
@@ -33,7 +40,9 @@ export type SecretForm =
 export const SECRET_FORMS: readonly SecretForm[] = [
   "raw",
   "json",
+  "json2",
   "url",
+  "form",
   "b64-0",
   "b64-1",
   "b64-2",
@@ -55,8 +64,12 @@ export function renderForm(value: string, form: SecretForm): string {
       return value;
     case "json":
       return JSON.stringify(value).slice(1, -1);
+    case "json2":
+      return JSON.stringify(JSON.stringify(value).slice(1, -1)).slice(1, -1);
     case "url":
       return encodeURIComponent(value);
+    case "form":
+      return new URLSearchParams({ v: value }).toString().slice(2);
     default: {
       const align = Number(form.slice(-1));
       const urlSafe = form.startsWith("b64u");

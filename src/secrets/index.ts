@@ -1,4 +1,6 @@
 export {
+  CREDENTIAL_URL_SUFFIXES,
+  hasCredentials,
   isSecretEnvName,
   looksLikeKeyMaterial,
   MIN_SECRET_LENGTH,
@@ -8,7 +10,13 @@ export {
   secretEnvValues,
 } from "./env-names.js";
 export { renderForm, SECRET_FORMS, type SecretForm, secretSpellings } from "./forms.js";
-export { SECRET_ANCHORS, SECRET_PATTERNS, type SecretPattern } from "./patterns.js";
+export {
+  looksRandom,
+  MAX_TOKEN_MATCH,
+  SECRET_ANCHORS,
+  SECRET_PATTERNS,
+  type SecretPattern,
+} from "./patterns.js";
 export {
   createSecretScanner,
   type Redacted,

@@ -13,7 +13,12 @@
 import type { JsonValue } from "../store/types.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";
 import { renderForm, type SecretForm, secretSpellings } from "./forms.js";
-import { SECRET_ANCHORS, SECRET_PATTERNS, type SecretPattern } from "./patterns.js";
+import {
+  MAX_TOKEN_MATCH,
+  SECRET_ANCHORS,
+  SECRET_PATTERNS,
+  type SecretPattern,
+} from "./patterns.js";
 
 /** Options of {@link redactSecrets}, {@link scanSecrets} and {@link restoreSecrets}. */
 export interface SecretOptions extends SecretEnvOptions {
@@ -60,7 +65,7 @@ export function secretPlaceholder(name: string, form: SecretForm = "raw"): strin
  * [..."{secret:API_TOKEN:url}".matchAll(SECRET_PLACEHOLDER)][0]?.slice(1) // ["API_TOKEN", "url"]
  */
 export const SECRET_PLACEHOLDER =
-  /\{secret:([A-Za-z_][A-Za-z0-9_]{0,255})(?::(json|url|b64-[012]|b64u-[012]))?\}/g;
+  /\{secret:([A-Za-z_][A-Za-z0-9_]{0,255})(?::(json|json2|url|form|b64-[012]|b64u-[012]))?\}/g;
 
 interface Needle {
   name: string;
@@ -86,17 +91,39 @@ export interface SecretScanner {
  * scanner.redact({ prompt: "key sk-…" }).value // { prompt: "key {secret:OPENAI_API_KEY}" }
  */
 export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
-  const needles: Needle[] = [];
+  const all: Needle[] = [];
   for (const [name, value] of secretEnvValues(opts)) {
     for (const { form, text } of secretSpellings(value)) {
-      needles.push({ name, form, text, placeholder: secretPlaceholder(name, form) });
+      all.push({ name, form, text, placeholder: secretPlaceholder(name, form) });
     }
   }
+  // A value found inside a placeholder we write (":MY_API_KEY", "openai-api-key") would
+  // be replaced again on a second pass: redaction must be idempotent, so it is not searched.
+  const written = [
+    ...all.map((n) => n.placeholder),
+    ...(opts.patterns ?? SECRET_PATTERNS).map((p) => secretPlaceholder(p.name)),
+  ];
+  const needles = all.filter((n) => !written.some((w) => w.includes(n.text)));
   // Longest first: a secret that contains another (or a longer spelling of it) goes whole.
   needles.sort((a, b) => b.text.length - a.text.length);
   const patterns = opts.patterns ?? SECRET_PATTERNS;
   // The anchor pre-check is only valid for the built-in patterns.
   const precheck = patterns === SECRET_PATTERNS;
+  const compiled = patterns.map(compilePattern);
+
+  /** Key shapes only (no env values): the raw text, then what percent- and base64-encoding hide. */
+  const shapes = (text: string, path: string, found: SecretFinding[], depth: number): string => {
+    let out = text;
+    if (!precheck || SECRET_ANCHORS.test(out)) {
+      for (const p of compiled) out = applyPattern(out, p, path, found);
+    }
+    if (depth > 0 && compiled.length > 0) {
+      if (out.includes("%"))
+        out = decodedRuns(out, PERCENT_RUN, "%", decodePercent, path, found, shapes, depth);
+      out = decodedRuns(out, BASE64_RUN, undefined, decodeBase64, path, found, shapes, depth);
+    }
+    return out;
+  };
 
   const redactString = (text: string, path: string, found: SecretFinding[]): string => {
     let out = text;
@@ -105,22 +132,7 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
       out = out.split(n.text).join(n.placeholder);
       found.push({ name: n.name, path, kind: "env", form: n.form });
     }
-    if (precheck && !SECRET_ANCHORS.test(out)) return out;
-    for (const p of patterns) {
-      let hit = false;
-      p.regex.lastIndex = 0;
-      out = out.replace(p.regex, (match: string, ...groups: unknown[]) => {
-        // The secret is the whole match or its last group, so what precedes it is a prefix.
-        const secret = p.group === undefined ? match : String(groups[p.group - 1] ?? "");
-        const redact = p.refine === undefined ? secret : p.refine(secret);
-        if (redact === undefined || redact === "") return match;
-        hit = true;
-        const before = match.slice(0, match.length - secret.length);
-        return `${before}${secretPlaceholder(p.name)}${secret.slice(redact.length)}`;
-      });
-      if (hit) found.push({ name: p.name, path, kind: "pattern" });
-    }
-    return out;
+    return shapes(out, path, found, 1);
   };
 
   const walk = (value: JsonValue, path: string, found: SecretFinding[]): JsonValue => {
@@ -139,10 +151,19 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
     }
     let changed = false;
     const entries: Array<[string, JsonValue]> = [];
-    for (const key of Object.keys(value)) {
+    const keys = Object.keys(value);
+    const taken = new Set(keys);
+    for (const key of keys) {
       // The path names the redacted key: a finding must never carry the secret.
       const keyFound: SecretFinding[] = [];
-      const newKey = redactString(key, "", keyFound);
+      let newKey = redactString(key, "", keyFound);
+      if (newKey !== key) {
+        // Two keys redacted to one placeholder must stay two keys: nothing recorded is dropped.
+        let n = 2;
+        const base = newKey;
+        while (taken.has(newKey)) newKey = `${base} (${n++})`;
+        taken.add(newKey);
+      }
       const childPath = `${path}${pathKey(newKey)}`;
       for (const f of keyFound) found.push({ ...f, path: childPath });
       const child = value[key]!;
@@ -197,17 +218,33 @@ export interface Restored<T> {
   restored: string[];
   /** Variables named by placeholders but absent from the environment (left as placeholders). */
   missing: string[];
+  /** Placeholders left inside longer strings (never restored: see {@link restoreSecrets}). */
+  kept: number;
 }
+
+/** A string that is one env placeholder and nothing else. */
+const WHOLE_PLACEHOLDER = new RegExp(`^${SECRET_PLACEHOLDER.source}$`);
 
 /**
  * Put secret values back where {@link redactSecrets} left env placeholders,
- * from the current environment, in the spelling they had. Only variables the
- * secret-name rule accepts are filled in (a placeholder cannot pull `HOME`
- * into a value); shape placeholders (`{secret:openai-api-key}`) stay.
+ * from the current environment, in the spelling they had.
+ *
+ * Only for cassettes you trust: whoever can edit a recording decides where
+ * a restored value goes. So restoring is restricted to where a placeholder
+ * is recorded from a value that WAS the secret: a string that is exactly one
+ * placeholder (`"token": "{secret:GITHUB_TOKEN}"`). A placeholder inside a
+ * longer string (`"https://evil.example/?t={secret:GITHUB_TOKEN}"`,
+ * `"Bearer {secret:API_TOKEN}"`) stays a placeholder: filling it would let
+ * the recording build a URL, a header or a message around the real key.
+ * Only variables the secret-name rule accepts are filled in (a placeholder
+ * cannot pull `HOME` into a value); shape placeholders
+ * (`{secret:openai-api-key}`) stay. `kept` counts the placeholders left.
  *
  * @example
- * restoreSecrets({ h: "Bearer {secret:API_TOKEN}" }, { env: { API_TOKEN: "t0k3n-value" } }).value
- * // { h: "Bearer t0k3n-value" }
+ * restoreSecrets({ t: "{secret:API_TOKEN}" }, { env: { API_TOKEN: "t0k3n-value" } }).value
+ * // { t: "t0k3n-value" }
+ * restoreSecrets({ u: "https://x.example/?t={secret:API_TOKEN}" }, { env: { API_TOKEN: "t0k3n-value" } }).value
+ * // unchanged
  */
 export function restoreSecrets<T extends JsonValue>(
   value: T,
@@ -217,29 +254,207 @@ export function restoreSecrets<T extends JsonValue>(
   const isSecret = opts.isSecretName ?? isSecretEnvName;
   const restored = new Set<string>();
   const missing = new Set<string>();
+  let kept = 0;
   const fill = (text: string): string => {
     if (!text.includes("{secret:")) return text;
-    SECRET_PLACEHOLDER.lastIndex = 0;
-    return text.replace(SECRET_PLACEHOLDER, (match, name: string, form: string | undefined) => {
-      const secret = isSecret(name) ? env[name] : undefined;
-      if (secret === undefined) {
-        if (isSecret(name)) missing.add(name);
-        return match;
-      }
-      restored.add(name);
-      return renderForm(secret, (form ?? "raw") as SecretForm);
-    });
+    const m = text.length <= 300 ? WHOLE_PLACEHOLDER.exec(text) : null;
+    if (m === null) {
+      kept++;
+      return text;
+    }
+    const name = m[1]!;
+    const secret = env[name];
+    if (secret === undefined) {
+      if (isSecret(name)) missing.add(name);
+      return text;
+    }
+    if (!isSecret(name, secret)) return text;
+    restored.add(name);
+    return renderForm(secret, (m[2] ?? "raw") as SecretForm);
   };
   const walk = (v: JsonValue): JsonValue => {
     if (typeof v === "string") return fill(v);
     if (v === null || typeof v !== "object") return v;
     if (Array.isArray(v)) return v.map(walk);
-    return Object.fromEntries(Object.keys(v).map((k) => [fill(k), walk(v[k]!)]));
+    // Keys are never filled: a key is where a recording would put a value to exfiltrate.
+    return Object.fromEntries(
+      Object.keys(v).map((k) => {
+        if (k.includes("{secret:")) kept++;
+        return [k, walk(v[k]!)];
+      }),
+    );
   };
-  return { value: walk(value) as T, restored: [...restored], missing: [...missing] };
+  return { value: walk(value) as T, restored: [...restored], missing: [...missing], kept };
 }
 
 /** `.key` or `["odd key"]`, for JSON paths in findings. */
 function pathKey(key: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+// ---- the matching engine -------------------------------------------------------
+
+interface Compiled {
+  p: SecretPattern;
+  /** ASCII characters the secret may continue with past the regex's bound. */
+  extend: Uint8Array | undefined;
+}
+
+function classTable(re: RegExp): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) table[c] = re.test(String.fromCharCode(c)) ? 1 : 0;
+  return table;
+}
+
+// Scanners are made per write (they read the environment): compile each pattern once.
+const compiledPatterns = new WeakMap<SecretPattern, Compiled>();
+
+function compilePattern(p: SecretPattern): Compiled {
+  let c = compiledPatterns.get(p);
+  if (c === undefined) {
+    c = { p, extend: p.extend === undefined ? undefined : classTable(p.extend) };
+    compiledPatterns.set(p, c);
+  }
+  return c;
+}
+
+/** The end of the run of `table` characters starting at `from`. A loop: no regex stack, any length. */
+function runEnd(text: string, from: number, table: Uint8Array): number {
+  let end = from;
+  while (end < text.length) {
+    const c = text.charCodeAt(end);
+    if (c >= 128 || table[c] === 0) break;
+    end++;
+  }
+  return end;
+}
+
+/**
+ * Every match of one pattern replaced by its placeholder. The regex finds
+ * a bounded prefix; the secret is then extended over its `extend` class, so
+ * a token of any length is redacted whole and the scan goes on after it.
+ */
+function applyPattern(text: string, c: Compiled, path: string, found: SecretFinding[]): string {
+  const { p } = c;
+  p.regex.lastIndex = 0;
+  let out = "";
+  let last = 0;
+  let hit = false;
+  for (let m = p.regex.exec(text); m !== null; m = p.regex.exec(text)) {
+    const matchEnd = m.index + m[0].length;
+    const secretStart =
+      p.group === undefined ? m.index : matchEnd - String(m[p.group] ?? "").length;
+    const end = c.extend === undefined ? matchEnd : runEnd(text, matchEnd, c.extend);
+    const secret = text.slice(secretStart, end);
+    const redact = p.refine === undefined ? secret : p.refine(secret);
+    if (redact !== undefined && redact !== "") {
+      hit = true;
+      out += `${text.slice(last, secretStart)}${secretPlaceholder(p.name)}`;
+      last = secretStart + redact.length;
+    }
+    p.regex.lastIndex = Math.max(end, last, m.index + 1);
+  }
+  if (hit) found.push({ name: p.name, path, kind: "pattern" });
+  return hit ? out + text.slice(last) : text;
+}
+
+// Percent-encoded runs (a query value, a form field): the characters encodeURIComponent leaves, and escapes.
+const PERCENT_CHARS = classTable(/[A-Za-z0-9._~!*'()%+-]/);
+// Base64 (standard or URL-safe) runs of 20+ characters (found by a loop; the regex names them).
+const BASE64_RUN = new RegExp(`[A-Za-z0-9+/_-]{20,${MAX_TOKEN_MATCH}}`, "g");
+const BASE64_CHARS = classTable(/[A-Za-z0-9+/_=-]/);
+const PERCENT_RUN = /%[0-9A-Fa-f]{2}/g;
+
+function decodePercent(run: string): string | undefined {
+  // By hand, not decodeURIComponent: that throws on bad UTF-8, and an exception per run is slow.
+  const bytes = Buffer.allocUnsafe(run.length);
+  let n = 0;
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (
+      c === 37 &&
+      i + 2 < run.length &&
+      isHex(run.charCodeAt(i + 1)) &&
+      isHex(run.charCodeAt(i + 2))
+    ) {
+      bytes[n++] = Number.parseInt(run.slice(i + 1, i + 3), 16);
+      i += 2;
+    } else bytes[n++] = c === 43 ? 32 : c; // run characters are ASCII; `+` is a space in forms
+  }
+  return bytes.subarray(0, n).toString("utf8");
+}
+
+function isHex(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
+}
+
+function decodeBase64(run: string): string | undefined {
+  // latin1: one character per byte, so ASCII key shapes survive whatever surrounds them.
+  return Buffer.from(run, "base64").toString("latin1");
+}
+
+/**
+ * Key shapes hidden under an encoding (a base64 `user:key`, a base64 JWT, a
+ * URL-encoded PEM or connection string): each run of the encoding's
+ * characters is decoded and scanned; when it holds a shape, the whole run
+ * becomes that shape's placeholder (the run is the secret's spelling).
+ * Runs are found by a short regex (`seed`) and extended by a loop.
+ */
+function decodedRuns(
+  text: string,
+  seed: RegExp,
+  mustHave: string | undefined,
+  decode: (run: string) => string | undefined,
+  path: string,
+  found: SecretFinding[],
+  shapes: (text: string, path: string, found: SecretFinding[], depth: number) => string,
+  depth: number,
+): string {
+  const table = seed === PERCENT_RUN ? PERCENT_CHARS : BASE64_CHARS;
+  // Base64 runs are found by a loop over the table (a regex retries at every position
+  // of ordinary text); percent runs by their `%XX` escape.
+  const next = (from: number): { index: number; 0: string } | null => {
+    if (seed === PERCENT_RUN) {
+      seed.lastIndex = from;
+      return seed.exec(text);
+    }
+    for (let i = from; i < text.length; ) {
+      const c = text.charCodeAt(i);
+      if (c >= 128 || table[c] === 0) {
+        i++;
+        continue;
+      }
+      const e = runEnd(text, i, table);
+      if (e - i >= 20) return { index: i, 0: text.slice(i, i + 20) };
+      i = e;
+    }
+    return null;
+  };
+  let out = "";
+  let last = 0;
+  let from = 0;
+  for (let m = next(from); m !== null; m = next(from)) {
+    // Extend left (never past the previous run) and right over the run's characters.
+    let start = m.index;
+    while (start > last) {
+      const c = text.charCodeAt(start - 1);
+      if (c >= 128 || table[c] === 0) break;
+      start--;
+    }
+    const end = runEnd(text, m.index + m[0].length, table);
+    from = Math.max(end, m.index + 1);
+    // The shortest key shape, encoded, is longer than this: shorter runs cannot hold one.
+    if (end - start < 16) continue;
+    const run = text.slice(start, end);
+    if (mustHave !== undefined && !run.includes(mustHave)) continue;
+    const decoded = decode(run);
+    if (decoded === undefined || decoded.length < 8) continue;
+    const inner: SecretFinding[] = [];
+    shapes(decoded, path, inner, depth - 1);
+    if (inner.length === 0) continue;
+    for (const f of inner) found.push(f);
+    out += `${text.slice(last, start)}${secretPlaceholder(inner[0]!.name)}`;
+    last = end;
+  }
+  return last === 0 ? text : out + text.slice(last);
 }

@@ -52,9 +52,12 @@ export interface CorpusSecret {
    * `AWS_ACCESS_KEY_ID` is deliberately not a secret name).
    */
   env: string | undefined;
+  /** The env variable's value: the material, or the whole text (`DATABASE_URL`). */
+  envValue: string;
 }
 
-type Maker = (seed: string) => { text: string; material?: string[] };
+/** `envWhole`: the env variable holds the whole text (a URL, a connection string), not just the material. */
+type Maker = (seed: string) => { text: string; material?: string[]; envWhole?: boolean };
 
 const key =
   (make: (seed: string) => string): Maker =>
@@ -191,14 +194,79 @@ const SHAPES: ReadonlyArray<[shape: string, env: string | undefined, make: Maker
   ["pem-rsa-private-key", "TLS_PRIVATE_KEY", pem("RSA")],
   ["pem-ec-private-key", "SIGNING_PRIVATE_KEY", pem("EC")],
   ["pem-openssh-private-key", "DEPLOY_PRIVATE_KEY", pem("OPENSSH")],
+  ["gitlab-pat", "GITLAB_TOKEN", key((s) => cat("gl", "pat-", noise(20, s, URLSAFE)))],
+  [
+    "huggingface-token",
+    "HF_TOKEN",
+    // 34 letters, no digit: the env rule must still take it.
+    key((s) =>
+      cat("hf", "_", noise(34, s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")),
+    ),
+  ],
+  [
+    "azure-storage-connection-string",
+    "AZURE_STORAGE_CONNECTION_STRING",
+    (s) => {
+      const value = `${noise(86, s, B64)}==`;
+      return {
+        text: `DefaultEndpointsProtocol=https;AccountName=acct${noise(6, `${s}n`, DIGITS)};Account${"Key"}=${value};EndpointSuffix=core.windows.net`,
+        material: [value],
+        envWhole: true,
+      };
+    },
+  ],
+  [
+    "postgres-url-password",
+    "DATABASE_URL",
+    (s) => {
+      const pw = noise(24, s);
+      return { text: `postgres://app:${pw}@db.internal:5432/app`, material: [pw], envWhole: true };
+    },
+  ],
+  [
+    "https-userinfo-password",
+    "GIT_REMOTE_URL",
+    (s) => {
+      const pw = noise(24, s);
+      return {
+        text: `https://deploy:${pw}@git.example.com/org/repo.git`,
+        material: [pw],
+        envWhole: true,
+      };
+    },
+  ],
+];
+
+/**
+ * The shapes the default run plants (one or two per vendor family, 17 in
+ * all); INVOCACHE_SECRETS_FULL=1 plants every shape (the full grid).
+ */
+export const SAMPLED_SHAPES: readonly string[] = [
+  "openai-project-key",
+  "anthropic-api-key",
+  "aws-access-key-id",
+  "aws-secret-access-key",
+  "github-classic-token",
+  "github-fine-grained-pat",
+  "google-api-key",
+  "slack-bot-token",
+  "stripe-live-secret-key",
+  "jwt-rs256",
+  "bearer-opaque-token",
+  "pem-rsa-private-key",
+  "gitlab-pat",
+  "huggingface-token",
+  "azure-storage-connection-string",
+  "postgres-url-password",
+  "https-userinfo-password",
 ];
 
 /** Names of the shapes in the corpus. */
 export const SHAPE_NAMES: readonly string[] = SHAPES.map(([name]) => name);
 
-/** How a secret is planted: the four spellings a key travels in. */
-export type PlantForm = "raw" | "json" | "url" | "base64";
-export const PLANT_FORMS: readonly PlantForm[] = ["raw", "json", "url", "base64"];
+/** How a secret is planted: the five spellings a key travels in. */
+export type PlantForm = "raw" | "json" | "url" | "base64" | "basic";
+export const PLANT_FORMS: readonly PlantForm[] = ["raw", "json", "url", "base64", "basic"];
 
 /** One secret planted in one spelling. */
 export interface Cell extends CorpusSecret {
@@ -213,9 +281,10 @@ export interface Cell extends CorpusSecret {
  * Env names carry the form as a prefix (`URL_OPENAI_API_KEY`), which keeps
  * them secret names under the documented suffix rule.
  */
-export function corpusCells(variant = "v0"): Cell[] {
+export function corpusCells(variant = "v0", shapes?: readonly string[]): Cell[] {
   const out: Cell[] = [];
   for (const [shape, env, make] of SHAPES) {
+    if (shapes !== undefined && !shapes.includes(shape)) continue;
     for (const form of PLANT_FORMS) {
       const made = make(`${variant}:${shape}:${form}`);
       const cell: Cell = {
@@ -225,8 +294,12 @@ export function corpusCells(variant = "v0"): Cell[] {
         text: made.text,
         material: made.material ?? [made.text],
         env: env === undefined ? undefined : `${form.toUpperCase()}_${env}`,
+        envValue:
+          made.envWhole === true || (made.material ?? [made.text]).length !== 1
+            ? made.text
+            : (made.material ?? [made.text])[0]!,
       };
-      if (cell.env !== undefined && !isSecretEnvName(cell.env)) {
+      if (cell.env !== undefined && !isSecretEnvName(cell.env, cell.envValue)) {
         throw new Error(`corpus: ${cell.env} is not a secret name under the documented rule`);
       }
       out.push(cell);
@@ -242,7 +315,8 @@ export function corpusCells(variant = "v0"): Cell[] {
  * - raw: as is.
  * - json: inside a JSON document embedded in the text (line breaks escaped).
  * - url: URL-encoded in a query string.
- * - base64: standalone, and inside an HTTP Basic credential (`user:` shifts the alignment).
+ * - base64: standalone, and inside a data URL.
+ * - basic: an HTTP Basic credential, base64 of `user:secret` (`user:` shifts the alignment).
  */
 export function plant(cell: Cell): string {
   const t = cell.text;
@@ -254,7 +328,9 @@ export function plant(cell: Cell): string {
     case "url":
       return `see https://api.example.com/v1/cb?credential=${encodeURIComponent(t)}&x=1 for details`;
     case "base64":
-      return `blob ${Buffer.from(t).toString("base64")} or Basic ${Buffer.from(`user:${t}`).toString("base64")}`;
+      return `blob ${Buffer.from(t).toString("base64")} or data:text/plain;base64,${Buffer.from(t).toString("base64url")}`;
+    case "basic":
+      return `curl -H "Authorization: Basic ${Buffer.from(`user:${t}`).toString("base64")}" https://api.example.com`;
   }
 }
 
@@ -346,7 +422,7 @@ export class LeakScanner {
 export function corpusEnv(cells: readonly Cell[]): Record<string, string> {
   const env: Record<string, string> = {};
   for (const c of cells) {
-    if (c.env !== undefined) env[c.env] = c.material.length === 1 ? c.material[0]! : c.text;
+    if (c.env !== undefined) env[c.env] = c.envValue;
   }
   return env;
 }

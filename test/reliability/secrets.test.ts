@@ -1,31 +1,39 @@
 /**
- * Secrets never reach the disk or a shared store. A corpus of 27 credential
- * shapes (OpenAI, Anthropic, AWS, GitHub, Google, Slack, Stripe, JWTs,
- * Bearer tokens, PEM keys), each planted raw, JSON-escaped, URL-encoded and
- * base64 (108 distinct secrets), in prompts, params and responses, through
- * recorder.call and through createFetch against a loopback upstream that
- * echoes them back; more secrets in request headers, the query string and
- * response headers. Then the bytes are searched, every spelling of every
- * secret: the cassette file, the SQLite file (+ WAL) and every key and value
- * in Redis (read over a raw connection).
+ * Secrets never reach the disk or a shared store. A corpus of credential
+ * shapes (OpenAI, Anthropic, AWS, GitHub, GitLab, Hugging Face, Google,
+ * Slack, Stripe, JWTs, Bearer tokens, PEM keys, Azure connection strings,
+ * postgres:// and https:// userinfo passwords), each planted raw,
+ * JSON-escaped, URL-encoded, base64 and as an HTTP Basic `user:secret`
+ * (a distinct secret per cell), in prompts, params, responses and tool-call
+ * arguments (JSON inside JSON: escaped twice) through recorder.call; through
+ * createFetch against a loopback upstream that echoes them back; and through
+ * the real openai SDK (with createFetch as its fetch) in the user message and
+ * a tool description, echoed back as content, as tool-call arguments and as
+ * SSE. More secrets go in request headers, the query string and response
+ * headers. Then the bytes are searched, every spelling of every secret: the
+ * cassette file, the SQLite file (+ WAL) and every key and value in Redis
+ * (read over a raw connection); and secretlint (a scanner we did not write)
+ * reads every byte the stores wrote and must find nothing, while it does find
+ * secrets in what went upstream.
  *
  * Two situations:
  * - env: the secrets are the values of the process's secret-named
  *   environment variables (the key a test runs with). Every spelling must
  *   be redacted: that is the documented contract (docs/cassettes.md).
  * - pasted: no environment variable holds them (a key pasted into a prompt,
- *   echoed by a model). Only the key shapes can find them.
+ *   echoed by a model). The key shapes find them, encoded ones included.
  *
- * The key-shape scanner's known gaps are listed in SHAPE_GAPS, each with an
- * `it.fails` test per target that flips to failing (then remove the line)
- * once src closes the gap; every other cell must not leak. After the run,
- * the file prints which cells leaked where, in which spelling.
+ * The default run plants 17 shapes (SAMPLED_SHAPES) to keep the suite fast;
+ * INVOCACHE_SECRETS_FULL=1 plants every shape of the corpus.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createClient } from "@keyv/redis";
+import { lintSource } from "@secretlint/core";
+import { creator as secretlintRecommended } from "@secretlint/secretlint-rule-preset-recommend";
+import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
 import {
@@ -48,6 +56,7 @@ import {
   type Leak,
   LeakScanner,
   plant,
+  SAMPLED_SHAPES,
   SHAPE_NAMES,
 } from "./secret-corpus.js";
 
@@ -61,32 +70,13 @@ const skipRedis = skipUnless(
 
 // ---- the corpus ------------------------------------------------------------------
 
+const SHAPES = process.env.INVOCACHE_SECRETS_FULL ? undefined : SAMPLED_SHAPES;
 /** env situation: secrets held in secret-named env variables (AWS key *ids* have none). */
-const ENV_CELLS = corpusCells("env").filter((c) => c.env !== undefined);
+const ENV_CELLS = corpusCells("env", SHAPES).filter((c) => c.env !== undefined);
 /** pasted situation: the same shapes, new values, no env variable. */
-const PASTED_CELLS = corpusCells("pasted");
+const PASTED_CELLS = corpusCells("pasted", SHAPES);
 /** Secrets sent only in request headers and the query string (raw keys). */
-const HEADER_CELLS = corpusCells("headers").filter((c) => c.form === "raw");
-
-/**
- * Cells of the pasted situation that the key-shape scanner does not catch
- * today, by reason. Each group has an `it.fails` test below.
- */
-const SHAPE_GAPS: Record<string, (c: Cell) => boolean> = {
-  "base64 of a key no env variable holds (the shapes are only matched raw)": (c) =>
-    c.form === "base64",
-  "URL-encoded keys whose text has reserved characters (AWS secret, Bearer, PEM)": (c) =>
-    c.form === "url" &&
-    (c.shape === "aws-secret-access-key" ||
-      c.shape === "bearer-opaque-token" ||
-      c.shape.startsWith("pem-")),
-  "JSON-escaped PEM blocks (\\n between the lines)": (c) =>
-    c.form === "json" && c.shape.startsWith("pem-"),
-};
-const inGap = (id: string) => {
-  const cell = PASTED_CELLS.find((c) => c.id === id);
-  return cell !== undefined && Object.values(SHAPE_GAPS).some((g) => g(cell));
-};
+const HEADER_CELLS = corpusCells("headers", SHAPES).filter((c) => c.form === "raw");
 
 // ---- an upstream that echoes what it gets -----------------------------------------
 
@@ -113,26 +103,42 @@ beforeAll(async () => {
       );
       const echo = String(req.headers["x-api-key"] ?? "");
       n++;
-      res.writeHead(200, {
-        "content-type": "application/json",
+      const parsed = JSON.parse(body.toString()) as { stream?: boolean };
+      const content = `You sent: ${lastUserContent(parsed)}`;
+      // The tool call echoes the message as its JSON arguments (JSON inside JSON).
+      const toolCall = {
+        index: 0,
+        id: `call_${n}`,
+        type: "function",
+        function: { name: "lookup", arguments: JSON.stringify({ echo: content }) },
+      };
+      const headers = {
         "x-request-id": `req_${n}`,
         // Echoes of the credential in response headers: never to be stored.
         "x-echo-authorization": String(req.headers.authorization ?? ""),
         "openai-organization": echo,
         "set-cookie": `session=${encodeURIComponent(echo)}; HttpOnly`,
-      });
+      };
+      const base = { id: `chatcmpl-${n}`, model: "gpt-fake", created: 1_700_000_000 };
+      if (parsed.stream === true) {
+        res.writeHead(200, { ...headers, "content-type": "text/event-stream" });
+        const event = (delta: unknown, finish: string | null) =>
+          `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        res.write(event({ role: "assistant", content: "" }, null));
+        res.write(event({ content }, null));
+        res.write(event({ tool_calls: [toolCall] }, null));
+        res.end(`${event({}, "tool_calls")}data: [DONE]\n\n`);
+        return;
+      }
+      res.writeHead(200, { ...headers, "content-type": "application/json" });
       res.end(
         JSON.stringify({
-          id: `chatcmpl-${n}`,
+          ...base,
           object: "chat.completion",
-          model: "gpt-fake",
           choices: [
             {
               index: 0,
-              message: {
-                role: "assistant",
-                content: `You sent: ${lastUserContent(JSON.parse(body.toString()))}`,
-              },
+              message: { role: "assistant", content, tool_calls: [toolCall] },
               finish_reason: "stop",
             },
           ],
@@ -174,7 +180,13 @@ async function plantAll(store: Store, cells: readonly Cell[]): Promise<number> {
           prompt: `Use this. ${text}`,
           params: { context: text },
         },
-        async () => ({ text: `Understood: ${text}`, echo: { credential: cell.text } }),
+        async () => ({
+          text: `Understood: ${text}`,
+          echo: { credential: cell.text },
+          tool_calls: [
+            { type: "function", function: { name: "lookup", arguments: JSON.stringify({ text }) } },
+          ],
+        }),
       );
       const header = headerValue(HEADER_CELLS[i % HEADER_CELLS.length]!);
       const res = await withInvocation({ role: "http", task: cell.id }, () =>
@@ -205,12 +217,49 @@ async function plantAll(store: Store, cells: readonly Cell[]): Promise<number> {
       );
       expect(res.status).toBe(200);
       await res.arrayBuffer();
+      // The real SDK, with createFetch as its fetch: message and tool description
+      // out; content, tool-call arguments and SSE echoed back.
+      const client = new OpenAI({
+        apiKey: header,
+        baseURL: `${upstreamUrl}/v1`,
+        fetch: fetch as unknown as typeof globalThis.fetch,
+        maxRetries: 0,
+      });
+      const tools = [
+        {
+          type: "function" as const,
+          function: {
+            name: "lookup",
+            description: `Look a credential up. ${text}`,
+            parameters: { type: "object", properties: {} },
+          },
+        },
+      ];
+      const answer = await withInvocation({ role: "sdk", task: cell.id }, () =>
+        client.chat.completions.create({
+          model: "gpt-fake",
+          messages: [{ role: "user", content: text }],
+          tools,
+        }),
+      );
+      expect(answer.choices[0]?.message.content).toContain("You sent:");
+      const stream = await withInvocation({ role: "sdk-stream", task: cell.id }, () =>
+        client.chat.completions.create({
+          model: "gpt-fake",
+          messages: [{ role: "user", content: text }],
+          tools,
+          stream: true,
+        }),
+      );
+      let streamed = "";
+      for await (const chunk of stream) streamed += chunk.choices[0]?.delta.content ?? "";
+      expect(streamed).toContain("You sent:");
     }
   };
   await Promise.all(Array.from({ length: 8 }, lane));
   await recorder.close();
   expect(warnings).toStrictEqual([]);
-  expect(recorder.stats.recorded).toBe(cells.length * 2);
+  expect(recorder.stats.recorded).toBe(cells.length * 4);
   return recorder.stats.recorded;
 }
 
@@ -261,6 +310,8 @@ interface Findings {
   /** Leaks of header/query secrets, either situation. */
   headers: Leak[];
   entries: number;
+  /** Every byte the target held, both situations. */
+  bytes: Buffer;
 }
 
 const envScanner = new LeakScanner(ENV_CELLS);
@@ -273,6 +324,7 @@ function findings(envBytes: Buffer, pastedBytes: Buffer, entries: number): Findi
     pasted: pastedScanner.scan(pastedBytes),
     headers: headerScanner.scan(Buffer.concat([envBytes, pastedBytes])),
     entries,
+    bytes: Buffer.concat([envBytes, pastedBytes]),
   };
 }
 
@@ -281,27 +333,44 @@ const results = new Map<string, Findings>();
 afterAll(() => {
   // The precise picture, for the lead: which cell leaked where, in which spelling.
   for (const [where, f] of results) {
-    const pastedOutsideGaps = f.pasted.filter((l) => !inGap(l.cell));
     console.log(
       [
-        `secrets in ${where} (${f.entries} entries written):`,
+        `secrets in ${where} (${f.entries} entries written, ${PASTED_CELLS.length} cells per situation):`,
         `  env situation: ${f.env.length === 0 ? "no leak" : `${describeLeaks(f.env).length} cells leak: ${describeLeaks(f.env).join("; ")}`}`,
-        `  pasted situation: ${describeLeaks(f.pasted).length} cells leak (${describeLeaks(pastedOutsideGaps).length} outside the known scanner gaps)`,
-        ...(pastedOutsideGaps.length > 0
-          ? [`    outside gaps: ${describeLeaks(pastedOutsideGaps).join("; ")}`]
-          : []),
+        `  pasted situation: ${f.pasted.length === 0 ? "no leak" : `${describeLeaks(f.pasted).length} cells leak: ${describeLeaks(f.pasted).join("; ")}`}`,
         `  header/query secrets: ${f.headers.length === 0 ? "no leak" : describeLeaks(f.headers).join("; ")}`,
       ].join("\n"),
     );
   }
 });
 
+/** What secretlint's recommended preset reports in `bytes` (rule ids and the matched text's length, never the text). */
+async function secretlint(bytes: Buffer): Promise<string[]> {
+  const result = await lintSource({
+    source: {
+      content: bytes.toString("latin1"),
+      filePath: "/store.txt",
+      ext: ".txt",
+      contentType: "text",
+    },
+    options: {
+      config: {
+        rules: [
+          { id: "@secretlint/secretlint-rule-preset-recommend", rule: secretlintRecommended },
+        ],
+      },
+      maskSecrets: true,
+    },
+  });
+  return result.messages.map((m) => `${m.ruleId} (${m.range[1] - m.range[0]} chars)`);
+}
+
 // ---- the corpus itself -------------------------------------------------------------
 
 describe("the secret corpus", () => {
-  it("has at least 25 shapes, each in four spellings, all distinct", () => {
-    expect(SHAPE_NAMES.length).toBeGreaterThanOrEqual(25);
-    expect(PASTED_CELLS).toHaveLength(SHAPE_NAMES.length * 4);
+  it("has at least 30 shapes (17 sampled by default), each in five spellings, all distinct", () => {
+    expect(SHAPE_NAMES.length).toBeGreaterThanOrEqual(30);
+    expect(PASTED_CELLS).toHaveLength((SHAPES ?? SHAPE_NAMES).length * 5);
     const values = [...ENV_CELLS, ...PASTED_CELLS, ...HEADER_CELLS].flatMap((c) => c.material);
     expect(new Set(values).size).toBe(values.length);
   });
@@ -316,6 +385,10 @@ describe("the secret corpus", () => {
     const headers = new Set(headerScanner.scan(sent).map((l) => l.cell));
     for (const c of HEADER_CELLS.slice(0, 12)) expect(headers.has(c.id), c.id).toBe(true);
   });
+
+  it("secretlint finds secrets in what was sent upstream (so its silence on the stores is a real result)", async () => {
+    expect((await secretlint(Buffer.concat(received))).length).toBeGreaterThan(0);
+  });
 });
 
 // ---- the guarantees, per target -------------------------------------------------------
@@ -328,7 +401,7 @@ function secretTests(target: string): void {
     return f;
   };
 
-  it("env: no spelling (raw, JSON-escaped, URL-encoded, base64) of any env-held secret reaches it", () => {
+  it("env: no spelling (raw, JSON-escaped, URL-encoded, base64, Basic) of any env-held secret reaches it", () => {
     expect(describeLeaks(found().env)).toStrictEqual([]);
   });
 
@@ -336,21 +409,13 @@ function secretTests(target: string): void {
     expect(describeLeaks(found().headers)).toStrictEqual([]);
   });
 
-  it("pasted: every key shape the scanner knows, raw, JSON-escaped and URL-encoded, is redacted (outside the known gaps)", () => {
-    const leaks = found().pasted.filter((l) => !inGap(l.cell));
-    expect(describeLeaks(leaks)).toStrictEqual([]);
+  it("pasted: every key shape, in every spelling (raw, JSON, URL-encoded, base64, Basic), is redacted", () => {
+    expect(describeLeaks(found().pasted)).toStrictEqual([]);
   });
 
-  // Each known gap of the key-shape scanner fails today; once src closes it,
-  // this test fails ("expected to fail"): delete its SHAPE_GAPS line.
-  for (const [gap, member] of Object.entries(SHAPE_GAPS)) {
-    it.fails(`pasted, known gap: ${gap}`, () => {
-      const cells = new Set(PASTED_CELLS.filter(member).map((c) => c.id));
-      expect(cells.size).toBeGreaterThan(0);
-      const leaks = found().pasted.filter((l) => cells.has(l.cell));
-      expect(describeLeaks(leaks)).toStrictEqual([]);
-    });
-  }
+  it("secretlint (a scanner we did not write) finds nothing in any byte it holds", async () => {
+    expect(await secretlint(found().bytes)).toStrictEqual([]);
+  });
 }
 
 // ---- identities and the environment -------------------------------------------------
@@ -463,7 +528,7 @@ beforeAll(async () => {
   for (const [name, c] of collected) {
     results.set(name, findings(Buffer.concat(c.env), Buffer.concat(c.pasted), c.entries));
   }
-}, 60_000);
+}, 240_000);
 
 afterAll(async () => {
   for (const server of Object.values(redisServers)) await server.stop();

@@ -83,14 +83,22 @@ describe("secret patterns are linear-time", () => {
     "-----END",
     "{secret:",
     "{secret:A:",
+    "glpat-",
+    "hf_",
+    "Basic ",
+    "://",
+    "://u:",
+    "Password=",
+    "AccountKey=",
+    "%4",
   ];
-  const fillers = ["a", "Z", "0", "-", "_", ".", " ", "\t", "=", "/", "+", "\n"];
+  const fillers = ["a", "Z", "0", "-", "_", ".", " ", "\t", "=", "/", "+", "\n", "%", "@", ":"];
   const SIZE = 128 * 1024;
   const fill = (unit: string) => unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);
   const inputs: string[] = [];
   for (const a of anchors) {
     inputs.push(fill(a));
-    for (const f of fillers) for (const k of [1, 19, 39]) inputs.push(fill(a + f.repeat(k)));
+    for (const f of fillers) for (const k of [1, 39]) inputs.push(fill(a + f.repeat(k)));
   }
   for (const f of fillers) inputs.push(fill(f));
 

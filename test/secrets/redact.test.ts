@@ -71,8 +71,10 @@ describe("env values", () => {
         what,
       ).toStrictEqual(["SERVICE_API_KEY"]);
       expect(value.text, what).toMatch(/\{secret:SERVICE_API_KEY(:[a-z0-9-]+)?\}/);
-      // …and restored byte for byte from the environment.
-      expect(restoreSecrets(value, { env }).value.text, what).toBe(text);
+      // …never restored inside a longer string (a recording must not build a URL around a key)…
+      // …and restored byte for byte where the string was the secret alone.
+      const whole = /^\{secret:[^}]*\}$/.test(value.text);
+      expect(restoreSecrets(value, { env }).value.text, what).toBe(whole ? text : value.text);
     }
   });
 
@@ -80,7 +82,8 @@ describe("env values", () => {
     for (const form of SECRET_FORMS) {
       const placeholder =
         form === "raw" ? "{secret:SERVICE_API_KEY}" : `{secret:SERVICE_API_KEY:${form}}`;
-      expect(restoreSecrets(`<${placeholder}>`, { env }).value).toBe(`<${renderForm(KEY, form)}>`);
+      expect(restoreSecrets(placeholder, { env }).value).toBe(renderForm(KEY, form));
+      expect(restoreSecrets(`<${placeholder}>`, { env }).value).toBe(`<${placeholder}>`);
     }
     const r = restoreSecrets(
       ["{secret:HOME}", "{secret:MISSING_TOKEN}", "{secret:openai-api-key}"],
