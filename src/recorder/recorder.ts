@@ -428,6 +428,7 @@ class RecorderImpl implements Recorder {
           occurrence: c.occurrence,
           key: c.key,
           mode: this.mode,
+          manifest: c.manifest,
         });
         if (this.mode === "replay") {
           throw await missError({

@@ -61,4 +61,9 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "verify artifacts against their stamps (exit 1 when one fails)",
     load: async () => (await import("./verify.js")).verifyCommand,
   },
+  {
+    name: "view",
+    summary: "a local web viewer of runs, entries, diffs and misses; --export one HTML file",
+    load: async () => (await import("./view.js")).viewCommand,
+  },
 ];
