@@ -9,6 +9,7 @@
 import { writeFile } from "node:fs/promises";
 import { INVOCACHE_VERSION } from "../version.js";
 import { type CatalogLocation, openCatalog } from "./catalog.js";
+import { retryOf } from "./lineage.js";
 import { exportLinks, paths } from "./links.js";
 import { missLogPath } from "./miss-log.js";
 import { type RouteContext, renderRoute } from "./routes.js";
@@ -70,12 +71,8 @@ export async function renderReport(
     const pages = [...shown, ...snap.entries.slice(limit).filter((e) => inRuns.has(e.key))];
     for (const e of pages) {
       routes.add(paths.entry(e.key, e.file));
-      if (e.parent !== undefined) {
-        const parent =
-          snap.byKey.get(`${e.namespace}:e:${e.parent}:${e.occurrence}`) ??
-          snap.entries.find((p) => p.id === e.parent && p.namespace === e.namespace);
-        if (parent !== undefined) routes.add(paths.diff(parent.key, e.key));
-      }
+      const parent = retryOf(snap, e);
+      if (parent !== undefined) routes.add(paths.diff(parent.key, e.key));
     }
     const sections: ExportSection[] = [];
     for (const route of routes) {

@@ -8,6 +8,7 @@
 import type { Entry } from "../../store/envelope.js";
 import type { CatalogSnapshot } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
+import { retriesOf, retryOf } from "../lineage.js";
 import { type Links, paths } from "../links.js";
 import { formatMs, short, verdictBadge, when } from "./common.js";
 import {
@@ -32,13 +33,9 @@ export function entryView(
   const siblings = snap.entries.filter(
     (e) => e.id === entry.id && e.key !== key && e.namespace === namespace,
   );
-  const parentKey =
-    meta.parent === undefined ? undefined : `${namespace}:e:${meta.parent}:${meta.occurrence}`;
-  const parent =
-    parentKey === undefined
-      ? undefined
-      : (snap.byKey.get(parentKey) ?? snap.entries.find((e) => e.id === meta.parent));
-  const children = snap.entries.filter((e) => e.parent === entry.id && e.namespace === namespace);
+  const self = snap.byKey.get(key);
+  const parent = self === undefined ? undefined : retryOf(snap, self);
+  const children = self === undefined ? [] : retriesOf(snap, self);
   const runs = snap.runs.filter(
     (r) =>
       r.namespace === namespace &&
@@ -67,7 +64,7 @@ ${meta.verdict ? html`<div class="panel"><strong>${meta.verdict.verdict === "acc
 <dt>params</dt><dd><code>${JSON.stringify(m.params ?? {})}</code></dd>
 <dt>store key</dt><dd class="id">${key}</dd>
 <dt>normalization</dt><dd>v${meta.normalization} · written by invocache ${meta.invocacheVersion}</dd>
-${parent ? html`<dt>retry of</dt><dd><a class="id" href="${links.to(paths.entry(parent.key, parent.file))}">${short(parent.id)}</a> (attempt ${parent.attempt}${parent.verdict ? `, ${parent.verdict}` : ""}) · <a href="${links.to(paths.diff(parent.key, key))}">diff with it</a></dd>` : meta.parent ? html`<dt>retry of</dt><dd class="id">${short(meta.parent)} (not in this source)</dd>` : ""}
+${parent ? html`<dt>retry of</dt><dd><a class="id" href="${links.to(paths.entry(parent.key, parent.file))}">${short(parent.id)}</a> (attempt ${parent.attempt}${parent.verdict ? `, ${parent.verdict}` : ""}) · <a href="${links.to(paths.diff(parent.key, key))}">diff with it</a></dd>` : ""}
 ${children.map((c) => html`<dt>retried as</dt><dd><a class="id" href="${links.to(paths.entry(c.key, c.file))}">${short(c.id)}</a> (attempt ${c.attempt}${c.verdict ? `, ${c.verdict}` : ""}) · <a href="${links.to(paths.diff(key, c.key))}">diff with the retry</a></dd>`)}
 ${siblings.map((c) => html`<dt>occurrence ${c.occurrence}</dt><dd><a href="${links.to(paths.entry(c.key, c.file))}">same identity</a></dd>`)}
 ${runs.map((r) => html`<dt>in run</dt><dd><a href="${links.to(paths.run(r.namespace, r.runId))}">${r.runId}</a></dd>`)}

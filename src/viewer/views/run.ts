@@ -7,6 +7,7 @@
  */
 import type { CatalogSnapshot, EntrySummary, RunRecord } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
+import { retryOf } from "../lineage.js";
 import { type Links, paths } from "../links.js";
 import { formatMs, oneLine, short, verdictBadge, when } from "./common.js";
 
@@ -50,17 +51,24 @@ export function findRun(
 
 export function runView(links: Links, snap: CatalogSnapshot, run: RunRecord): SafeHtml {
   const all = steps(run, snap);
-  const byId = new Map<string, Step>();
-  for (const s of all) if (!byId.has(s.id)) byId.set(s.id, s);
-  const retriedBy = new Map<string, Step>();
-  for (const s of all) if (s.entry?.parent !== undefined) retriedBy.set(s.entry.parent, s);
+  const byKey = new Map(all.map((s) => [s.key, s]));
+  const retried = new Map<Step, Step>();
+  const retriedBy = new Map<Step, Step>();
+  for (const s of all) {
+    const p = s.entry === undefined ? undefined : retryOf(snap, s.entry);
+    const ps = p === undefined ? undefined : byKey.get(p.key);
+    if (ps !== undefined && ps.n < s.n) {
+      retried.set(s, ps);
+      retriedBy.set(ps, s);
+    }
+  }
   const others = snap.runs.filter((r) => r !== run);
   const totalMs = all.reduce((t, s) => t + (s.entry?.durationMs ?? 0), 0);
   const item = (s: Step): SafeHtml => {
     const e = s.entry;
     const href = links.to(paths.entry(s.key, e?.file));
-    const parent = e?.parent === undefined ? undefined : byId.get(e.parent);
-    const child = retriedBy.get(s.id);
+    const parent = retried.get(s);
+    const child = retriedBy.get(s);
     const cls = [s.verdict ?? "", e === undefined ? "missing" : ""].join(" ");
     return html`<li class="step ${cls}" id="step-${s.n}"><div class="dot" aria-hidden="true">${s.n}</div><div class="body">
 <div class="head"><span class="role">${e?.role ?? "(not in this source)"}</span><a class="id" href="${href}">${short(s.id)}</a>${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</div>
@@ -69,9 +77,7 @@ ${e?.reason !== undefined ? html`<div class="why">${oneLine(e.reason, 300)}</div
 ${
   parent !== undefined
     ? html`<div class="lineage">↳ retry of <a href="#step-${parent.n}">step ${parent.n}</a> (attempt ${parent.entry?.attempt ?? "?"}${parent.verdict ? `, ${parent.verdict}` : ""}) · <a href="${links.to(paths.diff(parent.key, s.key))}">diff with it</a></div>`
-    : e?.parent !== undefined
-      ? html`<div class="lineage">↳ retry of <span class="id">${short(e.parent)}</span> (not in this run)</div>`
-      : ""
+    : ""
 }
 ${
   child !== undefined
