@@ -1,6 +1,5 @@
 // The viewer's public surface (re-exports only): see docs/viewer.md.
 export { type Catalog, type CatalogLocation, type CatalogOptions, openCatalog } from "./catalog.js";
-export { escapeHtml, html, SafeHtml } from "./escape.js";
 export { type ExportOptions, type ExportSummary, exportReport, renderReport } from "./export.js";
 export {
   appendMiss,
