@@ -10,15 +10,12 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
 import { createRecorder } from "../../src/recorder/index.js";
+import type { Store } from "../../src/store/types.js";
 import { openCatalog } from "../../src/viewer/catalog.js";
 import { serverLinks } from "../../src/viewer/links.js";
 import { type RouteContext, renderRoute } from "../../src/viewer/routes.js";
 
-async function record(
-  store: Parameters<typeof createRecorder>[0]["store"],
-  runId: string,
-  prompts: string[],
-) {
+async function record(store: string | Store, runId: string, prompts: string[]) {
   const rec = createRecorder({ store, namespace: "ns", mode: "record" });
   await rec.run(
     async () => {

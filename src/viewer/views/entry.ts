@@ -10,6 +10,7 @@ import type { CatalogSnapshot } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { retriesOf, retryOf } from "../lineage.js";
 import { type Links, paths } from "../links.js";
+import { entriesWithId, runsServing } from "../snapshot-index.js";
 import { formatMs, short, verdictBadge, when } from "./common.js";
 import {
   highlightTokens,
@@ -30,17 +31,13 @@ export function entryView(
 ): SafeHtml {
   const { manifest: m, meta } = entry;
   const namespace = key.split(":")[0] ?? "";
-  const siblings = snap.entries.filter(
-    (e) => e.id === entry.id && e.key !== key && e.namespace === namespace,
+  const siblings = entriesWithId(snap, entry.id).filter(
+    (e) => e.key !== key && e.namespace === namespace,
   );
   const self = snap.byKey.get(key);
   const parent = self === undefined ? undefined : retryOf(snap, self);
   const children = self === undefined ? [] : retriesOf(snap, self);
-  const runs = snap.runs.filter(
-    (r) =>
-      r.namespace === namespace &&
-      r.calls.some((c) => c.id === entry.id && c.occurrence === meta.occurrence),
-  );
+  const runs = runsServing(snap, namespace, entry.id, meta.occurrence);
   const turns = requestTurns(m.prompt);
   const legend = tokenLegend(`${m.task} ${m.prompt}`);
   const promptBlock =

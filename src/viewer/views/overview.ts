@@ -41,18 +41,23 @@ export function overviewQuery(params: URLSearchParams): OverviewQuery {
 }
 
 /**
- * The entries a search selects. A query of 4+ hex digits matches an id
- * prefix; any other query is text, matched against task and prompt.
+ * The entries a search selects. A query of 8+ hex digits matches an id
+ * prefix, 4-7 an id prefix or text; any other query is text, matched
+ * against the task and the start of the prompt.
  */
 export function searchEntries(snap: CatalogSnapshot, query: OverviewQuery): EntrySummary[] {
   const q = query.q.toLowerCase();
-  const idPrefix = /^[0-9a-f]{4,64}$/.test(q);
+  if (q === "" && query.role === "" && query.model === "" && query.namespace === "")
+    return snap.entries;
+  // 8+ hex digits is an id prefix; 4-7 may also be text ("beef", "2026").
+  const idOnly = /^[0-9a-f]{8,64}$/.test(q);
+  const idToo = idOnly || /^[0-9a-f]{4,7}$/.test(q);
   return snap.entries.filter(
     (e) =>
       (query.role === "" || e.role === query.role) &&
       (query.model === "" || e.model === query.model) &&
       (query.namespace === "" || e.namespace === query.namespace) &&
-      (q === "" || (idPrefix ? e.id.startsWith(q) || e.text.includes(q) : e.text.includes(q))),
+      (q === "" || (idToo && e.id.startsWith(q)) || (!idOnly && e.text.includes(q))),
   );
 }
 
