@@ -100,8 +100,8 @@ export interface Catalog {
   /** The cassette file or folder, for cassette sources. */
   readonly root: string | undefined;
   snapshot(): Promise<CatalogSnapshot>;
-  /** One full entry by store key, or undefined. */
-  entry(key: string): Promise<Entry | undefined>;
+  /** One full entry by store key (and cassette file, for a folder), or undefined. */
+  entry(key: string, file?: string): Promise<Entry | undefined>;
   close(): Promise<void>;
 }
 
@@ -120,16 +120,20 @@ abstract class BaseCatalog implements Catalog {
   abstract readonly root: string | undefined;
   #current: CatalogSnapshot | undefined;
   #loading: Promise<CatalogSnapshot> | undefined;
+  #lastLoadMs = 0;
   constructor(readonly refreshMs: number) {}
 
   protected abstract load(): Promise<CatalogSnapshot>;
-  abstract entry(key: string): Promise<Entry | undefined>;
+  abstract entry(key: string, file?: string): Promise<Entry | undefined>;
   abstract close(): Promise<void>;
 
   async snapshot(): Promise<CatalogSnapshot> {
     const current = this.#current;
     if (current !== undefined) {
-      if (Date.now() - current.readAt > this.refreshMs) void this.#reload().catch(() => {});
+      // A big store takes a while to read: re-read it at most a tenth of the
+      // time, so a viewer left open does not keep a core busy.
+      const every = Math.max(this.refreshMs, 10 * this.#lastLoadMs);
+      if (Date.now() - current.readAt > every) void this.#reload().catch(() => {});
       return current;
     }
     return this.#reload();
@@ -137,8 +141,10 @@ abstract class BaseCatalog implements Catalog {
 
   #reload(): Promise<CatalogSnapshot> {
     if (this.#loading !== undefined) return this.#loading;
+    const t0 = Date.now();
     this.#loading = this.load()
       .then((s) => {
+        this.#lastLoadMs = Date.now() - t0;
         this.#current = s;
         return s;
       })
@@ -205,11 +211,10 @@ class CassetteCatalog extends BaseCatalog {
       let problem: string | undefined;
       try {
         for (const item of await readCassette(path)) {
-          // The same key in two cassettes is two recordings: keep both, apart.
-          const key = paths.length > 1 ? `${item.key}` : item.key;
-          if (collect.add(key, item.value, rel)) {
+          // The same key in two cassettes is two recordings: keep both, by file.
+          if (collect.add(item.key, item.value, rel)) {
             count++;
-            entries.set(`${rel}\u0000${key}`, item.value);
+            entries.set(`${rel}\u0000${item.key}`, item.value);
           }
         }
       } catch (error) {

@@ -87,7 +87,7 @@ export async function renderRoute(pathAndQuery: string, ctx: RouteContext): Prom
   }
   if (head === "entry" && rest.length === 1) {
     const key = rest[0]!;
-    const entry = await ctx.catalog.entry(key);
+    const entry = await ctx.catalog.entry(key, url.searchParams.get("file") ?? undefined);
     if (entry === undefined) return notFound(`No entry ${key}.`);
     return {
       status: 200,
