@@ -105,6 +105,14 @@ export interface Catalog {
   close(): Promise<void>;
 }
 
+/**
+ * Open the read-only catalog of a store URL or a cassette file or folder.
+ *
+ * @example
+ * const catalog = await openCatalog({ cassette: "cassettes" });
+ * const { entries, runs } = await catalog.snapshot();
+ * await catalog.close();
+ */
 export async function openCatalog(
   location: CatalogLocation,
   options: CatalogOptions = {},
