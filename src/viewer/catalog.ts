@@ -10,12 +10,14 @@
  * `refreshMs`, so a running viewer follows new recordings without blocking
  * a page on a full re-read.
  */
+import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { parseEntryKey, readCassette } from "../cassette/index.js";
 import { type Entry, validateEntry } from "../store/envelope.js";
 import { openStore } from "../store/open.js";
 import type { JsonValue, Store } from "../store/types.js";
+import { parseStoreUrl } from "../store/url.js";
 
 /** One entry as the list views need it. */
 export interface EntrySummary {
@@ -118,7 +120,14 @@ export async function openCatalog(
   options: CatalogOptions = {},
 ): Promise<Catalog> {
   const refreshMs = options.refreshMs ?? 3000;
-  if ("store" in location) return new StoreCatalog(openStore(location.store), refreshMs);
+  if ("store" in location) {
+    // Read-only: a SQLite file that does not exist yet is an empty source,
+    // not one to create.
+    const where = parseStoreUrl(location.store);
+    if (where.kind === "sqlite" && where.path !== ":memory:" && !existsSync(where.path))
+      return new EmptyCatalog(where.url, refreshMs);
+    return new StoreCatalog(openStore(location.store), refreshMs);
+  }
   return new CassetteCatalog(resolve(location.cassette), refreshMs);
 }
 
@@ -190,6 +199,24 @@ class StoreCatalog extends BaseCatalog {
   close(): Promise<void> {
     return this.store.close();
   }
+}
+
+class EmptyCatalog extends BaseCatalog {
+  readonly kind = "store" as const;
+  readonly root = undefined;
+  constructor(
+    readonly url: string,
+    refreshMs: number,
+  ) {
+    super(refreshMs);
+  }
+  protected async load(): Promise<CatalogSnapshot> {
+    return new Collector().done([]);
+  }
+  async entry(): Promise<Entry | undefined> {
+    return undefined;
+  }
+  async close(): Promise<void> {}
 }
 
 class CassetteCatalog extends BaseCatalog {

@@ -4,7 +4,7 @@
  * comparing two runs highlights the first differing step; the cassette
  * view draws the folder as a tree and marks stale entries.
  */
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -84,6 +84,22 @@ describe("views", () => {
       expect(stale.body.value).toContain("⚠ 2 stale");
       const overview = await renderRoute("/", ctx(catalog));
       expect(overview.body.value).toContain("?file=unit%2Fplanner.yaml");
+    } finally {
+      await catalog.close();
+    }
+  });
+});
+
+describe("read-only", () => {
+  it("opens a SQLite store that does not exist as empty, and creates nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-view-empty-"));
+    const path = join(dir, "none", "cache.sqlite");
+    const catalog = await openCatalog({ store: `sqlite://${path}` });
+    try {
+      expect((await catalog.snapshot()).entries).toEqual([]);
+      const overview = await renderRoute("/", ctx(catalog));
+      expect(overview.body.value).toContain("No stored runs");
+      expect(existsSync(path)).toBe(false);
     } finally {
       await catalog.close();
     }
