@@ -14,6 +14,7 @@ import type { Store } from "../../src/store/types.js";
 import { openCatalog } from "../../src/viewer/catalog.js";
 import { serverLinks } from "../../src/viewer/links.js";
 import { type RouteContext, renderRoute } from "../../src/viewer/routes.js";
+import { searchEntries } from "../../src/viewer/views/overview.js";
 
 async function record(store: string | Store, runId: string, prompts: string[]) {
   const rec = createRecorder({ store, namespace: "ns", mode: "record" });
@@ -100,6 +101,38 @@ describe("read-only", () => {
       const overview = await renderRoute("/", ctx(catalog));
       expect(overview.body.value).toContain("No stored runs");
       expect(existsSync(path)).toBe(false);
+    } finally {
+      await catalog.close();
+    }
+  });
+});
+
+describe("search", () => {
+  it("finds entries by id prefix and by text, newest first", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-view-search-"));
+    const store = `sqlite://${join(dir, "s.sqlite")}`;
+    await record(store, "one", ["plan the Work", "build", "review the build"]);
+    const catalog = await openCatalog({ store });
+    try {
+      const snap = await catalog.snapshot();
+      const q = (text: string) =>
+        searchEntries(snap, { q: text, role: "", model: "", namespace: "", offset: 0 }).map((e) =>
+          e.text.trim(),
+        );
+      expect(q("BUILD")).toEqual(["review the build", "build"]);
+      expect(q("nothing like this")).toEqual([]);
+      const target = snap.entries[1]!;
+      const byId = searchEntries(snap, {
+        q: target.id.slice(0, 10),
+        role: "",
+        model: "",
+        namespace: "",
+        offset: 0,
+      });
+      expect(byId.map((e) => e.key)).toEqual([target.key]);
+      expect(
+        searchEntries(snap, { q: "", role: "planner", model: "", namespace: "", offset: 0 }),
+      ).toEqual([]);
     } finally {
       await catalog.close();
     }

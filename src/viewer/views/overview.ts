@@ -6,6 +6,7 @@
 import type { CatalogSnapshot, EntrySummary } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { enc, type Links, paths } from "../links.js";
+import { idPrefixMatches, textMatches } from "../snapshot-index.js";
 import {
   formatBytes,
   formatMs,
@@ -49,15 +50,20 @@ export function searchEntries(snap: CatalogSnapshot, query: OverviewQuery): Entr
   const q = query.q.toLowerCase();
   if (q === "" && query.role === "" && query.model === "" && query.namespace === "")
     return snap.entries;
-  // 8+ hex digits is an id prefix; 4-7 may also be text ("beef", "2026").
-  const idOnly = /^[0-9a-f]{8,64}$/.test(q);
-  const idToo = idOnly || /^[0-9a-f]{4,7}$/.test(q);
-  return snap.entries.filter(
+  let candidates: readonly EntrySummary[] = snap.entries;
+  if (q !== "") {
+    // 8+ hex digits is an id prefix; 4-7 may also be text ("beef", "2026").
+    const idOnly = /^[0-9a-f]{8,64}$/.test(q);
+    const idToo = idOnly || /^[0-9a-f]{4,7}$/.test(q);
+    const hits = new Set<number>(idToo ? idPrefixMatches(snap, q) : []);
+    if (!idOnly) for (const i of textMatches(snap, q)) hits.add(i);
+    candidates = [...hits].sort((a, b) => a - b).map((i) => snap.entries[i]!);
+  }
+  return candidates.filter(
     (e) =>
       (query.role === "" || e.role === query.role) &&
       (query.model === "" || e.model === query.model) &&
-      (query.namespace === "" || e.namespace === query.namespace) &&
-      (q === "" || (idToo && e.id.startsWith(q)) || (!idOnly && e.text.includes(q))),
+      (query.namespace === "" || e.namespace === query.namespace),
   );
 }
 
