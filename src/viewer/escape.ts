@@ -15,7 +15,7 @@ const ESCAPES: Record<string, string> = {
   "`": "&#96;",
 };
 
-/** Markup that is safe to insert as is. Only `html`, `raw` and `join` make one. */
+/** Markup that is safe to insert as is. Only `html` and `raw` make one. */
 export class SafeHtml {
   constructor(readonly value: string) {}
   toString(): string {
@@ -61,22 +61,4 @@ export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Saf
  */
 export function raw(markup: string): SafeHtml {
   return new SafeHtml(markup);
-}
-
-/** Join rendered parts with a separator (both escaped unless SafeHtml). */
-export function join(parts: readonly HtmlValue[], separator: HtmlValue = ""): SafeHtml {
-  return new SafeHtml(parts.map(render).join(render(separator)));
-}
-
-/**
- * A JSON value safe to place inside an inline `<script type="application/json">`:
- * `<` is escaped so no `</script>` can end the element early.
- */
-export function jsonForScript(value: unknown): SafeHtml {
-  return new SafeHtml(
-    JSON.stringify(value)
-      .replace(/</g, "\\u003c")
-      .replace(/\u2028/g, "\\u2028")
-      .replace(/\u2029/g, "\\u2029"),
-  );
 }

@@ -1,5 +1,5 @@
 /** Small pieces shared by the views: badges, ids, durations, times, pagers. */
-import { type HtmlValue, html, type SafeHtml } from "../escape.js";
+import { html, type SafeHtml } from "../escape.js";
 
 /** The 12-hex short id, git style. */
 export function short(id: string): string {
@@ -57,10 +57,4 @@ export function pager(
   const next =
     offset + shown < total ? html`<a href="${href(offset + size)}" rel="next">older →</a>` : "";
   return html`<div class="pager"><span>${(offset + 1).toLocaleString("en")}–${(offset + shown).toLocaleString("en")} of ${total.toLocaleString("en")}</span>${prev}${next}</div>`;
-}
-
-/** A folded block for long text: the first lines shown, the rest behind "show all". */
-export function folded(content: HtmlValue, length: number, threshold = 1200): SafeHtml {
-  if (length <= threshold) return html`${content}`;
-  return html`<details class="fold"><summary>Show all (${length.toLocaleString("en")} characters)<span class="more"></span></summary>${content}</details>`;
 }
