@@ -6,6 +6,8 @@
  * filter and a slice in memory plus, for entry and diff pages, one or two
  * store reads, so 100× the data should cost far less than 100× the time:
  * target ≤ 10×, and every page well under a second (the note has the ms).
+ * A text search is the exception: it scans every entry's search text (one
+ * string, `indexOf`), linear by nature, so its target is ≤ 100×.
  *
  * INVOCACHE_BENCH_VIEWER_ENTRIES=N changes the size (a quick check).
  */
@@ -144,7 +146,7 @@ export default async function viewerBench(ctx: BenchContext): Promise<BenchRow[]
               unit: "ms/page",
               better: "lower",
               baselineName: `same page, ${SMALL.toLocaleString("en")} entries`,
-              target: 10,
+              target: name === "overview, text search" ? 100 : 10,
               note: `${ms.toFixed(1)} ms over HTTP; catalog read once in ${Math.round(b.loadMs)} ms`,
             },
             ms,
