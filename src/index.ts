@@ -182,3 +182,21 @@ export { type OpenStoreOptions, openStore } from "./store/open.js";
 export type { JsonValue, SetOptions, Store } from "./store/types.js";
 export { defaultStoreUrl, redactUrl, STORE_SCHEMES } from "./store/url.js";
 export { INVOCACHE_VERSION } from "./version.js";
+export {
+  appendMiss,
+  type Catalog,
+  type CatalogLocation,
+  type ExportOptions,
+  type ExportSummary,
+  exportReport,
+  logMisses,
+  MISS_LOG_LIMIT,
+  type MissRecord,
+  missLogPath,
+  openCatalog,
+  readMissLog,
+  renderReport,
+  startViewer,
+  type Viewer,
+  type ViewerOptions,
+} from "./viewer/index.js";

@@ -4,11 +4,13 @@
  * must never break a model call.
  */
 import type { FieldDiff } from "../identity/explain.js";
+import type { Manifest } from "../identity/manifest-types.js";
 
 /** Everything a recorder reports. */
 export interface RecorderEvents {
   hit: { id: string; occurrence: number; key: string; savedMs: number };
-  miss: { id: string; occurrence: number; key: string; mode: string };
+  /** `manifest` is the normalized manifest of the call that missed (for miss logs). */
+  miss: { id: string; occurrence: number; key: string; mode: string; manifest: Manifest };
   record: { id: string; occurrence: number; key: string; durationMs: number };
   /** The call went upstream without reading or writing (passthrough, store outage, not storable). */
   bypass: { id: string; occurrence: number; reason: string };

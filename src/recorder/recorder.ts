@@ -572,7 +572,13 @@ class RecorderImpl implements Recorder {
 
   #countMiss(c: CallContext): void {
     this.stats.misses++;
-    this.#events.emit("miss", { id: c.id, occurrence: c.occurrence, key: c.key, mode: this.mode });
+    this.#events.emit("miss", {
+      id: c.id,
+      occurrence: c.occurrence,
+      key: c.key,
+      mode: this.mode,
+      manifest: c.manifest,
+    });
   }
 
   /** A hit, or undefined on a miss. A store failure is an error in replay, a bypass otherwise. */

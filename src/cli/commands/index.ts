@@ -71,4 +71,9 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary: "print a shell completion script: bash, zsh or fish",
     load: async () => (await import("./completion.js")).completionCommand,
   },
+  {
+    name: "view",
+    summary: "a local web viewer of runs, entries, diffs and misses; --export one HTML file",
+    load: async () => (await import("./view.js")).viewCommand,
+  },
 ];

@@ -1,0 +1,130 @@
+/**
+ * The route table: a viewer path to a rendered page body. The server calls
+ * it per request; the export calls it for each section of the report.
+ */
+import type { Catalog } from "./catalog.js";
+import { html, type SafeHtml } from "./escape.js";
+import type { Links } from "./links.js";
+import { readMissLog } from "./miss-log.js";
+import { cassettesView } from "./views/cassettes.js";
+import { diffView } from "./views/diff.js";
+import { entryView } from "./views/entry.js";
+import type { Section } from "./views/layout.js";
+import { missesView } from "./views/misses.js";
+import { overviewQuery, overviewView } from "./views/overview.js";
+import { compareView, findRun, runRef, runView } from "./views/run.js";
+
+/** What every route needs. */
+export interface RouteContext {
+  catalog: Catalog;
+  links: Links;
+  missLog: string;
+  /** `--store URL` or `--cassette PATH`, for the CLI commands an entry page shows. */
+  sourceFlag: string;
+  maxAgeMs: number | undefined;
+  /** In an export: how many entries the overview lists. */
+  exportLimit?: number;
+}
+
+/** A rendered page. */
+export interface Rendered {
+  status: number;
+  title: string;
+  on: Section;
+  body: SafeHtml;
+}
+
+const notFound = (what: string): Rendered => ({
+  status: 404,
+  title: "Not found",
+  on: "none",
+  body: html`<h1>Not found</h1><p class="sub">${what}</p><p><a href="/">Back to the overview</a></p>`,
+});
+
+/**
+ * Render the page at `path` (with its query), or a 404 page.
+ *
+ * @example
+ * const page = await renderRoute("/entry/demo%3Ae%3A…%3A0", ctx);
+ */
+export async function renderRoute(pathAndQuery: string, ctx: RouteContext): Promise<Rendered> {
+  const url = new URL(pathAndQuery, "http://viewer.invalid");
+  const parts = url.pathname.split("/").slice(1).map(decodeURIComponent);
+  const snap = await ctx.catalog.snapshot();
+  const { links } = ctx;
+  const [head, ...rest] = parts;
+  if (head === "" && rest.length === 0) {
+    return {
+      status: 200,
+      title: "Overview",
+      on: "overview",
+      body: overviewView(links, snap, overviewQuery(url.searchParams), ctx.exportLimit),
+    };
+  }
+  if (head === "run" && rest.length === 2) {
+    const run = findRun(snap, rest[0]!, rest[1]!);
+    if (run === undefined) return notFound(`No run ${rest[1]} in namespace ${rest[0]}.`);
+    return {
+      status: 200,
+      title: `Run ${run.runId}`,
+      on: "overview",
+      body: runView(links, snap, run),
+    };
+  }
+  if (head === "compare" && rest.length === 0) {
+    const a = runRef(url.searchParams.get("a") ?? "");
+    const b = runRef(url.searchParams.get("b") ?? "");
+    const ra = a && findRun(snap, a.namespace, a.runId);
+    const rb = b && findRun(snap, b.namespace, b.runId);
+    if (!ra || !rb)
+      return notFound("Compare needs two stored runs: ?a=namespace/runId&b=namespace/runId.");
+    return {
+      status: 200,
+      title: "Compare runs",
+      on: "overview",
+      body: compareView(links, snap, ra, rb),
+    };
+  }
+  if (head === "entry" && rest.length === 1) {
+    const key = rest[0]!;
+    const entry = await ctx.catalog.entry(key, url.searchParams.get("file") ?? undefined);
+    if (entry === undefined) return notFound(`No entry ${key}.`);
+    return {
+      status: 200,
+      title: `${entry.manifest.role} ${entry.id.slice(0, 12)}`,
+      on: "overview",
+      body: entryView(links, snap, key, entry, { flag: ctx.sourceFlag }),
+    };
+  }
+  if (head === "diff" && rest.length === 0) {
+    const ka = url.searchParams.get("a") ?? "";
+    const kb = url.searchParams.get("b") ?? "";
+    const [ea, eb] = await Promise.all([ctx.catalog.entry(ka), ctx.catalog.entry(kb)]);
+    if (ea === undefined || eb === undefined)
+      return notFound("Diff needs two entry keys: ?a=<key>&b=<key>.");
+    return {
+      status: 200,
+      title: `Diff ${ea.id.slice(0, 12)} → ${eb.id.slice(0, 12)}`,
+      on: "overview",
+      body: diffView(links, { key: ka, entry: ea }, { key: kb, entry: eb }),
+    };
+  }
+  if (head === "misses" && rest.length === 0) {
+    const misses = await readMissLog(ctx.missLog);
+    return {
+      status: 200,
+      title: "Misses",
+      on: "misses",
+      body: await missesView(links, ctx.catalog, snap, misses, ctx.missLog),
+    };
+  }
+  if (head === "cassettes" && rest.length === 0) {
+    return {
+      status: 200,
+      title: "Cassettes",
+      on: "cassettes",
+      body: cassettesView(links, snap, ctx.catalog.root ?? ctx.catalog.url, ctx.maxAgeMs),
+    };
+  }
+  return notFound(`Nothing at ${url.pathname}.`);
+}

@@ -1,0 +1,77 @@
+/**
+ * Misses: the replay misses the miss log kept, newest first, each beside
+ * its nearest recordings (same namespace and role) with explain's field
+ * diff and the command that re-records it.
+ */
+import { explainIdentity, type FieldDiff } from "../../identity/explain.js";
+import type { Catalog, CatalogSnapshot } from "../catalog.js";
+import { html, type SafeHtml } from "../escape.js";
+import { type Links, paths } from "../links.js";
+import type { MissRecord } from "../miss-log.js";
+import { short, verdictBadge, when } from "./common.js";
+import { fieldList } from "./diff.js";
+
+const SHOWN = 25;
+const CANDIDATES = 40;
+
+interface Nearest {
+  key: string;
+  id: string;
+  attempt: number;
+  verdict: string | undefined;
+  diffs: FieldDiff[];
+}
+
+async function nearest(
+  catalog: Catalog,
+  snap: CatalogSnapshot,
+  miss: MissRecord,
+): Promise<Nearest[]> {
+  const manifest = miss.manifest;
+  if (manifest === undefined) return [];
+  const namespace = miss.key.split(":")[0];
+  const candidates = snap.entries
+    .filter((e) => e.namespace === namespace && e.role === manifest.role && e.id !== miss.id)
+    .slice(0, CANDIDATES);
+  const out: Nearest[] = [];
+  for (const c of candidates) {
+    const entry = await catalog.entry(c.key).catch(() => undefined);
+    if (entry === undefined) continue;
+    out.push({
+      key: c.key,
+      id: c.id,
+      attempt: c.attempt,
+      verdict: c.verdict,
+      diffs: explainIdentity(entry.manifest, manifest),
+    });
+  }
+  return out.sort((a, b) => a.diffs.length - b.diffs.length).slice(0, 2);
+}
+
+export async function missesView(
+  links: Links,
+  catalog: Catalog,
+  snap: CatalogSnapshot,
+  misses: readonly MissRecord[],
+  logPath: string,
+): Promise<SafeHtml> {
+  const shown = misses.slice(0, SHOWN);
+  const blocks: SafeHtml[] = [];
+  for (const m of shown) {
+    const near = await nearest(catalog, snap, m);
+    blocks.push(html`<div class="panel"><div class="head"><span class="badge miss">⚠ miss</span> <strong>${m.manifest?.role ?? "?"}</strong> <span class="id">${short(m.id)}</span> · occurrence ${m.occurrence} · mode ${m.mode} · ${when(m.at)}</div>
+<p class="legend">${m.store}${m.manifest ? html` · model ${m.manifest.model || "–"} · attempt ${m.manifest.attempt}` : ""}</p>
+${
+  near.length === 0
+    ? html`<p>No recording of the same role to compare with.</p>`
+    : near.map(
+        (n) =>
+          html`<h3>Nearest: <a class="id" href="${links.to(paths.entry(n.key))}">${short(n.id)}</a> attempt ${n.attempt} ${n.verdict ? verdictBadge(n.verdict) : ""}</h3>${fieldList(n.diffs)}`,
+      )
+}
+<p class="legend">Re-record it: run the same test or pipeline with <code>INVOCACHE_MODE=record</code>.</p></div>`);
+  }
+  return html`<h1>Misses</h1>
+<p class="sub">Replay misses kept in <code>${logPath}</code> (the newest ${misses.length}; ignored by git). A pipeline logs them with <code>logMisses(recorder)</code>.</p>
+${shown.length === 0 ? html`<div class="empty">No misses logged. Misses are logged by <code>logMisses(recorder)</code> while a run replays.</div>` : blocks}`;
+}

@@ -1,0 +1,189 @@
+/**
+ * Overview: namespaces, counts, recorded model time, the most recent runs,
+ * and every entry, newest first, searchable by id prefix, role, model and
+ * text, one page at a time.
+ */
+import type { CatalogSnapshot, EntrySummary } from "../catalog.js";
+import { html, type SafeHtml } from "../escape.js";
+import { enc, type Links, paths } from "../links.js";
+import { idPrefixMatches, textMatches } from "../snapshot-index.js";
+import {
+  formatBytes,
+  formatMs,
+  oneLine,
+  pager,
+  plural,
+  short,
+  verdictBadge,
+  when,
+} from "./common.js";
+
+/** The overview's search: every field optional. */
+export interface OverviewQuery {
+  q: string;
+  role: string;
+  model: string;
+  namespace: string;
+  offset: number;
+}
+
+export const PAGE_SIZE = 50;
+
+/** Read the search from URL parameters. */
+export function overviewQuery(params: URLSearchParams): OverviewQuery {
+  const offset = Number.parseInt(params.get("offset") ?? "0", 10);
+  return {
+    q: (params.get("q") ?? "").trim(),
+    role: params.get("role") ?? "",
+    model: params.get("model") ?? "",
+    namespace: params.get("ns") ?? "",
+    offset: Number.isSafeInteger(offset) && offset > 0 ? offset : 0,
+  };
+}
+
+/**
+ * The entries a search selects. A query of 8+ hex digits matches an id
+ * prefix, 4-7 an id prefix or text; any other query is text, matched
+ * against the task and the start of the prompt.
+ */
+export function searchEntries(snap: CatalogSnapshot, query: OverviewQuery): EntrySummary[] {
+  const q = query.q.toLowerCase();
+  if (q === "" && query.role === "" && query.model === "" && query.namespace === "")
+    return snap.entries;
+  let candidates: readonly EntrySummary[] = snap.entries;
+  if (q !== "") {
+    // 8+ hex digits is an id prefix; 4-7 may also be text ("beef", "2026").
+    const idOnly = /^[0-9a-f]{8,64}$/.test(q);
+    const idToo = idOnly || /^[0-9a-f]{4,7}$/.test(q);
+    const hits = new Set<number>(idToo ? idPrefixMatches(snap, q) : []);
+    if (!idOnly) for (const i of textMatches(snap, q)) hits.add(i);
+    candidates = [...hits].sort((a, b) => a - b).map((i) => snap.entries[i]!);
+  }
+  return candidates.filter(
+    (e) =>
+      (query.role === "" || e.role === query.role) &&
+      (query.model === "" || e.model === query.model) &&
+      (query.namespace === "" || e.namespace === query.namespace),
+  );
+}
+
+interface Facets {
+  namespaces: Array<{ name: string; entries: number; ms: number; bytes: number }>;
+  roles: string[];
+  models: string[];
+  totalMs: number;
+}
+
+// Facets cost one pass over every entry: keep the last one per snapshot.
+const facetCache = new WeakMap<CatalogSnapshot, Facets>();
+
+function facets(snap: CatalogSnapshot): Facets {
+  const cached = facetCache.get(snap);
+  if (cached !== undefined) return cached;
+  const ns = new Map<string, { name: string; entries: number; ms: number; bytes: number }>();
+  const roles = new Set<string>();
+  const models = new Set<string>();
+  let totalMs = 0;
+  for (const e of snap.entries) {
+    let n = ns.get(e.namespace);
+    if (n === undefined) {
+      n = { name: e.namespace, entries: 0, ms: 0, bytes: 0 };
+      ns.set(e.namespace, n);
+    }
+    n.entries++;
+    n.ms += e.durationMs;
+    n.bytes += e.bytes;
+    totalMs += e.durationMs;
+    roles.add(e.role);
+    models.add(e.model);
+  }
+  const out = {
+    namespaces: [...ns.values()].sort((a, b) => a.name.localeCompare(b.name)),
+    roles: [...roles].sort().slice(0, 500),
+    models: [...models].sort().slice(0, 500),
+    totalMs,
+  };
+  facetCache.set(snap, out);
+  return out;
+}
+
+/** The rows of an entry table (shared with the cassette view). */
+export function entryTable(links: Links, rows: readonly EntrySummary[], id = "entries"): SafeHtml {
+  if (rows.length === 0) return html`<div class="empty">No entries match.</div>`;
+  return html`<table id="${id}"><thead><tr><th>id</th><th>role</th><th>model</th><th class="num">attempt</th><th class="num">occ</th><th>verdict</th><th>recorded</th><th class="num">took</th></tr></thead><tbody>${rows.map(
+    (e) => {
+      const href = links.to(paths.entry(e.key, e.file));
+      return html`<tr data-href="${href}"><td><a class="id" href="${href}">${short(e.id)}</a></td><td>${e.role}</td><td>${e.model || "–"}</td><td class="num">${e.attempt}</td><td class="num">${e.occurrence}</td><td>${verdictBadge(e.verdict)}</td><td>${when(e.recordedAt)}</td><td class="num">${formatMs(e.durationMs)}</td></tr>`;
+    },
+  )}</tbody></table>`;
+}
+
+export function overviewView(
+  links: Links,
+  snap: CatalogSnapshot,
+  query: OverviewQuery,
+  exportLimit?: number,
+): SafeHtml {
+  const f = facets(snap);
+  const matched = searchEntries(snap, query);
+  const rows =
+    exportLimit === undefined
+      ? matched.slice(query.offset, query.offset + PAGE_SIZE)
+      : matched.slice(0, exportLimit);
+  const qs = (offset: number) => {
+    const p = new URLSearchParams();
+    if (query.q) p.set("q", query.q);
+    if (query.role) p.set("role", query.role);
+    if (query.model) p.set("model", query.model);
+    if (query.namespace) p.set("ns", query.namespace);
+    if (offset > 0) p.set("offset", String(offset));
+    return links.to(paths.overview(p.toString()));
+  };
+  const option = (value: string, selected: string, label = value) =>
+    html`<option value="${value}"${selected === value ? html` selected` : ""}>${label}</option>`;
+  const search =
+    links.mode === "server"
+      ? html`<form class="search" method="get" action="/" role="search">
+<input type="search" name="q" value="${query.q}" placeholder="id prefix, or text in a prompt or task" aria-label="Search">
+<select name="ns" aria-label="Namespace">${option("", query.namespace, "all namespaces")}${f.namespaces.map((n) => option(n.name, query.namespace))}</select>
+<select name="role" aria-label="Role">${option("", query.role, "all roles")}${f.roles.map((r) => option(r, query.role))}</select>
+<select name="model" aria-label="Model">${option("", query.model, "all models")}${f.models.map((m) => option(m, query.model))}</select>
+<button type="submit">Search</button></form>`
+      : html`<form class="search" role="search"><input type="search" data-filter="entries" placeholder="filter the entries below" aria-label="Filter"></form>`;
+  const runs = snap.runs.slice(0, 20);
+  return html`<h1>Overview</h1>
+<p class="sub">What is recorded, newest first. Click a run to see its trajectory, an entry to see its prompt and response.</p>
+<div class="cards">
+<div class="card"><div class="n">${snap.entries.length.toLocaleString("en")}</div><div class="l">entries</div></div>
+<div class="card"><div class="n">${snap.runs.length.toLocaleString("en")}</div><div class="l">stored runs</div></div>
+<div class="card"><div class="n">${f.namespaces.length.toLocaleString("en")}</div><div class="l">namespaces</div></div>
+<div class="card"><div class="n">${formatMs(f.totalMs)}</div><div class="l">recorded model time</div></div>
+</div>
+${snap.problems.length > 0 ? html`<div class="panel"><span class="badge miss">⚠ ${plural(snap.problems.length, "unreadable item")}</span> first: <code>${oneLine(snap.problems[0]!.message, 200)}</code></div>` : ""}
+<h2>Recent runs</h2>
+${
+  runs.length === 0
+    ? html`<div class="empty">No stored runs. Runs are stored when a pipeline calls <code>recorder.run(fn, { runId })</code>.</div>`
+    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>verdicts</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
+        (r) => {
+          const href = links.to(paths.run(r.namespace, r.runId));
+          const rejected = r.verdicts.filter((v) => v.verdict === "rejected").length;
+          const accepted = r.verdicts.filter((v) => v.verdict === "accepted").length;
+          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
+        },
+      )}</tbody></table>`
+}
+<h2>Namespaces</h2>
+<table id="namespaces"><thead><tr><th>namespace</th><th class="num">entries</th><th class="num">recorded model time</th><th class="num">size</th></tr></thead><tbody>${f.namespaces.map(
+    (n) => {
+      const href =
+        links.mode === "server" ? links.to(paths.overview(`ns=${enc(n.name)}`)) : undefined;
+      return html`<tr><td>${href === undefined ? n.name : html`<a href="${href}">${n.name}</a>`}</td><td class="num">${n.entries.toLocaleString("en")}</td><td class="num">${formatMs(n.ms)}</td><td class="num">${formatBytes(n.bytes)}</td></tr>`;
+    },
+  )}</tbody></table>
+<h2>Entries</h2>
+${search}
+${exportLimit === undefined ? pager(query.offset, rows.length, matched.length, qs, PAGE_SIZE) : matched.length > rows.length ? html`<p class="legend">The newest ${rows.length.toLocaleString("en")} of ${matched.length.toLocaleString("en")} entries.</p>` : ""}
+${entryTable(links, rows)}
+${exportLimit === undefined ? pager(query.offset, rows.length, matched.length, qs, PAGE_SIZE) : ""}`;
+}

@@ -1,0 +1,149 @@
+/**
+ * Run: a stored run's trajectory as a timeline, each step with its role,
+ * short id, attempt, occurrence, recorded duration and verdict; retries are
+ * linked to the attempt they retry (attempt 0 rejected → attempt 1
+ * accepted) with a link to the diff between them. Compare: two runs step by
+ * step, the first differing step highlighted.
+ */
+import type { CatalogSnapshot, EntrySummary, RunRecord } from "../catalog.js";
+import { html, type SafeHtml } from "../escape.js";
+import { retryOf } from "../lineage.js";
+import { type Links, paths } from "../links.js";
+import { formatMs, oneLine, short, verdictBadge, when } from "./common.js";
+
+function entryKeyOf(namespace: string, id: string, occurrence: number): string {
+  return `${namespace}:e:${id}:${occurrence}`;
+}
+
+/** A step of a run with what the catalog knows about it. */
+interface Step {
+  n: number;
+  id: string;
+  occurrence: number;
+  key: string;
+  entry: EntrySummary | undefined;
+  verdict: string | undefined;
+}
+
+function steps(run: RunRecord, snap: CatalogSnapshot): Step[] {
+  const verdicts = new Map(run.verdicts.map((v) => [`${v.id}:${v.occurrence}`, v.verdict]));
+  return run.calls.map((c, i) => {
+    const key = entryKeyOf(run.namespace, c.id, c.occurrence);
+    const entry = snap.byKey.get(key);
+    return {
+      n: i + 1,
+      id: c.id,
+      occurrence: c.occurrence,
+      key,
+      entry,
+      verdict: verdicts.get(`${c.id}:${c.occurrence}`) ?? entry?.verdict,
+    };
+  });
+}
+
+export function findRun(
+  snap: CatalogSnapshot,
+  namespace: string,
+  runId: string,
+): RunRecord | undefined {
+  return snap.runs.find((r) => r.namespace === namespace && r.runId === runId);
+}
+
+export function runView(links: Links, snap: CatalogSnapshot, run: RunRecord): SafeHtml {
+  const all = steps(run, snap);
+  const byKey = new Map(all.map((s) => [s.key, s]));
+  const retried = new Map<Step, Step>();
+  const retriedBy = new Map<Step, Step>();
+  for (const s of all) {
+    const p = s.entry === undefined ? undefined : retryOf(snap, s.entry);
+    const ps = p === undefined ? undefined : byKey.get(p.key);
+    if (ps !== undefined && ps.n < s.n) {
+      retried.set(s, ps);
+      retriedBy.set(ps, s);
+    }
+  }
+  const others = snap.runs.filter((r) => r !== run);
+  const totalMs = all.reduce((t, s) => t + (s.entry?.durationMs ?? 0), 0);
+  const item = (s: Step): SafeHtml => {
+    const e = s.entry;
+    const href = links.to(paths.entry(s.key, e?.file));
+    const parent = retried.get(s);
+    const child = retriedBy.get(s);
+    const cls = [s.verdict ?? "", e === undefined ? "missing" : ""].join(" ");
+    return html`<li class="step ${cls}" id="step-${s.n}"><div class="dot" aria-hidden="true">${s.n}</div><div class="body">
+<div class="head"><span class="role">${e?.role ?? "(not in this source)"}</span><a class="id" href="${href}">${short(s.id)}</a>${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</div>
+<div class="meta"><span>step ${s.n}</span><span>kind model</span><span>attempt ${e?.attempt ?? "?"}</span><span>occurrence ${s.occurrence}</span><span>recorded ${e === undefined ? "–" : formatMs(e.durationMs)}</span>${e?.model ? html`<span>model ${e.model}</span>` : ""}</div>
+${e?.reason !== undefined ? html`<div class="why">${oneLine(e.reason, 300)}</div>` : ""}
+${
+  parent !== undefined
+    ? html`<div class="lineage">↳ retry of <a href="#step-${parent.n}">step ${parent.n}</a> (attempt ${parent.entry?.attempt ?? "?"}${parent.verdict ? `, ${parent.verdict}` : ""}) · <a href="${links.to(paths.diff(parent.key, s.key))}">diff with it</a></div>`
+    : ""
+}
+${
+  child !== undefined
+    ? html`<div class="lineage">↪ retried as <a href="#step-${child.n}">step ${child.n}</a> (attempt ${child.entry?.attempt ?? "?"}${child.verdict ? `, ${child.verdict}` : ""}) · <a href="${links.to(paths.diff(s.key, child.key))}">diff with the retry</a></div>`
+    : ""
+}
+</div></li>`;
+  };
+  return html`<div class="crumbs"><a href="${links.to(paths.overview())}">Overview</a> › run</div>
+<h1>Run ${run.runId}</h1>
+<p class="sub">namespace ${run.namespace} · ${all.length} calls · ${formatMs(totalMs)} recorded model time · ended ${when(run.endedAt)}</p>
+<div class="panel"><dl class="kv"><dt>run hash</dt><dd><span class="hash">${run.contentHash}</span></dd>
+<dt>verdicts</dt><dd>${run.verdicts.length === 0 ? "none" : run.verdicts.map((v) => html`${verdictBadge(v.verdict)} `)}</dd></dl>
+<p class="legend">The run hash is a Merkle root over the identities served, in order: two runs with the same hash took the same trajectory. Whether a call was a hit or a miss is not stored with the run; the durations shown are those of the recorded live calls.</p></div>
+<h2>Trajectory</h2>
+<ol class="timeline">${all.map(item)}</ol>
+${
+  others.length === 0
+    ? ""
+    : html`<h2>Compare with another run</h2><div class="panel"><ul class="tree">${others
+        .slice(0, 50)
+        .map(
+          (o) =>
+            html`<li><a href="${links.to(paths.compare(`${run.namespace}/${run.runId}`, `${o.namespace}/${o.runId}`))}">${o.namespace} / ${o.runId}</a> <span class="hash">${short(o.contentHash)}</span> ${o.contentHash === run.contentHash ? html`<span class="same">= same trajectory</span>` : html`<span class="differs">≠ differs</span>`}</li>`,
+        )}</ul></div>`
+}`;
+}
+
+/** Parse `namespace/runId`. */
+export function runRef(ref: string): { namespace: string; runId: string } | undefined {
+  const i = ref.indexOf("/");
+  if (i <= 0 || i === ref.length - 1) return undefined;
+  return { namespace: ref.slice(0, i), runId: ref.slice(i + 1) };
+}
+
+export function compareView(
+  links: Links,
+  snap: CatalogSnapshot,
+  a: RunRecord,
+  b: RunRecord,
+): SafeHtml {
+  const sa = steps(a, snap);
+  const sb = steps(b, snap);
+  const n = Math.max(sa.length, sb.length);
+  let first = -1;
+  for (let i = 0; i < n; i++) {
+    if (sa[i]?.id !== sb[i]?.id || sa[i]?.occurrence !== sb[i]?.occurrence) {
+      first = i;
+      break;
+    }
+  }
+  const cell = (s: Step | undefined) =>
+    s === undefined
+      ? html`<td colspan="3" class="reason">(no step)</td>`
+      : html`<td>${s.entry?.role ?? "?"}</td><td><a class="id" href="${links.to(paths.entry(s.key, s.entry?.file))}">${short(s.id)}</a> · ${s.entry?.attempt ?? "?"}</td><td>${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</td>`;
+  return html`<div class="crumbs"><a href="${links.to(paths.overview())}">Overview</a> › compare runs</div>
+<h1>Compare runs</h1>
+<p class="sub"><a href="${links.to(paths.run(a.namespace, a.runId))}">${a.namespace} / ${a.runId}</a> <span class="hash">${short(a.contentHash)}</span> vs <a href="${links.to(paths.run(b.namespace, b.runId))}">${b.namespace} / ${b.runId}</a> <span class="hash">${short(b.contentHash)}</span></p>
+<div class="panel">${
+    first === -1
+      ? html`<span class="same">= Same trajectory</span>: every step has the same identity and occurrence.`
+      : html`<span class="differs">≠ The runs diverge at step ${first + 1}</span>${sa[first] && sb[first] ? html` · <a href="${links.to(paths.diff(sa[first]!.key, sb[first]!.key))}">diff the two calls</a>` : ""}`
+  }</div>
+<table id="compare"><thead><tr><th class="num">step</th><th>role</th><th>id · attempt</th><th>verdict</th><th>role</th><th>id · attempt</th><th>verdict</th></tr></thead><tbody>${Array.from(
+    { length: n },
+    (_, i) =>
+      html`<tr class="${i === first ? "first-diff" : ""}"><td class="num">${i === first ? "▶ " : ""}${i + 1}</td>${cell(sa[i])}${cell(sb[i])}</tr>`,
+  )}</tbody></table>`;
+}

@@ -1,0 +1,60 @@
+/**
+ * `invocache view` as a command (in process): --export writes the report
+ * and --json describes it; bad flags are usage errors naming the flag.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { viewCommand } from "../../src/cli/commands/view.js";
+import type { Io } from "../../src/cli/io.js";
+import { makeStyle } from "../../src/cli/io.js";
+import { recordDemo } from "./fixtures.js";
+
+function io(cwd: string): Io & { stdout: () => string } {
+  let out = "";
+  return {
+    env: {},
+    cwd,
+    out: (t) => {
+      out += typeof t === "string" ? t : Buffer.from(t).toString();
+    },
+    err: () => {},
+    style: makeStyle(false),
+    errStyle: makeStyle(false),
+    stderrTTY: false,
+    columns: 80,
+    stdin: async () => Buffer.alloc(0),
+    stdout: () => out,
+  };
+}
+
+describe("invocache view", () => {
+  let demo: { dir: string; store: string };
+  beforeAll(async () => {
+    demo = await recordDemo();
+  }, 60_000);
+
+  it("--export writes one self-contained file", async () => {
+    const t = io(demo.dir);
+    const code = await viewCommand.run(["--store", demo.store, "--export", "r.html", "--json"], t);
+    expect(code).toBe(0);
+    const summary = JSON.parse(t.stdout()) as { path: string; bytes: number; sections: number };
+    expect(summary.path).toBe(join(demo.dir, "r.html"));
+    const text = readFileSync(summary.path, "utf8");
+    expect(Buffer.byteLength(text)).toBe(summary.bytes);
+    expect(text).toContain(
+      'http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;;',
+    );
+    // No external reference of any kind.
+    expect(text).not.toMatch(/\b(?:src|href)="(?:https?:)?\/\//);
+    expect(text).toContain('data-route="/run/demo/demo"');
+  });
+
+  it("refuses --store with --cassette and a bad --port", async () => {
+    await expect(
+      viewCommand.run(["--store", demo.store, "--cassette", "x"], io(demo.dir)),
+    ).rejects.toThrow(/--store or --cassette/);
+    await expect(viewCommand.run(["--port", "99999"], io(demo.dir))).rejects.toThrow(/--port/);
+    await expect(viewCommand.run(["--max-age", "soon"], io(demo.dir))).rejects.toThrow(/--max-age/);
+  });
+});

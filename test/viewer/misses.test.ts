@@ -1,0 +1,90 @@
+/**
+ * The miss log: a replay miss is kept beside the store, in a folder git
+ * ignores, bounded in size, and the viewer's Misses page shows it beside its
+ * nearest recording with explain's field diff.
+ */
+import { appendFileSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createRecorder, ReplayMissError } from "../../src/recorder/index.js";
+import {
+  appendMiss,
+  logMisses,
+  MISS_LOG_LIMIT,
+  missLogPath,
+  readMissLog,
+  startViewer,
+} from "../../src/viewer/index.js";
+import { get } from "./fixtures.js";
+
+describe("miss log", () => {
+  it("keeps a replay miss beside the store, git-ignored, and the viewer shows its nearest recording", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-misses-"));
+    const store = `sqlite://${join(dir, "cache.sqlite")}`;
+    const rec = createRecorder({ store, namespace: "t", mode: "record" });
+    await rec.call({ role: "builder", model: "m1", prompt: "write slugify" }, async () => "ok", {
+      attempt: 0,
+    });
+    await rec.close();
+
+    const replay = createRecorder({ store, namespace: "t", mode: "replay" });
+    const stop = logMisses(replay);
+    const miss = await replay
+      .call({ role: "builder", model: "m1", prompt: "write slugify with tests" }, async () => "x", {
+        attempt: 0,
+      })
+      .catch((e: unknown) => e);
+    expect(miss).toBeInstanceOf(ReplayMissError);
+    stop();
+    await replay.close();
+
+    const path = missLogPath({ store });
+    expect(path).toBe(join(dir, ".invocache-misses", "misses.jsonl"));
+    await expect.poll(async () => (await readMissLog(path)).length).toBe(1);
+    const [logged] = await readMissLog(path);
+    expect(logged!.id).toBe((miss as ReplayMissError).id);
+    expect(logged!.manifest?.prompt).toBe("write slugify with tests");
+    expect(readFileSync(join(dir, ".invocache-misses", ".gitignore"), "utf8")).toBe("*\n");
+
+    const viewer = await startViewer({ store });
+    try {
+      const host = `127.0.0.1:${viewer.port}`;
+      const first = await get(viewer.port, `/?token=${viewer.token}`, { host });
+      const cookie = String(first.headers["set-cookie"]).split(";")[0]!;
+      const page = await get(viewer.port, "/misses", { host, cookie });
+      expect(page.status).toBe(200);
+      expect(page.body).toContain(logged!.id.slice(0, 12));
+      expect(page.body).toContain("Nearest:");
+      expect(page.body).toContain("prompt: 1 change");
+      expect(page.body).toContain("<ins> with tests</ins>");
+      expect(page.body).toContain("INVOCACHE_MODE=record");
+    } finally {
+      await viewer.close();
+    }
+  });
+
+  it("stays bounded and survives a torn last line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-misses-"));
+    const path = join(dir, ".invocache-misses", "misses.jsonl");
+    for (let i = 0; i < 2 * MISS_LOG_LIMIT + 5; i++) {
+      await appendMiss(path, {
+        at: new Date(i).toISOString(),
+        id: `${i}`,
+        occurrence: 0,
+        key: `k${i}`,
+        mode: "replay",
+        store: "memory://",
+      });
+    }
+    const lines = readFileSync(path, "utf8")
+      .split("\n")
+      .filter((l) => l !== "");
+    expect(lines.length).toBeLessThanOrEqual(2 * MISS_LOG_LIMIT);
+    appendFileSync(path, '{"at":"torn');
+    const misses = await readMissLog(path);
+    expect(misses).toHaveLength(MISS_LOG_LIMIT);
+    expect(misses[0]!.id).toBe(String(2 * MISS_LOG_LIMIT + 4));
+    expect(existsSync(join(dir, ".invocache-misses", ".gitignore"))).toBe(true);
+  });
+});

@@ -1,0 +1,140 @@
+/**
+ * Views rendered from real sources (a folder of YAML cassettes, a SQLite
+ * store with two runs), through the same route table the server uses:
+ * comparing two runs highlights the first differing step; the cassette
+ * view draws the folder as a tree and marks stale entries.
+ */
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cassetteStore } from "../../src/cassette/index.js";
+import { createRecorder } from "../../src/recorder/index.js";
+import type { Store } from "../../src/store/types.js";
+import { openCatalog } from "../../src/viewer/catalog.js";
+import { serverLinks } from "../../src/viewer/links.js";
+import { type RouteContext, renderRoute } from "../../src/viewer/routes.js";
+import { searchEntries } from "../../src/viewer/views/overview.js";
+
+async function record(store: string | Store, runId: string, prompts: string[]) {
+  const rec = createRecorder({ store, namespace: "ns", mode: "record" });
+  await rec.run(
+    async () => {
+      for (const p of prompts)
+        await rec.call({ role: "builder", model: "m", prompt: p }, async () => `did ${p}`, {
+          attempt: 0,
+        });
+    },
+    { runId },
+  );
+  await rec.close();
+}
+
+function ctx(catalog: RouteContext["catalog"], maxAgeMs?: number): RouteContext {
+  return {
+    catalog,
+    links: serverLinks(),
+    missLog: "/nonexistent/misses.jsonl",
+    sourceFlag: "",
+    maxAgeMs,
+  };
+}
+
+describe("views", () => {
+  it("compares two runs and highlights the first differing step", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-view-cmp-"));
+    const store = `sqlite://${join(dir, "c.sqlite")}`;
+    await record(store, "one", ["plan", "build", "review"]);
+    await record(store, "two", ["plan", "build it differently", "review"]);
+    const catalog = await openCatalog({ store });
+    try {
+      const run = await renderRoute("/run/ns/one", ctx(catalog));
+      expect(run.body.value).toContain("/compare?a=ns%2Fone&amp;b=ns%2Ftwo");
+      expect(run.body.value).toContain("≠ differs");
+      const cmp = await renderRoute("/compare?a=ns%2Fone&b=ns%2Ftwo", ctx(catalog));
+      expect(cmp.status).toBe(200);
+      expect(cmp.body.value).toContain("The runs diverge at step 2");
+      const rows = cmp.body.value.match(/<tr class="[^"]*">/g) ?? [];
+      expect(rows.map((r) => r.includes("first-diff"))).toEqual([false, true, false]);
+      const same = await renderRoute("/compare?a=ns%2Fone&b=ns%2Fone", ctx(catalog));
+      expect(same.body.value).toContain("Same trajectory");
+      expect((await renderRoute("/compare?a=ns%2Fone&b=ns%2Fnope", ctx(catalog))).status).toBe(404);
+    } finally {
+      await catalog.close();
+    }
+  });
+
+  it("shows a folder of cassettes as a tree, with stale entries marked", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-view-tree-"));
+    mkdirSync(join(dir, "unit"), { recursive: true });
+    const a = cassetteStore(join(dir, "unit", "planner.yaml"));
+    await record(a, "r", ["plan"]);
+    await a.close();
+    const b = cassetteStore(join(dir, "top.yaml"));
+    await record(b, "r", ["x", "y"]);
+    await b.close();
+    const catalog = await openCatalog({ cassette: dir });
+    try {
+      const fresh = await renderRoute("/cassettes", ctx(catalog, 86_400_000));
+      expect(fresh.body.value).toContain("<strong>unit/</strong>");
+      expect(fresh.body.value).toContain("planner.yaml · 1 entry");
+      expect(fresh.body.value).toContain("top.yaml · 2 entries");
+      expect(fresh.body.value).not.toContain("stale</span>");
+      // Everything recorded is older than 0 ms.
+      const stale = await renderRoute("/cassettes", ctx(catalog, -1));
+      expect(stale.body.value).toContain("⚠ 2 stale");
+      const overview = await renderRoute("/", ctx(catalog));
+      expect(overview.body.value).toContain("?file=unit%2Fplanner.yaml");
+    } finally {
+      await catalog.close();
+    }
+  });
+});
+
+describe("read-only", () => {
+  it("opens a SQLite store that does not exist as empty, and creates nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-view-empty-"));
+    const path = join(dir, "none", "cache.sqlite");
+    const catalog = await openCatalog({ store: `sqlite://${path}` });
+    try {
+      expect((await catalog.snapshot()).entries).toEqual([]);
+      const overview = await renderRoute("/", ctx(catalog));
+      expect(overview.body.value).toContain("No stored runs");
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      await catalog.close();
+    }
+  });
+});
+
+describe("search", () => {
+  it("finds entries by id prefix and by text, newest first", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-view-search-"));
+    const store = `sqlite://${join(dir, "s.sqlite")}`;
+    await record(store, "one", ["plan the Work", "build", "review the build"]);
+    const catalog = await openCatalog({ store });
+    try {
+      const snap = await catalog.snapshot();
+      const q = (text: string) =>
+        searchEntries(snap, { q: text, role: "", model: "", namespace: "", offset: 0 }).map((e) =>
+          e.text.trim(),
+        );
+      expect(q("BUILD")).toEqual(["review the build", "build"]);
+      expect(q("nothing like this")).toEqual([]);
+      const target = snap.entries[1]!;
+      const byId = searchEntries(snap, {
+        q: target.id.slice(0, 10),
+        role: "",
+        model: "",
+        namespace: "",
+        offset: 0,
+      });
+      expect(byId.map((e) => e.key)).toEqual([target.key]);
+      expect(
+        searchEntries(snap, { q: "", role: "planner", model: "", namespace: "", offset: 0 }),
+      ).toEqual([]);
+    } finally {
+      await catalog.close();
+    }
+  });
+});
