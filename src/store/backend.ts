@@ -19,12 +19,19 @@ export interface Backend {
   ready?(): Promise<void>;
   /** Every stored row whose logical key starts with `prefix` (literally), expired ones included. */
   listRaw(prefix: string): AsyncIterable<RawRow>;
-  /** See `Store.acquireLease`; must be atomic across processes sharing the backend. */
-  acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
-  /** See `Store.releaseLease`. */
-  releaseLease(key: string, owner: string): Promise<void>;
+  /**
+   * See `Store.acquireLease`; must be atomic across processes sharing the
+   * backend. `notAfter` (epoch ms, this process's clock) is when the caller
+   * gives up: a request that reaches the server later must change nothing
+   * (the caller was already told it failed), and should reject.
+   */
+  acquireLease(key: string, owner: string, ttlMs: number, notAfter: number): Promise<boolean>;
+  /** See `Store.releaseLease`; `notAfter` as for `acquireLease`. */
+  releaseLease(key: string, owner: string, notAfter: number): Promise<void>;
   /** Release connections and file handles. Called once. */
   close(): Promise<void>;
+  /** Drop connections at once, without waiting for answers (after `close` timed out). */
+  destroy?(): void;
 }
 
 /** Creates a backend on first use; rejects with the cause when it cannot. */

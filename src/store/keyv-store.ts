@@ -10,6 +10,12 @@ import { assertJsonValue, deserializeRecord, isExpired } from "./json.js";
 import { assertKeyPrefix, assertStoreKey, assertTtl } from "./keys.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
 
+/** Options of a {@link KeyvStore}. */
+export interface KeyvStoreOptions {
+  /** Longest time one operation may take before it fails with a StoreError. */
+  timeoutMs: number;
+}
+
 /**
  * A {@link Store} over a keyv {@link Backend} created on first use, so that
  * opening a store costs nothing and never imports a driver it does not need.
@@ -24,10 +30,12 @@ export class KeyvStore implements Store {
   #backend: Promise<Backend> | undefined;
   #closing: Promise<void> | undefined;
   readonly #inflight = new Set<Promise<unknown>>();
+  readonly #timeoutMs: number;
 
-  constructor(url: string, factory: BackendFactory) {
+  constructor(url: string, factory: BackendFactory, options: KeyvStoreOptions) {
     this.url = url;
     this.#factory = factory;
+    this.#timeoutMs = options.timeoutMs;
   }
 
   async get(key: string): Promise<JsonValue | undefined> {
@@ -63,12 +71,21 @@ export class KeyvStore implements Store {
     return {
       async *[Symbol.asyncIterator]() {
         assertKeyPrefix(prefix, "prefix");
-        const backend = await store.#open("list", prefix);
-        await store.#guard("list", prefix, async () => backend.ready?.());
+        // Each step has the whole timeout: a long listing is fine, a stalled one is not.
+        const backend = await store.#timed("list", prefix, store.#open("list", prefix));
+        await store.#timed(
+          "list",
+          prefix,
+          store.#guard("list", prefix, async () => backend.ready?.()),
+        );
         const rows = backend.listRaw(prefix)[Symbol.asyncIterator]();
         try {
           while (true) {
-            const step = await store.#guard("list", prefix, () => rows.next());
+            const step = await store.#timed(
+              "list",
+              prefix,
+              store.#guard("list", prefix, () => rows.next()),
+            );
             if (step.done) return;
             const [key, text] = step.value;
             const record = await store.#guard("list", key, async () => deserializeRecord(text));
@@ -76,7 +93,7 @@ export class KeyvStore implements Store {
           }
         } finally {
           // The caller may stop early (break): let the backend end its scan.
-          await rows.return?.();
+          await store.#timed("list", prefix, Promise.resolve(rows.return?.())).catch(() => {});
         }
       },
     };
@@ -86,13 +103,15 @@ export class KeyvStore implements Store {
     assertStoreKey(key, "key");
     assertStoreKey(owner, "owner");
     assertTtl(ttlMs, "ttlMs");
-    return this.#run("acquireLease", key, (b) => b.acquireLease(key, owner, ttlMs));
+    return this.#run("acquireLease", key, (b, notAfter) =>
+      b.acquireLease(key, owner, ttlMs, notAfter),
+    );
   }
 
   async releaseLease(key: string, owner: string): Promise<void> {
     assertStoreKey(key, "key");
     assertStoreKey(owner, "owner");
-    return this.#run("releaseLease", key, (b) => b.releaseLease(key, owner));
+    return this.#run("releaseLease", key, (b, notAfter) => b.releaseLease(key, owner, notAfter));
   }
 
   close(): Promise<void> {
@@ -112,21 +131,63 @@ export class KeyvStore implements Store {
     } catch {
       return; // never opened: nothing to release
     }
-    await this.#guard("close", undefined, () => backend.close());
+    try {
+      await this.#timed(
+        "close",
+        undefined,
+        this.#guard("close", undefined, () => backend.close()),
+      );
+    } catch (error) {
+      // A server that does not answer cannot be said goodbye to: drop the connection.
+      backend.destroy?.();
+      throw error;
+    }
   }
 
-  #run<T>(operation: string, key: string, fn: (backend: Backend) => Promise<T>): Promise<T> {
-    const op = (async () => {
+  /**
+   * Run one operation under the timeout. `notAfter` (epoch ms, this
+   * process's clock) is when the operation times out: backends refuse a
+   * lease change that reaches the server later, so an operation reported as
+   * failed can never take effect afterwards.
+   */
+  #run<T>(
+    operation: string,
+    key: string,
+    fn: (backend: Backend, notAfter: number) => Promise<T>,
+  ): Promise<T> {
+    const notAfter = Date.now() + this.#timeoutMs;
+    const work = (async () => {
       const backend = await this.#open(operation, key);
       return this.#guard(operation, key, async () => {
         await backend.ready?.();
-        return fn(backend);
+        return fn(backend, notAfter);
       });
     })();
+    const op = this.#timed(operation, key, work);
     this.#inflight.add(op);
     const forget = () => this.#inflight.delete(op);
     op.then(forget, forget);
     return op;
+  }
+
+  /** `work`, or a StoreError once the timeout has passed without an answer. */
+  #timed<T>(operation: string, key: string | undefined, work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          this.#error(
+            operation,
+            key,
+            `timed out after ${this.#timeoutMs} ms (the store did not answer: frozen, overloaded or unreachable)`,
+            "If it is only slow, raise the limit with openStore(url, { timeoutMs }) or ?timeoutMs= on a Redis/Postgres URL; a failing store is never treated as a miss.",
+          ),
+        );
+      }, this.#timeoutMs);
+    });
+    // The abandoned work may still fail later: nobody is listening then.
+    work.catch(() => {});
+    return Promise.race([work, expired]).finally(() => clearTimeout(timer));
   }
 
   #open(operation: string, key: string | undefined): Promise<Backend> {

@@ -5,8 +5,21 @@
  */
 import type { BackendFactory } from "./backend.js";
 import { KeyvStore } from "./keyv-store.js";
+import { storeTimeoutMs } from "./timeout.js";
 import type { Store } from "./types.js";
 import { parseStoreUrl, type StoreLocation } from "./url.js";
+
+/** Options for {@link openStore}. */
+export interface OpenStoreOptions {
+  /**
+   * How long one store operation may take before it fails with a
+   * `StoreError` ("timed out"), in milliseconds: opening the backend and the
+   * operation itself. Defaults: `STORE_TIMEOUT_MS` (5 s for Redis and
+   * Postgres, 15 s for SQLite, which waits up to 5 s for another process's
+   * write lock). Takes precedence over a `?timeoutMs=` in a Redis/Postgres URL.
+   */
+  timeoutMs?: number;
+}
 
 /**
  * Open the store at `url`. Nothing is connected or created until the first
@@ -19,18 +32,25 @@ import { parseStoreUrl, type StoreLocation } from "./url.js";
  * - `redis://[user:pass@]host[:port][/db]`, `rediss://`: needs `@keyv/redis`.
  * - `postgres://…`, `postgresql://…`: needs `@keyv/postgres`.
  *
- * `store.url` never contains a password.
+ * `store.url` never contains a password, and no error message does either.
  *
- * @throws TypeError naming `url` for an unknown scheme or a malformed URL.
+ * Every operation has a timeout (`options.timeoutMs`, or `?timeoutMs=` on a
+ * Redis/Postgres URL): a store that stops answering (a frozen server with its
+ * socket open) fails with a `StoreError` instead of hanging. A lease asked for
+ * or released by an operation that timed out never takes effect later.
+ *
+ * @throws TypeError naming `url` for an unknown scheme or a malformed URL;
+ *   RangeError naming `options.timeoutMs` when it is not 1 to 2^31-1.
  * @example
  * const store = openStore("sqlite://.invocache/cache.sqlite");
  * await store.set("greeting", { text: "hello" });
  * await store.get("greeting"); // { text: "hello" }
  * await store.close();
  */
-export function openStore(url: string): Store {
+export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   const location = parseStoreUrl(url);
-  return new KeyvStore(location.url, backendFactory(location));
+  const timeoutMs = storeTimeoutMs(location, options);
+  return new KeyvStore(location.url, backendFactory(location), { timeoutMs });
 }
 
 function backendFactory(location: StoreLocation): BackendFactory {

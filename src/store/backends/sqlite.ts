@@ -16,6 +16,8 @@ export const SQLITE_LEASES_TABLE = "invocache_leases";
 
 /** How long a statement waits for another process's write lock before failing. */
 const BUSY_TIMEOUT_MS = 5000;
+/** The current time in epoch milliseconds, in SQLite. */
+const SQLITE_NOW_MS = "((julianday('now') - 2440587.5) * 86400000.0)";
 /** Rows per query while listing: entries may be megabytes each. */
 const PAGE = 64;
 
@@ -69,24 +71,33 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
         after = String(last.key);
       }
     },
-    async acquireLease(key, owner, ttlMs) {
+    async acquireLease(key, owner, ttlMs, notAfter) {
       const now = Date.now();
       // One statement, so SQLite's write lock makes it atomic across processes.
       // RETURNING yields a row only when the insert or the guarded update ran.
+      // The fence (SQLite's clock is ours): a statement that only runs after
+      // the caller's deadline, having waited for the write lock, takes nothing.
       const rows = await query(
-        `INSERT INTO ${SQLITE_LEASES_TABLE} (key, owner, expires_at) VALUES (?, ?, ?)
+        `INSERT INTO ${SQLITE_LEASES_TABLE} (key, owner, expires_at)
+         SELECT ?, ?, ? WHERE ${SQLITE_NOW_MS} <= ?
          ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
          WHERE ${SQLITE_LEASES_TABLE}.expires_at <= ? OR ${SQLITE_LEASES_TABLE}.owner = excluded.owner
          RETURNING owner`,
         key,
         owner,
         now + ttlMs,
+        notAfter,
         now,
       );
       return rows.length === 1;
     },
-    async releaseLease(key, owner) {
-      await query(`DELETE FROM ${SQLITE_LEASES_TABLE} WHERE key = ? AND owner = ?`, key, owner);
+    async releaseLease(key, owner, notAfter) {
+      await query(
+        `DELETE FROM ${SQLITE_LEASES_TABLE} WHERE key = ? AND owner = ? AND ${SQLITE_NOW_MS} <= ?`,
+        key,
+        owner,
+        notAfter,
+      );
     },
     async close() {
       await adapter.disconnect();
