@@ -17,6 +17,8 @@ export interface Backend {
   readonly keyPrefix: string;
   /** Called before every operation, e.g. to reconnect after a dropped connection. */
   ready?(): Promise<void>;
+  /** Called after every write: rejects when the write did not reach durable storage after all. */
+  verify?(): Promise<void>;
   /** Every stored row whose logical key starts with `prefix` (literally), expired ones included. */
   listRaw(prefix: string): AsyncIterable<RawRow>;
   /**

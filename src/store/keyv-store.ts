@@ -58,12 +58,17 @@ export class KeyvStore implements Store {
       if (!(await b.keyv.set(b.keyPrefix + key, snapshot, ttlMs))) {
         throw new Error("the backend did not store the value");
       }
+      await b.verify?.();
     });
   }
 
   async delete(key: string): Promise<boolean> {
     assertStoreKey(key, "key");
-    return this.#run("delete", key, (b) => b.keyv.delete(b.keyPrefix + key));
+    return this.#run("delete", key, async (b) => {
+      const removed = await b.keyv.delete(b.keyPrefix + key);
+      await b.verify?.();
+      return removed;
+    });
   }
 
   list(prefix: string): AsyncIterable<[string, JsonValue]> {
@@ -103,9 +108,11 @@ export class KeyvStore implements Store {
     assertStoreKey(key, "key");
     assertStoreKey(owner, "owner");
     assertTtl(ttlMs, "ttlMs");
-    return this.#run("acquireLease", key, (b, notAfter) =>
-      b.acquireLease(key, owner, ttlMs, notAfter),
-    );
+    return this.#run("acquireLease", key, async (b, notAfter) => {
+      const taken = await b.acquireLease(key, owner, ttlMs, notAfter);
+      await b.verify?.();
+      return taken;
+    });
   }
 
   async releaseLease(key: string, owner: string): Promise<void> {

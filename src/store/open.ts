@@ -15,8 +15,8 @@ export interface OpenStoreOptions {
    * How long one store operation may take before it fails with a
    * `StoreError` ("timed out"), in milliseconds: opening the backend and the
    * operation itself. Defaults: `STORE_TIMEOUT_MS` (5 s for Redis and
-   * Postgres, 15 s for SQLite, which waits up to 5 s for another process's
-   * write lock). Takes precedence over a `?timeoutMs=` in a Redis/Postgres URL.
+   * Postgres, 30 s for SQLite, whose own busy timeout and open retries
+   * already bound a locked file). Takes precedence over a `?timeoutMs=` in a Redis/Postgres URL.
    */
   timeoutMs?: number;
 }

@@ -7,13 +7,14 @@ import { MAX_TIMEOUT_MS, type StoreLocation } from "./url.js";
 
 /**
  * Default per-operation timeouts, in milliseconds, by backend. SQLite's is
- * longer because it legitimately waits up to 5 s for another process's write
- * lock (its busy timeout), and opening a file switches it to WAL mode with
- * retries.
+ * a last resort above its own bounds: a statement waits up to 5 s for another
+ * process's write lock (the busy timeout, then SQLITE_BUSY), and opening a
+ * file retries the switch to WAL mode for up to 10 s more; only a file
+ * system that stops answering (a hung network mount) reaches 30 s.
  */
 export const STORE_TIMEOUT_MS = {
   memory: 5_000,
-  sqlite: 15_000,
+  sqlite: 30_000,
   redis: 5_000,
   postgres: 5_000,
 } as const;
