@@ -30,6 +30,20 @@ export interface Backend {
   acquireLease(key: string, owner: string, ttlMs: number, notAfter: number): Promise<boolean>;
   /** See `Store.releaseLease`; `notAfter` as for `acquireLease`. */
   releaseLease(key: string, owner: string, notAfter: number): Promise<void>;
+  /**
+   * Write keyv's serialized `record` under the (prefixed) `key`, unless the
+   * request reaches the server after `notAfter` (then change nothing and
+   * reject). Backends whose server may be frozen with requests queued
+   * (Redis, Postgres) implement it; others are written through keyv.
+   */
+  setRecord?(
+    key: string,
+    record: string,
+    ttlMs: number | undefined,
+    notAfter: number,
+  ): Promise<void>;
+  /** Delete the (prefixed) `key` unless too late, as for `setRecord`; true when removed. */
+  deleteRecord?(key: string, notAfter: number): Promise<boolean>;
   /** Release connections and file handles. Called once. */
   close(): Promise<void>;
   /** Drop connections at once, without waiting for answers (after `close` timed out). */

@@ -6,7 +6,7 @@
  */
 import { StoreError } from "../errors.js";
 import type { Backend, BackendFactory } from "./backend.js";
-import { assertJsonValue, deserializeRecord, isExpired } from "./json.js";
+import { assertJsonValue, deserializeRecord, isExpired, serializeRecord } from "./json.js";
 import { assertKeyPrefix, assertStoreKey, assertTtl } from "./keys.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
 
@@ -53,7 +53,15 @@ export class KeyvStore implements Store {
     // Snapshot now: the backend may still be opening, and a caller who
     // mutates `value` after calling set() must not change what gets stored.
     const snapshot = structuredClone(value);
-    return this.#run("set", key, async (b) => {
+    return this.#run("set", key, async (b, notAfter) => {
+      if (b.setRecord !== undefined) {
+        // keyv's own envelope, so keyv reads it back as it would its own write.
+        const expires = ttlMs === undefined ? undefined : Date.now() + ttlMs;
+        const record = serializeRecord({ value: snapshot, expires });
+        await b.setRecord(b.keyPrefix + key, record, ttlMs, notAfter);
+        await b.verify?.();
+        return;
+      }
       // keyv answers false (instead of throwing) when an adapter reports failure that way.
       if (!(await b.keyv.set(b.keyPrefix + key, snapshot, ttlMs))) {
         throw new Error("the backend did not store the value");
@@ -64,8 +72,11 @@ export class KeyvStore implements Store {
 
   async delete(key: string): Promise<boolean> {
     assertStoreKey(key, "key");
-    return this.#run("delete", key, async (b) => {
-      const removed = await b.keyv.delete(b.keyPrefix + key);
+    return this.#run("delete", key, async (b, notAfter) => {
+      const removed =
+        b.deleteRecord !== undefined
+          ? await b.deleteRecord(b.keyPrefix + key, notAfter)
+          : await b.keyv.delete(b.keyPrefix + key);
       await b.verify?.();
       return removed;
     });
@@ -154,8 +165,8 @@ export class KeyvStore implements Store {
   /**
    * Run one operation under the timeout. `notAfter` (epoch ms, this
    * process's clock) is when the operation times out: backends refuse a
-   * lease change that reaches the server later, so an operation reported as
-   * failed can never take effect afterwards.
+   * write or lease change that reaches the server later, so an operation
+   * reported as failed can never take effect afterwards.
    */
   #run<T>(
     operation: string,

@@ -2,8 +2,9 @@
  * A store that stops answering with its socket still open: redis-server and
  * the whole Postgres cluster frozen with SIGSTOP. Every store operation has a
  * timeout, so auto mode still answers from upstream (each timeout a warning
- * carrying the StoreError), replay fails closed with a StoreError, and a lease
- * asked for while the server was frozen never lands when it thaws.
+ * carrying the StoreError), replay fails closed with a StoreError, and no
+ * write, delete or lease change asked for while the server was frozen
+ * lands when it thaws.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -139,7 +140,7 @@ for (const { name, skip, start } of servers) {
       await server.stop();
     });
 
-    it("every operation times out as a StoreError: auto answers from upstream with warnings, replay fails closed, a lease asked for while frozen never lands", async () => {
+    it("every operation times out as a StoreError: auto answers from upstream with warnings, replay fails closed, nothing asked for while frozen lands later", async () => {
       const url = `${server.url}?timeoutMs=${TIMEOUT_MS}`;
       const namespace = `frozen-${name}`;
       const auto = createRecorder({ store: url, mode: "auto", namespace, identity: IDENTITY });
@@ -152,6 +153,7 @@ for (const { name, skip, start } of servers) {
         const kept = await caller(auto)("kept");
         expect(await caller(replay)("kept")).toStrictEqual(kept);
         expect(await store.acquireLease("warm-up", "A", 60_000)).toBe(true);
+        await store.set("kept-value", "before");
         expect(warnings).toStrictEqual([]);
 
         signalTree(server.pid, "SIGSTOP");
@@ -197,6 +199,13 @@ for (const { name, skip, start } of servers) {
           // Same for a release: A's warm-up lease must still be held after the thaw.
           const release = await within(store.releaseLease("warm-up", "A"));
           expect(release.settled && !release.ok).toBe(true);
+          // And for values: neither a write nor a delete made now may land later.
+          const write = await within(store.set("late-write", "too late"));
+          expect(write.settled && !write.ok && write.error instanceof StoreError).toBe(true);
+          const overwrite = await within(store.set("kept-value", "too late"));
+          expect(overwrite.settled && !overwrite.ok).toBe(true);
+          const removal = await within(store.delete("kept-value"));
+          expect(removal.settled && !removal.ok).toBe(true);
         } finally {
           signalTree(server.pid, "SIGCONT");
         }
@@ -207,6 +216,9 @@ for (const { name, skip, start } of servers) {
         expect(await store.acquireLease("late", "B", 1000)).toBe(true);
         // ...nor the late release: A still holds its lease.
         expect(await store.acquireLease("warm-up", "B", 1000)).toBe(false);
+        // ...nor the late writes and delete: values are as before the freeze.
+        expect(await store.get("late-write")).toBeUndefined();
+        expect(await store.get("kept-value")).toBe("before");
         // The recorders use the store again: a hit, no upstream call, no new warning.
         const before = upstream.total;
         const seen = warnings.length;

@@ -107,6 +107,31 @@ export async function createPostgresBackend(
         after = String(last.key);
       }
     },
+    async setRecord(key, record, _ttlMs, notAfter) {
+      // The expiry lives in the record (keyv's envelope), as @keyv/postgres keeps it.
+      const [row] = await query(
+        `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($3::float8 / 1000) AS ok),
+         up AS (
+           INSERT INTO public.${PG_VALUES_TABLE} (key, value)
+           SELECT $1, $2 FROM fence WHERE fence.ok
+           ON CONFLICT (key) DO UPDATE SET value = excluded.value)
+         SELECT (SELECT ok FROM fence) AS ok`,
+        [key, record, serverDeadline(notAfter)],
+      );
+      if (row?.ok !== true) throw new Error(LATE);
+    },
+    async deleteRecord(key, notAfter) {
+      const [row] = await query(
+        `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($2::float8 / 1000) AS ok),
+         gone AS (
+           DELETE FROM public.${PG_VALUES_TABLE} WHERE key = $1 AND (SELECT ok FROM fence)
+           RETURNING 1)
+         SELECT (SELECT ok FROM fence) AS ok, (SELECT count(*) FROM gone)::int AS removed`,
+        [key, serverDeadline(notAfter)],
+      );
+      if (row?.ok !== true) throw new Error(LATE);
+      return Number(row.removed) > 0;
+    },
     async acquireLease(key, owner, ttlMs, notAfter) {
       // INSERT … ON CONFLICT DO UPDATE is atomic in Postgres: two racing
       // callers cannot both see the lease free. Time is the server's clock,

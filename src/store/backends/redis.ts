@@ -45,6 +45,17 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
+// Fenced writes of values, for the same reason.
+const SET = `${FENCE}
+if ARGV[2] == '' then
+  redis.call('SET', KEYS[1], ARGV[1])
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+return 1`;
+const DEL = `${FENCE}
+return redis.call('DEL', KEYS[1])`;
+
 /**
  * Connect lazily to the Redis server at `connectUrl` (credentials included).
  *
@@ -114,6 +125,21 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
           }
         }
       } while (cursor !== "0");
+    },
+    async setRecord(key, record, ttlMs, notAfter) {
+      const done = await client.eval(SET, {
+        keys: [key],
+        arguments: [record, ttlMs === undefined ? "" : String(ttlMs), serverDeadline(notAfter)],
+      });
+      if (done === -1) throw new Error(LATE);
+    },
+    async deleteRecord(key, notAfter) {
+      const removed = await client.eval(DEL, {
+        keys: [key],
+        arguments: [serverDeadline(notAfter)],
+      });
+      if (removed === -1) throw new Error(LATE);
+      return removed === 1;
     },
     async acquireLease(key, owner, ttlMs, notAfter) {
       const taken = await client.eval(ACQUIRE, {
