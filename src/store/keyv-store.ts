@@ -145,9 +145,17 @@ export class KeyvStore implements Store {
     if (pending === undefined) return;
     let backend: Backend;
     try {
-      backend = await pending;
+      backend = await this.#timed("close", undefined, pending);
     } catch {
-      return; // never opened: nothing to release
+      // Never opened (or still opening after the timeout): nothing to release
+      // yet; a backend that opens later is closed then.
+      pending
+        .then(
+          (late) => late.close(),
+          () => {},
+        )
+        .catch(() => {});
+      return;
     }
     try {
       await this.#timed(
