@@ -22,7 +22,7 @@ import { type ErrorInfo, errorInfo, startUpstream, type Upstream } from "./helpe
 
 const IDENTITY = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
 /** Short, so the test is quick; the documented default is longer. */
-const TIMEOUT_MS = 500;
+const TIMEOUT_MS = 1000;
 /** How long a call may take before the test calls it a hang. */
 const HANG_MS = 15_000;
 
