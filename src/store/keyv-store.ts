@@ -14,6 +14,12 @@ import type { JsonValue, SetOptions, Store } from "./types.js";
 export interface KeyvStoreOptions {
   /** Longest time one operation may take before it fails with a StoreError. */
   timeoutMs: number;
+  /**
+   * Loads the backend's code (driver packages) before the first timeout
+   * starts: importing a driver on a busy machine is not the store failing to
+   * answer. Its failure is ignored here; the factory reports it.
+   */
+  load?: () => Promise<unknown>;
 }
 
 /**
@@ -31,11 +37,22 @@ export class KeyvStore implements Store {
   #closing: Promise<void> | undefined;
   readonly #inflight = new Set<Promise<unknown>>();
   readonly #timeoutMs: number;
+  readonly #load: (() => Promise<unknown>) | undefined;
+  #loading: Promise<void> | undefined;
 
   constructor(url: string, factory: BackendFactory, options: KeyvStoreOptions) {
     this.url = url;
     this.#factory = factory;
     this.#timeoutMs = options.timeoutMs;
+    this.#load = options.load;
+  }
+
+  #preload(): Promise<void> {
+    this.#loading ??= Promise.resolve(this.#load?.()).then(
+      () => {},
+      () => {},
+    );
+    return this.#loading;
   }
 
   async get(key: string): Promise<JsonValue | undefined> {
@@ -87,6 +104,7 @@ export class KeyvStore implements Store {
     return {
       async *[Symbol.asyncIterator]() {
         assertKeyPrefix(prefix, "prefix");
+        await store.#preload();
         // Each step has the whole timeout: a long listing is fine, a stalled one is not.
         const backend = await store.#timed("list", prefix, store.#open("list", prefix));
         await store.#timed(
@@ -181,15 +199,21 @@ export class KeyvStore implements Store {
     key: string,
     fn: (backend: Backend, notAfter: number) => Promise<T>,
   ): Promise<T> {
-    const notAfter = Date.now() + this.#timeoutMs;
-    const work = (async () => {
-      const backend = await this.#open(operation, key);
-      return this.#guard(operation, key, async () => {
-        await backend.ready?.();
-        return fn(backend, notAfter);
-      });
+    // Opened now, synchronously: an operation started before close() runs.
+    const opening = this.#open(operation, key);
+    opening.catch(() => {});
+    const op = (async () => {
+      await this.#preload();
+      const notAfter = Date.now() + this.#timeoutMs;
+      const work = (async () => {
+        const backend = await opening;
+        return this.#guard(operation, key, async () => {
+          await backend.ready?.();
+          return fn(backend, notAfter);
+        });
+      })();
+      return this.#timed(operation, key, work);
     })();
-    const op = this.#timed(operation, key, work);
     this.#inflight.add(op);
     const forget = () => this.#inflight.delete(op);
     op.then(forget, forget);

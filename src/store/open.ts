@@ -50,7 +50,24 @@ export interface OpenStoreOptions {
 export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   const location = parseStoreUrl(url);
   const timeoutMs = storeTimeoutMs(location, options);
-  return new KeyvStore(location.url, backendFactory(location), { timeoutMs });
+  return new KeyvStore(location.url, backendFactory(location), {
+    timeoutMs,
+    load: () => loadBackend(location),
+  });
+}
+
+/** Import a backend's code and driver, without connecting (see `KeyvStoreOptions.load`). */
+async function loadBackend(location: StoreLocation): Promise<unknown> {
+  switch (location.kind) {
+    case "memory":
+      return import("./backends/memory.js");
+    case "sqlite":
+      return Promise.all([import("./backends/sqlite.js"), import("@keyv/sqlite")]);
+    case "redis":
+      return Promise.all([import("./backends/redis.js"), import("@keyv/redis")]);
+    case "postgres":
+      return Promise.all([import("./backends/postgres.js"), import("@keyv/postgres")]);
+  }
 }
 
 function backendFactory(location: StoreLocation): BackendFactory {
