@@ -179,6 +179,7 @@ export {
 } from "./store/envelope.js";
 export { MAX_KEY_LENGTH } from "./store/keys.js";
 export { type OpenStoreOptions, openStore } from "./store/open.js";
+export { STORE_TIMEOUT_MS } from "./store/timeout.js";
 export type { JsonValue, SetOptions, Store } from "./store/types.js";
 export { defaultStoreUrl, redactUrl, STORE_SCHEMES } from "./store/url.js";
 export { INVOCACHE_VERSION } from "./version.js";

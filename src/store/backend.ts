@@ -17,14 +17,37 @@ export interface Backend {
   readonly keyPrefix: string;
   /** Called before every operation, e.g. to reconnect after a dropped connection. */
   ready?(): Promise<void>;
+  /** Called after every write: rejects when the write did not reach durable storage after all. */
+  verify?(): Promise<void>;
   /** Every stored row whose logical key starts with `prefix` (literally), expired ones included. */
   listRaw(prefix: string): AsyncIterable<RawRow>;
-  /** See `Store.acquireLease`; must be atomic across processes sharing the backend. */
-  acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean>;
-  /** See `Store.releaseLease`. */
-  releaseLease(key: string, owner: string): Promise<void>;
+  /**
+   * See `Store.acquireLease`; must be atomic across processes sharing the
+   * backend. `notAfter` (epoch ms, this process's clock) is when the caller
+   * gives up: a request that reaches the server later must change nothing
+   * (the caller was already told it failed), and should reject.
+   */
+  acquireLease(key: string, owner: string, ttlMs: number, notAfter: number): Promise<boolean>;
+  /** See `Store.releaseLease`; `notAfter` as for `acquireLease`. */
+  releaseLease(key: string, owner: string, notAfter: number): Promise<void>;
+  /**
+   * Write keyv's serialized `record` under the (prefixed) `key`, unless the
+   * request reaches the server after `notAfter` (then change nothing and
+   * reject). Backends whose server may be frozen with requests queued
+   * (Redis, Postgres) implement it; others are written through keyv.
+   */
+  setRecord?(
+    key: string,
+    record: string,
+    ttlMs: number | undefined,
+    notAfter: number,
+  ): Promise<void>;
+  /** Delete the (prefixed) `key` unless too late, as for `setRecord`; true when removed. */
+  deleteRecord?(key: string, notAfter: number): Promise<boolean>;
   /** Release connections and file handles. Called once. */
   close(): Promise<void>;
+  /** Drop connections at once, without waiting for answers (after `close` timed out). */
+  destroy?(): void;
 }
 
 /** Creates a backend on first use; rejects with the cause when it cannot. */

@@ -6,9 +6,21 @@
  */
 import { StoreError } from "../errors.js";
 import type { Backend, BackendFactory } from "./backend.js";
-import { assertJsonValue, deserializeRecord, isExpired } from "./json.js";
+import { assertJsonValue, deserializeRecord, isExpired, serializeRecord } from "./json.js";
 import { assertKeyPrefix, assertStoreKey, assertTtl } from "./keys.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
+
+/** Options of a {@link KeyvStore}. */
+export interface KeyvStoreOptions {
+  /** Longest time one operation may take before it fails with a StoreError. */
+  timeoutMs: number;
+  /**
+   * Loads the backend's code (driver packages) before the first timeout
+   * starts: importing a driver on a busy machine is not the store failing to
+   * answer. Its failure is ignored here; the factory reports it.
+   */
+  load?: () => Promise<unknown>;
+}
 
 /**
  * A {@link Store} over a keyv {@link Backend} created on first use, so that
@@ -24,10 +36,23 @@ export class KeyvStore implements Store {
   #backend: Promise<Backend> | undefined;
   #closing: Promise<void> | undefined;
   readonly #inflight = new Set<Promise<unknown>>();
+  readonly #timeoutMs: number;
+  readonly #load: (() => Promise<unknown>) | undefined;
+  #loading: Promise<void> | undefined;
 
-  constructor(url: string, factory: BackendFactory) {
+  constructor(url: string, factory: BackendFactory, options: KeyvStoreOptions) {
     this.url = url;
     this.#factory = factory;
+    this.#timeoutMs = options.timeoutMs;
+    this.#load = options.load;
+  }
+
+  #preload(): Promise<void> {
+    this.#loading ??= Promise.resolve(this.#load?.()).then(
+      () => {},
+      () => {},
+    );
+    return this.#loading;
   }
 
   async get(key: string): Promise<JsonValue | undefined> {
@@ -45,17 +70,33 @@ export class KeyvStore implements Store {
     // Snapshot now: the backend may still be opening, and a caller who
     // mutates `value` after calling set() must not change what gets stored.
     const snapshot = structuredClone(value);
-    return this.#run("set", key, async (b) => {
+    return this.#run("set", key, async (b, notAfter) => {
+      if (b.setRecord !== undefined) {
+        // keyv's own envelope, so keyv reads it back as it would its own write.
+        const expires = ttlMs === undefined ? undefined : Date.now() + ttlMs;
+        const record = serializeRecord({ value: snapshot, expires });
+        await b.setRecord(b.keyPrefix + key, record, ttlMs, notAfter);
+        await b.verify?.();
+        return;
+      }
       // keyv answers false (instead of throwing) when an adapter reports failure that way.
       if (!(await b.keyv.set(b.keyPrefix + key, snapshot, ttlMs))) {
         throw new Error("the backend did not store the value");
       }
+      await b.verify?.();
     });
   }
 
   async delete(key: string): Promise<boolean> {
     assertStoreKey(key, "key");
-    return this.#run("delete", key, (b) => b.keyv.delete(b.keyPrefix + key));
+    return this.#run("delete", key, async (b, notAfter) => {
+      const removed =
+        b.deleteRecord !== undefined
+          ? await b.deleteRecord(b.keyPrefix + key, notAfter)
+          : await b.keyv.delete(b.keyPrefix + key);
+      await b.verify?.();
+      return removed;
+    });
   }
 
   list(prefix: string): AsyncIterable<[string, JsonValue]> {
@@ -63,12 +104,22 @@ export class KeyvStore implements Store {
     return {
       async *[Symbol.asyncIterator]() {
         assertKeyPrefix(prefix, "prefix");
-        const backend = await store.#open("list", prefix);
-        await store.#guard("list", prefix, async () => backend.ready?.());
+        await store.#preload();
+        // Each step has the whole timeout: a long listing is fine, a stalled one is not.
+        const backend = await store.#timed("list", prefix, store.#open("list", prefix));
+        await store.#timed(
+          "list",
+          prefix,
+          store.#guard("list", prefix, async () => backend.ready?.()),
+        );
         const rows = backend.listRaw(prefix)[Symbol.asyncIterator]();
         try {
           while (true) {
-            const step = await store.#guard("list", prefix, () => rows.next());
+            const step = await store.#timed(
+              "list",
+              prefix,
+              store.#guard("list", prefix, () => rows.next()),
+            );
             if (step.done) return;
             const [key, text] = step.value;
             const record = await store.#guard("list", key, async () => deserializeRecord(text));
@@ -76,7 +127,7 @@ export class KeyvStore implements Store {
           }
         } finally {
           // The caller may stop early (break): let the backend end its scan.
-          await rows.return?.();
+          await store.#timed("list", prefix, Promise.resolve(rows.return?.())).catch(() => {});
         }
       },
     };
@@ -86,13 +137,17 @@ export class KeyvStore implements Store {
     assertStoreKey(key, "key");
     assertStoreKey(owner, "owner");
     assertTtl(ttlMs, "ttlMs");
-    return this.#run("acquireLease", key, (b) => b.acquireLease(key, owner, ttlMs));
+    return this.#run("acquireLease", key, async (b, notAfter) => {
+      const taken = await b.acquireLease(key, owner, ttlMs, notAfter);
+      await b.verify?.();
+      return taken;
+    });
   }
 
   async releaseLease(key: string, owner: string): Promise<void> {
     assertStoreKey(key, "key");
     assertStoreKey(owner, "owner");
-    return this.#run("releaseLease", key, (b) => b.releaseLease(key, owner));
+    return this.#run("releaseLease", key, (b, notAfter) => b.releaseLease(key, owner, notAfter));
   }
 
   close(): Promise<void> {
@@ -108,25 +163,81 @@ export class KeyvStore implements Store {
     if (pending === undefined) return;
     let backend: Backend;
     try {
-      backend = await pending;
+      backend = await this.#timed("close", undefined, pending);
     } catch {
-      return; // never opened: nothing to release
+      // Never opened (or still opening after the timeout): nothing to release
+      // yet; a backend that opens later is closed then.
+      pending
+        .then(
+          (late) => late.close(),
+          () => {},
+        )
+        .catch(() => {});
+      return;
     }
-    await this.#guard("close", undefined, () => backend.close());
+    try {
+      await this.#timed(
+        "close",
+        undefined,
+        this.#guard("close", undefined, () => backend.close()),
+      );
+    } catch (error) {
+      // A server that does not answer cannot be said goodbye to: drop the connection.
+      backend.destroy?.();
+      throw error;
+    }
   }
 
-  #run<T>(operation: string, key: string, fn: (backend: Backend) => Promise<T>): Promise<T> {
+  /**
+   * Run one operation under the timeout. `notAfter` (epoch ms, this
+   * process's clock) is when the operation times out: backends refuse a
+   * write or lease change that reaches the server later, so an operation
+   * reported as failed can never take effect afterwards.
+   */
+  #run<T>(
+    operation: string,
+    key: string,
+    fn: (backend: Backend, notAfter: number) => Promise<T>,
+  ): Promise<T> {
+    // Opened now, synchronously: an operation started before close() runs.
+    const opening = this.#open(operation, key);
+    opening.catch(() => {});
     const op = (async () => {
-      const backend = await this.#open(operation, key);
-      return this.#guard(operation, key, async () => {
-        await backend.ready?.();
-        return fn(backend);
-      });
+      await this.#preload();
+      const notAfter = Date.now() + this.#timeoutMs;
+      const work = (async () => {
+        const backend = await opening;
+        return this.#guard(operation, key, async () => {
+          await backend.ready?.();
+          return fn(backend, notAfter);
+        });
+      })();
+      return this.#timed(operation, key, work);
     })();
     this.#inflight.add(op);
     const forget = () => this.#inflight.delete(op);
     op.then(forget, forget);
     return op;
+  }
+
+  /** `work`, or a StoreError once the timeout has passed without an answer. */
+  #timed<T>(operation: string, key: string | undefined, work: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          this.#error(
+            operation,
+            key,
+            `timed out after ${this.#timeoutMs} ms (the store did not answer: frozen, overloaded or unreachable)`,
+            "If it is only slow, raise the limit with openStore(url, { timeoutMs }) or ?timeoutMs= on a Redis/Postgres URL; a failing store is never treated as a miss.",
+          ),
+        );
+      }, this.#timeoutMs);
+    });
+    // The abandoned work may still fail later: nobody is listening then.
+    work.catch(() => {});
+    return Promise.race([work, expired]).finally(() => clearTimeout(timer));
   }
 
   #open(operation: string, key: string | undefined): Promise<Backend> {

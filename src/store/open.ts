@@ -6,8 +6,23 @@
 import type { BackendFactory } from "./backend.js";
 import { KeyvStore } from "./keyv-store.js";
 import { readOnlyStore } from "./read-only.js";
+import { storeTimeoutMs } from "./timeout.js";
 import type { Store } from "./types.js";
 import { parseStoreUrl, type StoreLocation } from "./url.js";
+
+/** Options for {@link openStore}. */
+export interface OpenStoreOptions {
+  /**
+   * How long one store operation may take before it fails with a
+   * `StoreError` ("timed out"), in milliseconds: opening the backend and the
+   * operation itself. Defaults: `STORE_TIMEOUT_MS` (5 s for Redis and
+   * Postgres, 30 s for SQLite, whose own busy timeout and open retries
+   * already bound a locked file). Takes precedence over a `?timeoutMs=` in a Redis/Postgres URL.
+   */
+  timeoutMs?: number;
+  /** Only read: never create the SQLite file, refuse writes. Default false. */
+  readOnly?: boolean;
+}
 
 /**
  * Open the store at `url`. Nothing is connected or created until the first
@@ -20,7 +35,7 @@ import { parseStoreUrl, type StoreLocation } from "./url.js";
  * - `redis://[user:pass@]host[:port][/db]`, `rediss://`: needs `@keyv/redis`.
  * - `postgres://…`, `postgresql://…`: needs `@keyv/postgres`.
  *
- * `store.url` never contains a password.
+ * `store.url` never contains a password, and no error message does either.
  *
  * With `{ readOnly: true }` a `sqlite://` file is opened read-only: nothing
  * is created (a missing file fails with `ENOENT` on first use), a file the
@@ -28,7 +43,13 @@ import { parseStoreUrl, type StoreLocation } from "./url.js";
  * open as usual; on every backend `set`, `delete` and leases then fail with a
  * `StoreError` saying the store is read-only.
  *
- * @throws TypeError naming `url` for an unknown scheme or a malformed URL.
+ * Every operation has a timeout (`options.timeoutMs`, or `?timeoutMs=` on a
+ * Redis/Postgres URL): a store that stops answering (a frozen server with its
+ * socket open) fails with a `StoreError` instead of hanging. A lease asked for
+ * or released by an operation that timed out never takes effect later.
+ *
+ * @throws TypeError naming `url` for an unknown scheme or a malformed URL;
+ *   RangeError naming `options.timeoutMs` when it is not 1 to 2^31-1.
  * @example
  * const store = openStore("sqlite://.invocache/cache.sqlite");
  * await store.set("greeting", { text: "hello" });
@@ -37,16 +58,33 @@ import { parseStoreUrl, type StoreLocation } from "./url.js";
  */
 export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   const location = parseStoreUrl(url);
+  const timeoutMs = storeTimeoutMs(location, options);
   if (options.readOnly === true) {
-    return readOnlyStore(new KeyvStore(location.url, readOnlyFactory(location)));
+    return readOnlyStore(
+      new KeyvStore(location.url, readOnlyFactory(location), {
+        timeoutMs,
+        load: () => loadBackend(location),
+      }),
+    );
   }
-  return new KeyvStore(location.url, backendFactory(location));
+  return new KeyvStore(location.url, backendFactory(location), {
+    timeoutMs,
+    load: () => loadBackend(location),
+  });
 }
 
-/** Options of {@link openStore}. */
-export interface OpenStoreOptions {
-  /** Only read: never create the SQLite file, refuse writes. Default false. */
-  readOnly?: boolean;
+/** Import a backend's code and driver, without connecting (see `KeyvStoreOptions.load`). */
+async function loadBackend(location: StoreLocation): Promise<unknown> {
+  switch (location.kind) {
+    case "memory":
+      return import("./backends/memory.js");
+    case "sqlite":
+      return Promise.all([import("./backends/sqlite.js"), import("@keyv/sqlite")]);
+    case "redis":
+      return Promise.all([import("./backends/redis.js"), import("@keyv/redis")]);
+    case "postgres":
+      return Promise.all([import("./backends/postgres.js"), import("@keyv/postgres")]);
+  }
 }
 
 function readOnlyFactory(location: StoreLocation): BackendFactory {

@@ -21,8 +21,11 @@ export const DEFAULT_SQLITE_PATH = join(".invocache", "cache.sqlite");
 export type StoreLocation =
   | { kind: "memory"; url: string }
   | { kind: "sqlite"; url: string; path: string }
-  | { kind: "redis"; url: string; connectUrl: string }
-  | { kind: "postgres"; url: string; connectUrl: string };
+  | { kind: "redis"; url: string; connectUrl: string; timeoutMs?: number }
+  | { kind: "postgres"; url: string; connectUrl: string; timeoutMs?: number };
+
+/** The longest store operation timeout accepted (a setTimeout limit). */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /**
  * The URL of the embedded store of a project: `sqlite://<root>/.invocache/cache.sqlite`.
@@ -47,6 +50,9 @@ export function defaultStoreUrl(projectRoot: string): string {
  * - `memory://`: a new, empty, private store per `openStore` call.
  * - `redis://[user:pass@]host[:port][/db]`, `rediss://` for TLS.
  * - `postgres://…`, `postgresql://…`: a libpq-style connection URL.
+ * - Redis and Postgres URLs take `?timeoutMs=N` (see `openStore`); it is
+ *   removed before the URL reaches the driver. The password may hold any
+ *   character, raw or percent-encoded: the userinfo ends at the last `@`.
  *
  * @example
  * parseStoreUrl("sqlite://cache.sqlite", "/app") // { kind: "sqlite", path: "/app/cache.sqlite", … }
@@ -87,46 +93,121 @@ export function parseStoreUrl(url: string, cwd: string = process.cwd()): StoreLo
   }
 }
 
+/**
+ * Split a network store URL defensively. The userinfo ends at the LAST `@`,
+ * so a password typed raw with `/`, `#`, `?` or `@` in it is still a password
+ * (a WHATWG parser would end the authority at the first of those and take
+ * part of the password for the host or path). Only the credential-free rest
+ * goes through `new URL`, so a parse error can never carry the password.
+ */
+function splitNetworkUrl(text: string): {
+  parsed: URL;
+  username: string;
+  password: string;
+  timeoutMs: number | undefined;
+} {
+  const scheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.exec(text)?.[0];
+  if (scheme === undefined) throw bad(text, `write "${text.split(":")[0]}://host"`);
+  const rest = text.slice(scheme.length);
+  const at = rest.lastIndexOf("@");
+  const userinfo = at === -1 ? undefined : rest.slice(0, at);
+  const colon = userinfo?.indexOf(":") ?? -1;
+  const username = userinfo === undefined ? "" : colon === -1 ? userinfo : userinfo.slice(0, colon);
+  const password = userinfo === undefined || colon === -1 ? "" : userinfo.slice(colon + 1);
+  let parsed: URL;
+  try {
+    parsed = new URL(scheme + rest.slice(at + 1));
+  } catch {
+    // No cause attached: Node's error carries the input.
+    throw bad(text, "it is not a well-formed URL");
+  }
+  const timeoutMs = parsed.searchParams.has("timeoutMs")
+    ? urlTimeout(text, parsed.searchParams.get("timeoutMs") ?? "")
+    : undefined;
+  parsed.searchParams.delete("timeoutMs");
+  return { parsed, username: decodeLoose(username), password: decodeLoose(password), timeoutMs };
+}
+
+/** Percent-decode when the text is valid percent-encoding, else take it as typed. */
+function decodeLoose(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+function urlTimeout(text: string, value: string): number {
+  const n = /^\d{1,10}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_TIMEOUT_MS)) {
+    throw bad(text, `timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`);
+  }
+  return n;
+}
+
+/**
+ * The URL a driver gets: credentials percent-encoded, so that it parses
+ * back to exactly what was typed, and without our own `timeoutMs` parameter.
+ */
+function connectUrl(parsed: URL, username: string, password: string): string {
+  const auth =
+    username === "" && password === ""
+      ? ""
+      : `${encodeURIComponent(username)}${password === "" ? "" : `:${encodeURIComponent(password)}`}@`;
+  return `${parsed.protocol}//${auth}${parsed.host}${parsed.pathname}${parsed.search}`;
+}
+
+function withTimeout<T extends object>(location: T, timeoutMs: number | undefined): T {
+  return timeoutMs === undefined ? location : { ...location, timeoutMs };
+}
+
 function parseRedis(text: string): StoreLocation {
-  const parsed = parseWhatwg(text);
+  const { parsed, username, password, timeoutMs } = splitNetworkUrl(text);
   if (parsed.hostname === "")
     throw bad(text, "a Redis URL needs a host, e.g. redis://127.0.0.1:6379");
   if (!/^(\/\d*)?$/.test(parsed.pathname)) {
     throw bad(text, "the path of a Redis URL is the database number, e.g. redis://host:6379/2");
   }
   const path = parsed.pathname === "/" ? "" : parsed.pathname;
-  return { kind: "redis", url: `${parsed.protocol}//${parsed.host}${path}`, connectUrl: text };
+  return withTimeout(
+    {
+      kind: "redis" as const,
+      url: `${parsed.protocol}//${parsed.host}${path}`,
+      connectUrl: connectUrl(parsed, username, password),
+    },
+    timeoutMs,
+  );
 }
 
 function parsePostgres(text: string): StoreLocation {
-  const parsed = parseWhatwg(text);
+  const { parsed, username, password, timeoutMs } = splitNetworkUrl(text);
   // Query parameters are left out of store.url: libpq accepts ?password=… there.
-  return {
-    kind: "postgres",
-    url: `${parsed.protocol}//${parsed.host}${parsed.pathname}`,
-    connectUrl: text,
-  };
-}
-
-function parseWhatwg(text: string): URL {
-  try {
-    return new URL(text);
-  } catch (cause) {
-    const error = bad(text, "it is not a well-formed URL");
-    error.cause = cause;
-    throw error;
-  }
+  return withTimeout(
+    {
+      kind: "postgres" as const,
+      url: `${parsed.protocol}//${parsed.host}${parsed.pathname}`,
+      connectUrl: connectUrl(parsed, username, password),
+    },
+    timeoutMs,
+  );
 }
 
 /**
  * `url` without credentials or query string, for messages: `//user:pw@` goes,
- * `?password=…` goes. Best effort on malformed input too.
+ * `?password=…` goes. Robust on any input: everything up to the last `@` is
+ * taken for userinfo (a raw password may hold `/`, `#`, `?` or `@`), so a
+ * malformed URL loses more than its password, never less.
  *
  * @example
  * redactUrl("redis://u:secret@host:6379/0") // "redis://host:6379/0"
+ * redactUrl("redis://u:pa/ss#word@host") // "redis://host"
  */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)[^/?#]*@/, "$1").replace(/[?#].*$/s, "");
+  const scheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:(\/\/)?/.exec(url)?.[0] ?? "";
+  let rest = url.slice(scheme.length);
+  const at = rest.lastIndexOf("@");
+  if (at !== -1) rest = rest.slice(at + 1);
+  return scheme + rest.replace(/[?#].*$/s, "");
 }
 
 function bad(url: string, why: string): TypeError {

@@ -25,6 +25,8 @@ export interface PostgresServer {
   readonly port: number;
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */
   readonly url: string;
+  /** The postmaster's process id; each connection is served by a child of it. */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -79,7 +81,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     await cleanup(child);
     throw error;
   }
-  return { port, url, stop: () => cleanup(child) };
+  return { port, url, pid: child.pid!, stop: () => cleanup(child) };
 }
 
 interface PgClient {

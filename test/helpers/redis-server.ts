@@ -13,6 +13,8 @@ export const redisServerBinary = findBinary("redis-server");
 export interface RedisServer {
   readonly port: number;
   readonly url: string;
+  /** The server's process id (to freeze it with SIGSTOP, for instance). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -46,7 +48,7 @@ export async function startRedisServer(port?: number): Promise<RedisServer> {
     child.kill("SIGKILL");
     throw error;
   }
-  return { port, url: `redis://127.0.0.1:${port}`, stop: () => stop(child) };
+  return { port, url: `redis://127.0.0.1:${port}`, pid: child.pid!, stop: () => stop(child) };
 }
 
 /** Whether a redis-server on 127.0.0.1:`port` answers PING. */

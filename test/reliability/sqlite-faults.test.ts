@@ -4,7 +4,17 @@
  * auto mode answers from upstream with `warning` events; replay mode fails
  * closed; a lock shorter than the busy timeout (5 s) is waited out.
  */
-import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -357,4 +367,72 @@ describe.skipIf(skipReadOnly)("SQLite file read-only", () => {
     },
     30_000,
   );
+});
+
+describe("SQLite file deleted or replaced while open", () => {
+  /** A record-mode recorder on a fresh file, with `n` recordings acknowledged. */
+  async function recording(name: string, n: number) {
+    const folder = join(dir, name);
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, "cache.sqlite");
+    const recorder = createRecorder({
+      store: `sqlite://${file}`,
+      mode: "record",
+      identity: IDENTITY,
+    });
+    for (let i = 0; i < n; i++) await call(recorder, `${name}-before-${i}`);
+    return { folder, file, recorder };
+  }
+
+  /** Record 100 calls; each must fail with a StoreError saying what happened. */
+  async function expectLoud(recorder: Recorder, name: string, what: RegExp) {
+    const outcomes = [];
+    for (let i = 0; i < 100; i++) {
+      outcomes.push(
+        await call(recorder, `${name}-after-${i}`).then(
+          () => "recorded",
+          (e: unknown) => e,
+        ),
+      );
+    }
+    expect(outcomes.filter((o) => o === "recorded")).toHaveLength(0);
+    for (const o of outcomes) {
+      expect(o).toBeInstanceOf(StoreError);
+      expect((o as StoreError).message).toMatch(what);
+    }
+  }
+
+  it("the file deleted: every later write is a StoreError saying so, none is acknowledged", async () => {
+    const { file, recorder } = await recording("deleted", 3);
+    try {
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
+      await expectLoud(recorder, "deleted", /SQLite file .*cache\.sqlite was deleted while open/);
+      // Reads fail the same way: the data they would read is gone with the file.
+      await expect(recorder.store.get("anything")).rejects.toThrow(/was deleted while open/);
+    } finally {
+      await recorder.close();
+    }
+  });
+
+  it("the folder deleted: every later write is a StoreError saying so", async () => {
+    const { folder, recorder } = await recording("folder", 3);
+    try {
+      rmSync(folder, { recursive: true, force: true });
+      await expectLoud(recorder, "folder", /was deleted while open/);
+    } finally {
+      await recorder.close();
+    }
+  });
+
+  it("the file replaced by another: every later write is a StoreError saying so", async () => {
+    const { folder, file, recorder } = await recording("replaced", 3);
+    try {
+      const other = join(folder, "other.sqlite");
+      writeFileSync(other, "");
+      renameSync(other, file);
+      await expectLoud(recorder, "replaced", /was replaced by another file while open/);
+    } finally {
+      await recorder.close();
+    }
+  });
 });

@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { StoreError } from "../../src/errors.js";
 import { importOptional } from "../../src/store/backends/optional.js";
 import { escapeGlob } from "../../src/store/backends/redis.js";
+import { KeyvStore } from "../../src/store/keyv-store.js";
 import { openStore } from "../../src/store/open.js";
+import { STORE_TIMEOUT_MS, storeTimeoutMs } from "../../src/store/timeout.js";
 import { defaultStoreUrl, parseStoreUrl, redactUrl } from "../../src/store/url.js";
 
 describe("parseStoreUrl", () => {
@@ -154,5 +156,58 @@ describe("importOptional", () => {
 describe("escapeGlob", () => {
   it("escapes every Redis glob metacharacter", () => {
     expect(escapeGlob("a*b?c[d]e\\f")).toBe("a\\*b\\?c\\[d\\]e\\\\f");
+  });
+});
+
+describe("store timeouts", () => {
+  it("takes ?timeoutMs= from a Redis or Postgres URL, and keeps it from the driver", () => {
+    expect(parseStoreUrl("redis://u:pw@h:1/2?timeoutMs=250")).toStrictEqual({
+      kind: "redis",
+      url: "redis://h:1/2",
+      connectUrl: "redis://u:pw@h:1/2",
+      timeoutMs: 250,
+    });
+    expect(parseStoreUrl("postgres://h/db?sslmode=require&timeoutMs=9")).toStrictEqual({
+      kind: "postgres",
+      url: "postgres://h/db",
+      connectUrl: "postgres://h/db?sslmode=require",
+      timeoutMs: 9,
+    });
+  });
+
+  it("defaults per backend; options win over the URL", () => {
+    expect(storeTimeoutMs(parseStoreUrl("redis://h"), {})).toBe(STORE_TIMEOUT_MS.redis);
+    expect(storeTimeoutMs(parseStoreUrl("sqlite:///x.db"), {})).toBe(STORE_TIMEOUT_MS.sqlite);
+    expect(storeTimeoutMs(parseStoreUrl("redis://h?timeoutMs=7"), {})).toBe(7);
+    expect(storeTimeoutMs(parseStoreUrl("redis://h?timeoutMs=7"), { timeoutMs: 8 })).toBe(8);
+  });
+
+  it("refuses a bad timeout, naming where it came from", () => {
+    for (const bad of ["0", "-1", "1.5", "soon", "", "99999999999"]) {
+      expect(() => parseStoreUrl(`redis://u:secret@h?timeoutMs=${bad}`)).toThrow(
+        /^url "redis:\/\/h" is malformed: timeoutMs must be a whole number/,
+      );
+    }
+    for (const bad of [0, -1, 1.5, Number.NaN, 2 ** 31, "5" as unknown as number]) {
+      expect(() => openStore("memory://", { timeoutMs: bad })).toThrow(RangeError);
+      expect(() => openStore("memory://", { timeoutMs: bad })).toThrow(/options\.timeoutMs/);
+    }
+  });
+
+  it("a memory store answers well within its timeout; a backend that never opens times out", async () => {
+    const store = openStore("memory://", { timeoutMs: 1000 });
+    await store.set("k", 1);
+    expect(await store.get("k")).toBe(1);
+    await store.close();
+    // A store whose backend never finishes opening: every operation is a StoreError saying so.
+    const stuck = new KeyvStore("stuck://", () => new Promise(() => {}), { timeoutMs: 50 });
+    const error = await stuck.get("k").then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as StoreError).operation).toBe("get");
+    expect((error as StoreError).message).toContain("timed out after 50 ms");
+    await stuck.close(); // does not wait for the open forever either
   });
 });

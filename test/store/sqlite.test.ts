@@ -1,8 +1,10 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createSqliteBackend } from "../../src/store/backends/sqlite.js";
+import { StoreError } from "../../src/errors.js";
+import { createSqliteBackend, loadSqlite3 } from "../../src/store/backends/sqlite.js";
 import { openStore } from "../../src/store/open.js";
 import { storeConformance } from "../../src/testing/store-conformance.js";
 
@@ -69,5 +71,47 @@ describe("sqlite://", () => {
     await expect(store.get("bad")).rejects.toMatchObject({ name: "StoreError", key: "bad" });
     await expect(store.get("alien")).rejects.toMatchObject({ name: "StoreError", key: "alien" });
     await store.close();
+  });
+});
+
+describe("sqlite3 without its native binding", () => {
+  it("is a StoreError naming the install step (npm rebuild sqlite3)", () => {
+    // A real sqlite3 package whose native part was never built, as after
+    // `npm install --ignore-scripts`: its JavaScript without build/.
+    const root = join(dir, "no-binding");
+    const pkg = join(root, "node_modules", "sqlite3");
+    const real = dirname(createRequire(import.meta.url).resolve("sqlite3/package.json"));
+    mkdirSync(pkg, { recursive: true });
+    cpSync(join(real, "package.json"), join(pkg, "package.json"));
+    cpSync(join(real, "lib"), join(pkg, "lib"), { recursive: true });
+    for (const dep of ["bindings", "file-uri-to-path"]) {
+      symlinkSync(
+        dirname(createRequire(real).resolve(`${dep}/package.json`)),
+        join(root, "node_modules", dep),
+      );
+    }
+    const load = () => createRequire(join(root, "index.js"))("sqlite3");
+    let error: unknown;
+    try {
+      loadSqlite3("sqlite:///app/cache.sqlite", load);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(StoreError);
+    const e = error as StoreError;
+    expect(e.store).toBe("sqlite:///app/cache.sqlite");
+    expect(e.operation).toBe("open");
+    expect(e.message).toContain("npm rebuild sqlite3");
+    expect(e.message).toContain("--ignore-scripts");
+    expect(String((e.cause as Error).message)).toMatch(/Could not locate the bindings file/);
+  });
+
+  it("passes any other failure through unchanged", () => {
+    const other = new Error("something else");
+    expect(() =>
+      loadSqlite3("sqlite:///x", () => {
+        throw other;
+      }),
+    ).toThrow(other);
   });
 });

@@ -82,6 +82,9 @@ export async function createPostgresBackend(
   });
   const query = adapter.query as Query;
   const keyv = await prepareKeyv(adapter, () => prepare(query));
+  const offsetMs = await clockOffset(query);
+  /** The caller's deadline on the server's clock, in epoch ms. */
+  const serverDeadline = (notAfter: number) => notAfter + offsetMs;
 
   return {
     keyv,
@@ -104,30 +107,76 @@ export async function createPostgresBackend(
         after = String(last.key);
       }
     },
-    async acquireLease(key, owner, ttlMs) {
+    async setRecord(key, record, _ttlMs, notAfter) {
+      // The expiry lives in the record (keyv's envelope), as @keyv/postgres keeps it.
+      const [row] = await query(
+        `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($3::float8 / 1000) AS ok),
+         up AS (
+           INSERT INTO public.${PG_VALUES_TABLE} (key, value)
+           SELECT $1, $2 FROM fence WHERE fence.ok
+           ON CONFLICT (key) DO UPDATE SET value = excluded.value)
+         SELECT (SELECT ok FROM fence) AS ok`,
+        [key, record, serverDeadline(notAfter)],
+      );
+      if (row?.ok !== true) throw new Error(LATE);
+    },
+    async deleteRecord(key, notAfter) {
+      const [row] = await query(
+        `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($2::float8 / 1000) AS ok),
+         gone AS (
+           DELETE FROM public.${PG_VALUES_TABLE} WHERE key = $1 AND (SELECT ok FROM fence)
+           RETURNING 1)
+         SELECT (SELECT ok FROM fence) AS ok, (SELECT count(*) FROM gone)::int AS removed`,
+        [key, serverDeadline(notAfter)],
+      );
+      if (row?.ok !== true) throw new Error(LATE);
+      return Number(row.removed) > 0;
+    },
+    async acquireLease(key, owner, ttlMs, notAfter) {
       // INSERT … ON CONFLICT DO UPDATE is atomic in Postgres: two racing
       // callers cannot both see the lease free. Time is the server's clock,
-      // so clients on different hosts agree on expiry.
-      const rows = await query(
-        `INSERT INTO public.${PG_LEASES_TABLE} AS l (key, owner, expires_at)
-         VALUES ($1, $2, clock_timestamp() + $3::bigint * interval '1 millisecond')
-         ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-         WHERE l.expires_at <= clock_timestamp() OR l.owner = excluded.owner
-         RETURNING owner`,
-        [key, owner, ttlMs],
+      // so clients on different hosts agree on expiry. The fence: a statement
+      // that runs after the caller's deadline (it sat in a frozen server)
+      // inserts nothing and says so.
+      const [row] = await query(
+        `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($4::float8 / 1000) AS ok),
+         taken AS (
+           INSERT INTO public.${PG_LEASES_TABLE} AS l (key, owner, expires_at)
+           SELECT $1, $2, clock_timestamp() + $3::bigint * interval '1 millisecond'
+           FROM fence WHERE fence.ok
+           ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+           WHERE l.expires_at <= clock_timestamp() OR l.owner = excluded.owner
+           RETURNING owner)
+         SELECT (SELECT ok FROM fence) AS ok, (SELECT count(*) FROM taken)::int AS taken`,
+        [key, owner, ttlMs, serverDeadline(notAfter)],
       );
-      return rows.length === 1;
+      if (row?.ok !== true) throw new Error(LATE);
+      return row.taken === 1;
     },
-    async releaseLease(key, owner) {
-      await query(`DELETE FROM public.${PG_LEASES_TABLE} WHERE key = $1 AND owner = $2`, [
-        key,
-        owner,
-      ]);
+    async releaseLease(key, owner, notAfter) {
+      const [row] = await query(
+        `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($3::float8 / 1000) AS ok),
+         gone AS (
+           DELETE FROM public.${PG_LEASES_TABLE}
+           WHERE key = $1 AND owner = $2 AND (SELECT ok FROM fence))
+         SELECT (SELECT ok FROM fence) AS ok`,
+        [key, owner, serverDeadline(notAfter)],
+      );
+      if (row?.ok !== true) throw new Error(LATE);
     },
     async close() {
       await adapter.disconnect();
     },
   };
+}
+
+const LATE = "the request reached the server after its deadline and was not applied";
+
+/** Server clock minus ours, in ms, erring early by at most a round trip; see the Redis backend. */
+async function clockOffset(query: Query): Promise<number> {
+  const [row] = await query("SELECT extract(epoch FROM clock_timestamp()) * 1000 AS now");
+  const after = Date.now();
+  return Number(row?.now) - after;
 }
 
 /**

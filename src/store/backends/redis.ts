@@ -17,10 +17,19 @@ const CONNECT_TIMEOUT_MS = 2000;
 /** Values fetched per MGET while listing. */
 const FETCH = 64;
 
+// Both scripts first check the server's clock against the caller's deadline
+// (ARGV[last], in server milliseconds): a command that waited in a frozen
+// server's socket past the caller's timeout returns -1 and changes nothing.
+const FENCE = `
+local t = redis.call('TIME')
+if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[#ARGV]) then
+  return -1
+end`;
+
 // Take the lease when free or ours (then renew), atomically: Redis runs a
 // script without interleaving other commands. Equivalent to SET NX PX plus
 // "or already mine".
-const ACQUIRE = `
+const ACQUIRE = `${FENCE}
 local held = redis.call('GET', KEYS[1])
 if held == false or held == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -30,11 +39,22 @@ return 0`;
 
 // Delete only if still ours: a holder whose lease expired and was taken by
 // someone else must not release the new holder's lease.
-const RELEASE = `
+const RELEASE = `${FENCE}
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0`;
+
+// Fenced writes of values, for the same reason.
+const SET = `${FENCE}
+if ARGV[2] == '' then
+  redis.call('SET', KEYS[1], ARGV[1])
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
+return 1`;
+const DEL = `${FENCE}
+return redis.call('DEL', KEYS[1])`;
 
 /**
  * Connect lazily to the Redis server at `connectUrl` (credentials included).
@@ -68,6 +88,9 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
     await connecting;
   };
   await ready();
+  const offsetMs = await clockOffset(client);
+  /** The caller's deadline on the server's clock. */
+  const serverDeadline = (notAfter: number) => String(Math.floor(notAfter + offsetMs));
 
   // @keyv/redis swallows command errors (returns undefined from get) unless
   // its own throwOnErrors is set, separately from keyv's option.
@@ -103,21 +126,60 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
         }
       } while (cursor !== "0");
     },
-    async acquireLease(key, owner, ttlMs) {
+    async setRecord(key, record, ttlMs, notAfter) {
+      const done = await client.eval(SET, {
+        keys: [key],
+        arguments: [record, ttlMs === undefined ? "" : String(ttlMs), serverDeadline(notAfter)],
+      });
+      if (done === -1) throw new Error(LATE);
+    },
+    async deleteRecord(key, notAfter) {
+      const removed = await client.eval(DEL, {
+        keys: [key],
+        arguments: [serverDeadline(notAfter)],
+      });
+      if (removed === -1) throw new Error(LATE);
+      return removed === 1;
+    },
+    async acquireLease(key, owner, ttlMs, notAfter) {
       const taken = await client.eval(ACQUIRE, {
         keys: [REDIS_LEASE_PREFIX + key],
-        arguments: [owner, String(ttlMs)],
+        arguments: [owner, String(ttlMs), serverDeadline(notAfter)],
       });
+      if (taken === -1) throw new Error(LATE);
       return taken === 1;
     },
-    async releaseLease(key, owner) {
-      await client.eval(RELEASE, { keys: [REDIS_LEASE_PREFIX + key], arguments: [owner] });
+    async releaseLease(key, owner, notAfter) {
+      const released = await client.eval(RELEASE, {
+        keys: [REDIS_LEASE_PREFIX + key],
+        arguments: [owner, serverDeadline(notAfter)],
+      });
+      if (released === -1) throw new Error(LATE);
     },
     async close() {
       await connecting?.catch(() => {});
       if (client.isOpen) await client.close();
     },
+    destroy() {
+      if (client.isOpen) client.destroy();
+    },
   };
+}
+
+const LATE = "the request reached the server after its deadline and was not applied";
+
+/**
+ * Server clock minus ours, in ms, measured once per connection. Deadlines
+ * are compared on the server's clock, so skew between hosts does not matter.
+ * The server read its clock between sending TIME and our reading the reply
+ * (`after`); taking `after` errs early by at most one round trip, so a late request is always
+ * refused (one within a round trip of its deadline may be refused too).
+ */
+async function clockOffset(client: { sendCommand(args: string[]): Promise<unknown> }) {
+  const reply = (await client.sendCommand(["TIME"])) as [string, string];
+  const after = Date.now();
+  const server = Number(reply[0]) * 1000 + Math.floor(Number(reply[1]) / 1000);
+  return server - after;
 }
 
 /** Escape Redis glob metacharacters so a prefix is matched literally. */

@@ -3,9 +3,10 @@
  * processes. Values go through `@keyv/sqlite`; listing and leases are plain
  * SQL on the adapter's own connection (`adapter.query`).
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
+import { StoreError } from "../../errors.js";
 import type { Backend, RawRow } from "../backend.js";
 import { prepareKeyv } from "./keyv.js";
 
@@ -16,6 +17,8 @@ export const SQLITE_LEASES_TABLE = "invocache_leases";
 
 /** How long a statement waits for another process's write lock before failing. */
 const BUSY_TIMEOUT_MS = 5000;
+/** The current time in epoch milliseconds, in SQLite. */
+const SQLITE_NOW_MS = "((julianday('now') - 2440587.5) * 86400000.0)";
 /** Rows per query while listing: entries may be megabytes each. */
 const PAGE = 64;
 
@@ -28,9 +31,13 @@ type Query = (sql: string, ...params: unknown[]) => Promise<Array<Record<string,
  * const backend = await createSqliteBackend("/tmp/x/cache.sqlite");
  */
 export async function createSqliteBackend(path: string): Promise<Backend> {
+  // sqlite3 is @keyv/sqlite's dependency, not ours: load it from there. First,
+  // so that a missing native binding is reported before anything else.
+  const fromAdapter = createRequire(createRequire(import.meta.url).resolve("@keyv/sqlite"));
+  const sqlite3 = loadSqlite3(`sqlite://${path}`, () => fromAdapter("sqlite3")) as Sqlite3;
   if (path !== ":memory:") {
     await mkdir(dirname(path), { recursive: true });
-    await probe(path);
+    await probe(sqlite3, path);
   }
   const { KeyvSqlite } = await import("@keyv/sqlite");
   const adapter = new KeyvSqlite({
@@ -43,10 +50,14 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   });
   const query = adapter.query as unknown as Query;
   const keyv = await prepareKeyv(adapter, () => prepare(query));
+  const check = path === ":memory:" ? undefined : await fileGuard(path);
 
   return {
     keyv,
     keyPrefix: "",
+    // Before every operation and after every write: a write is acknowledged
+    // only if the file it went to is still the one at `path`.
+    ...(check === undefined ? {} : { ready: check, verify: check }),
     async *listRaw(prefix: string): AsyncIterable<RawRow> {
       // substr/length count characters, so the prefix is matched literally.
       // (LIKE would treat % and _ as wildcards and, in SQLite, ignore ASCII case.)
@@ -69,29 +80,97 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
         after = String(last.key);
       }
     },
-    async acquireLease(key, owner, ttlMs) {
+    async acquireLease(key, owner, ttlMs, notAfter) {
       const now = Date.now();
       // One statement, so SQLite's write lock makes it atomic across processes.
       // RETURNING yields a row only when the insert or the guarded update ran.
+      // The fence (SQLite's clock is ours): a statement that only runs after
+      // the caller's deadline, having waited for the write lock, takes nothing.
       const rows = await query(
-        `INSERT INTO ${SQLITE_LEASES_TABLE} (key, owner, expires_at) VALUES (?, ?, ?)
+        `INSERT INTO ${SQLITE_LEASES_TABLE} (key, owner, expires_at)
+         SELECT ?, ?, ? WHERE ${SQLITE_NOW_MS} <= ?
          ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
          WHERE ${SQLITE_LEASES_TABLE}.expires_at <= ? OR ${SQLITE_LEASES_TABLE}.owner = excluded.owner
          RETURNING owner`,
         key,
         owner,
         now + ttlMs,
+        notAfter,
         now,
       );
       return rows.length === 1;
     },
-    async releaseLease(key, owner) {
-      await query(`DELETE FROM ${SQLITE_LEASES_TABLE} WHERE key = ? AND owner = ?`, key, owner);
+    async releaseLease(key, owner, notAfter) {
+      await query(
+        `DELETE FROM ${SQLITE_LEASES_TABLE} WHERE key = ? AND owner = ? AND ${SQLITE_NOW_MS} <= ?`,
+        key,
+        owner,
+        notAfter,
+      );
     },
     async close() {
       await adapter.disconnect();
     },
   };
+}
+
+/**
+ * A check that the file at `path` is still the one the store opened (same
+ * device and inode). Deleted or replaced (its folder removed, another file
+ * renamed over it), the open connection would go on reading and writing a
+ * file nobody can reach, acknowledging writes that are already lost.
+ */
+async function fileGuard(path: string): Promise<() => Promise<void>> {
+  const opened = await stat(path);
+  return async () => {
+    let now: Awaited<ReturnType<typeof stat>>;
+    try {
+      now = await stat(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      throw new Error(
+        `the SQLite file ${path} was deleted while open (it or its folder was removed): anything written since is lost. Open the store again to start a new file, or restore the file`,
+        { cause: error },
+      );
+    }
+    if (now.ino !== opened.ino || now.dev !== opened.dev) {
+      throw new Error(
+        `the SQLite file ${path} was replaced by another file while open (device/inode changed): anything written since went to the old file. Open the store again to use the new file`,
+      );
+    }
+  };
+}
+
+/**
+ * Run `load` (a `require("sqlite3")`); when the native part of sqlite3 is
+ * missing or built for another Node (installed with `--ignore-scripts`, or
+ * node_modules copied between machines), reject with a `StoreError` naming
+ * the command that builds it.
+ *
+ * @example
+ * const sqlite3 = loadSqlite3("sqlite:///app/cache.sqlite", () => require("sqlite3"));
+ */
+export function loadSqlite3(storeUrl: string, load: () => unknown): unknown {
+  try {
+    return load();
+  } catch (cause) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    if (!NATIVE_BINDING_FAILURE.test(message)) throw cause;
+    throw new StoreError(
+      storeUrl,
+      "open",
+      `invocache store ${storeUrl}: open failed: the native sqlite3 binding is missing or was built for another Node (this is ${process.version} on ${process.platform}-${process.arch}; installed with --ignore-scripts?). Run \`npm rebuild sqlite3\` (or reinstall without --ignore-scripts).`,
+      { cause },
+    );
+  }
+}
+
+/** What `bindings` and Node's addon loader say when node_sqlite3.node is absent or unusable. */
+const NATIVE_BINDING_FAILURE =
+  /Could not locate the bindings file|node_sqlite3\.node|NODE_MODULE_VERSION|invalid ELF header|wrong ELF class/;
+
+interface Sqlite3 {
+  Database: new (file: string, callback: (error: Error | null) => void) => RawDatabase;
 }
 
 interface RawDatabase {
@@ -107,12 +186,7 @@ interface RawDatabase {
  * be closed, so every retry of a failing open would leak a file descriptor.
  * Failing here first means the adapter is only built for a usable file.
  */
-async function probe(path: string): Promise<void> {
-  // sqlite3 is @keyv/sqlite's dependency, not ours: load it from there.
-  const fromAdapter = createRequire(createRequire(import.meta.url).resolve("@keyv/sqlite"));
-  const sqlite3 = fromAdapter("sqlite3") as {
-    Database: new (file: string, callback: (error: Error | null) => void) => RawDatabase;
-  };
+async function probe(sqlite3: Sqlite3, path: string): Promise<void> {
   const db = await new Promise<RawDatabase>((resolve, reject) => {
     const d: RawDatabase = new sqlite3.Database(path, (error) =>
       error ? reject(error) : resolve(d),
