@@ -176,7 +176,7 @@ export async function removeOrphanTemps(path: string): Promise<void> {
   }
   for (const name of names) {
     if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
-    const pid = Number(/^(\d+)-[0-9a-f]+\.tmp$/.exec(name.slice(prefix.length))?.[1]);
+    const pid = Number(/^(?:leases\.)?(\d+)-[0-9a-f]+\.tmp$/.exec(name.slice(prefix.length))?.[1]);
     if (!Number.isSafeInteger(pid) || isAlive(pid)) continue;
     await unlink(join(dir, name)).catch(() => {});
   }

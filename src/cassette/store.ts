@@ -22,7 +22,7 @@ import { createSecretScanner, restoreSecrets, type SecretOptions } from "../secr
 import { assertJsonValue } from "../store/json.js";
 import { assertKeyPrefix, assertStoreKey, assertTtl } from "../store/keys.js";
 import type { JsonValue, SetOptions, Store } from "../store/types.js";
-import { emitCassette } from "./emit.js";
+import { emitCassette, emittedChunk } from "./emit.js";
 import {
   type FileStamp,
   FileTooBigError,
@@ -32,10 +32,11 @@ import {
   statStamp,
   writeFileAtomic,
 } from "./files.js";
+import { knownChunks, parseIncremental } from "./incremental.js";
 import { type CassetteItem, isEntryKey } from "./item.js";
 import { acquireFileLease, releaseFileLease } from "./leases.js";
 import { LOCK_TIMEOUT_MS, withFileLock } from "./lock.js";
-import { type CassetteSource, parseCassette } from "./parse.js";
+import { type CassetteSource, MAX_VALUE_DEPTH, parseCassette, tooDeep } from "./parse.js";
 import {
   contentHash,
   PARSE_CACHE_MIN_BYTES,
@@ -143,6 +144,8 @@ class CassetteStoreImpl implements CassetteStore {
   readonly #maxAgeMs: number | undefined;
   readonly #cacheDir: string | false;
   readonly #maxFileBytes: number;
+  /** Chunk text → item of the file version last read or written (incremental.ts). */
+  #known = new Map<string, CassetteItem>();
 
   /** Last known content of the file, in file order. */
   #disk = new Map<string, CassetteItem>();
@@ -241,6 +244,14 @@ class CassetteStoreImpl implements CassetteStore {
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
     assertStoreKey(key, "key");
+    if (tooDeep(value)) {
+      throw new CassetteError(
+        this.path,
+        "set",
+        `${this.#src.display}: the value for ${JSON.stringify(key)} nests deeper than ${MAX_VALUE_DEPTH} levels, more than a cassette holds. Flatten it, or record into a SQLite store.`,
+        { url: this.url, key },
+      );
+    }
     assertJsonValue(value, "value");
     const ttlMs = options?.ttlMs;
     if (ttlMs !== undefined) assertTtl(ttlMs, "options.ttlMs");
@@ -457,7 +468,6 @@ class CassetteStoreImpl implements CassetteStore {
 
   /** Read and check the file (absent: no items). Starts a parse-cache write for big files. */
   async #readFile(): Promise<{ items: CassetteItem[]; stamp: FileStamp | undefined }> {
-    const readAtNs = BigInt(Date.now()) * 1_000_000n;
     let read: Awaited<ReturnType<typeof readWithStamp>>;
     try {
       read = await readWithStamp(this.path, this.#maxFileBytes);
@@ -466,12 +476,15 @@ class CassetteStoreImpl implements CassetteStore {
       throw error;
     }
     if (read === undefined) return { items: [], stamp: undefined };
-    const items = parseCassette(decodeCassette(read.bytes, this.#src), this.#src);
+    const text = decodeCassette(read.bytes, this.#src);
+    // Another writer's version of a file we know: parse only the items that changed.
+    const items = parseIncremental(text, this.#known, this.#src) ?? parseCassette(text, this.#src);
+    this.#known = knownChunks(text, items);
     const cacheDir = this.#cacheDir;
     if (cacheDir !== false && read.bytes.length >= PARSE_CACHE_MIN_BYTES) {
       // In the background: hashing and serializing a big file is not the caller's wait.
       const task = new Promise<void>((done) => setImmediate(done)).then(() =>
-        writeParseCache(cacheDir, this.path, read.stamp, contentHash(read.bytes), items, readAtNs),
+        writeParseCache(cacheDir, this.path, read.stamp, contentHash(read.bytes), items),
       );
       this.#background.add(task);
       void task.finally(() => this.#background.delete(task));
@@ -584,6 +597,11 @@ class CassetteStoreImpl implements CassetteStore {
           this.#generation++;
           this.#disk = merged;
           this.#stamp = written;
+          this.#known = new Map();
+          for (const item of merged.values()) {
+            const chunk = emittedChunk(item);
+            if (chunk !== undefined) this.#known.set(chunk, item);
+          }
           return "written" as const;
         },
         this.#lockOpts,
