@@ -244,6 +244,7 @@ class CassetteStoreImpl implements CassetteStore {
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
     assertStoreKey(key, "key");
+    assertJsonValue(value, "value");
     if (tooDeep(value)) {
       throw new CassetteError(
         this.path,
@@ -252,7 +253,6 @@ class CassetteStoreImpl implements CassetteStore {
         { url: this.url, key },
       );
     }
-    assertJsonValue(value, "value");
     const ttlMs = options?.ttlMs;
     if (ttlMs !== undefined) assertTtl(ttlMs, "options.ttlMs");
     // Snapshot now (a caller may mutate `value` after the call). A JSON round
