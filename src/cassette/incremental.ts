@@ -108,7 +108,9 @@ export function knownChunks(
   if (split === undefined || split.entries.length + split.values.length !== items.length) {
     return known;
   }
-  split.entries.forEach((c, i) => known.set(`e${c}`, items[i]!));
-  split.values.forEach((c, i) => known.set(`v${c}`, items[split.entries.length + i]!));
+  for (const [i, c] of split.entries.entries()) known.set(`e${c}`, items[i]!);
+  for (const [i, c] of split.values.entries()) {
+    known.set(`v${c}`, items[split.entries.length + i]!);
+  }
   return known;
 }
