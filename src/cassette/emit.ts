@@ -79,6 +79,15 @@ export function emitCassette(items: Iterable<CassetteItem>): string {
 }
 
 /**
+ * The chunk map key of an item last emitted by {@link emitCassette} (`"e"` or
+ * `"v"` for its section, then its text), for incremental re-reads.
+ */
+export function emittedChunk(item: CassetteItem): string | undefined {
+  const chunk = chunks.get(item);
+  return chunk === undefined ? undefined : `${chunk.entry ? "e" : "v"}${chunk.text}`;
+}
+
+/**
  * Entry fields written as block scalars even on one line, when long. A
  * normalized prompt has no line breaks (whitespace runs collapse), but as a
  * block it starts on its own line, at its own indentation, where it reads as

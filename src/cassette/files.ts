@@ -21,6 +21,8 @@ export interface FileStamp {
   ctimeNs: bigint;
   ino: bigint;
   dev: bigint;
+  /** Permission bits (`st_mode & 0o7777`). */
+  mode: number;
 }
 
 /** Whether two stamps describe the same version of a file. */
@@ -31,7 +33,8 @@ export function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): b
     a.mtimeNs === b.mtimeNs &&
     a.ctimeNs === b.ctimeNs &&
     a.ino === b.ino &&
-    a.dev === b.dev
+    a.dev === b.dev &&
+    a.mode === b.mode
   );
 }
 
@@ -41,8 +44,16 @@ function toStamp(s: {
   ctimeNs: bigint;
   ino: bigint;
   dev: bigint;
+  mode: bigint;
 }): FileStamp {
-  return { size: s.size, mtimeNs: s.mtimeNs, ctimeNs: s.ctimeNs, ino: s.ino, dev: s.dev };
+  return {
+    size: s.size,
+    mtimeNs: s.mtimeNs,
+    ctimeNs: s.ctimeNs,
+    ino: s.ino,
+    dev: s.dev,
+    mode: Number(s.mode & 0o7777n),
+  };
 }
 
 /** The stamp of `path`, or undefined when it does not exist. */
@@ -55,12 +66,26 @@ export async function statStamp(path: string): Promise<FileStamp | undefined> {
   }
 }
 
+/** Thrown by {@link readWithStamp} for a file over its size limit, before reading it. */
+export class FileTooBigError extends Error {
+  constructor(
+    readonly path: string,
+    readonly size: bigint,
+    readonly limit: number,
+  ) {
+    super(`${path} is ${size} bytes, over the limit of ${limit}`);
+    this.name = "FileTooBigError";
+  }
+}
+
 /**
  * Read `path` and the stamp of exactly the version read (fstat of the open
  * handle, so a rename in between cannot mismatch them). Undefined when absent.
+ * A file bigger than `maxBytes` is not read: {@link FileTooBigError}.
  */
 export async function readWithStamp(
   path: string,
+  maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<{ bytes: Buffer; stamp: FileStamp } | undefined> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
@@ -71,6 +96,9 @@ export async function readWithStamp(
   }
   try {
     const stamp = toStamp(await handle.stat({ bigint: true }));
+    if (stamp.size > BigInt(Math.min(maxBytes, Number.MAX_SAFE_INTEGER))) {
+      throw new FileTooBigError(path, stamp.size, maxBytes);
+    }
     const bytes = await handle.readFile();
     return { bytes, stamp };
   } finally {
@@ -81,8 +109,15 @@ export async function readWithStamp(
 /**
  * Replace `path` with `data` atomically and durably (see the file comment).
  * Keeps the file mode of an existing file. Resolves to the new file's stamp.
+ * `beforeRename` runs once the data is on disk, right before the rename; if
+ * it throws, nothing is renamed (the temp file is removed) and the write
+ * fails with its error.
  */
-export async function writeFileAtomic(path: string, data: string | Buffer): Promise<FileStamp> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Buffer,
+  opts: { beforeRename?: () => Promise<void> } = {},
+): Promise<FileStamp> {
   const dir = dirname(path);
   await mkdir(dir, { recursive: true });
   const mode = await stat(path).then(
@@ -98,6 +133,7 @@ export async function writeFileAtomic(path: string, data: string | Buffer): Prom
     } finally {
       await handle.close();
     }
+    await opts.beforeRename?.();
     await rename(temp, path);
   } catch (error) {
     await unlink(temp).catch(() => {});
@@ -140,7 +176,7 @@ export async function removeOrphanTemps(path: string): Promise<void> {
   }
   for (const name of names) {
     if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
-    const pid = Number(/^(\d+)-[0-9a-f]+\.tmp$/.exec(name.slice(prefix.length))?.[1]);
+    const pid = Number(/^(?:leases\.)?(\d+)-[0-9a-f]+\.tmp$/.exec(name.slice(prefix.length))?.[1]);
     if (!Number.isSafeInteger(pid) || isAlive(pid)) continue;
     await unlink(join(dir, name)).catch(() => {});
   }

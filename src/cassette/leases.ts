@@ -4,8 +4,15 @@
  * it: a committed cassette must not change because a test was recording.
  * Every lease operation holds the cassette's file lock, which makes
  * check-and-take atomic across processes; the file is deleted once empty.
+ *
+ * Written like the cassette (an exclusively created temp file with a random
+ * name, renamed into place) and read without following a symlink, so another
+ * local user who can write the folder cannot plant a link that makes us
+ * overwrite one of our own files.
  */
-import { readFile, unlink, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { type LockOptions, withFileLock } from "./lock.js";
 
@@ -72,7 +79,12 @@ export function releaseFileLease(
 async function readLeases(file: string, now: number): Promise<Leases> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await readFile(leasePath(file), "utf8"));
+    const handle = await open(leasePath(file), constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      parsed = JSON.parse(await handle.readFile("utf8"));
+    } finally {
+      await handle.close();
+    }
   } catch {
     return Object.create(null) as Leases;
   }
@@ -93,7 +105,26 @@ async function writeLeases(file: string, leases: Leases): Promise<void> {
     await unlink(path).catch(() => {});
     return;
   }
-  // Under the lock a plain write is enough: a torn lease file reads as "no leases",
-  // which at worst lets two processes record the same call (the recorder's fallback anyway).
-  await writeFile(path, JSON.stringify(leases));
+  // A torn lease file would read as "no leases" (at worst two processes record
+  // the same call, the recorder's fallback anyway), but the rename means there is none.
+  const temp = join(
+    dirname(path),
+    `.${basename(file)}.leases.${process.pid}-${randomBytes(6).toString("hex")}.tmp`,
+  );
+  try {
+    const handle = await open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      await handle.writeFile(JSON.stringify(leases));
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path); // replaces a planted symlink itself, never its target
+  } catch (error) {
+    await unlink(temp).catch(() => {});
+    throw error;
+  }
 }

@@ -5,8 +5,18 @@
  * `.name.yaml.lock` directory beside the file, refreshed while held and taken
  * over once stale, so a writer killed with -9 blocks others for at most
  * `STALE_MS`). Reads never lock: writes are atomic renames.
+ *
+ * A lock can be lost while held: when the holder's event loop is blocked
+ * past the stale threshold, proper-lockfile cannot refresh it and another
+ * process takes it over. So holders keep the work under the lock short
+ * (the store parses and merges outside it) and call
+ * {@link HeldLock.assertHeld} right before the rename that publishes their
+ * write: a lock that was lost, or that is close enough to stale that another
+ * process could take it before the rename lands, fails the write instead of
+ * letting it overwrite someone else's.
  */
-import { mkdir } from "node:fs/promises";
+import type { BigIntStats } from "node:fs";
+import { mkdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { lock } from "proper-lockfile";
 
@@ -32,6 +42,15 @@ export interface LockOptions {
   onCompromised?: (error: Error) => void;
 }
 
+/** The lock of a {@link withFileLock} callback. */
+export interface HeldLock {
+  /**
+   * Throw (an Error with code `ELOCKLOST`) unless the lock is still ours
+   * and fresh enough that nobody can take it over in the next moment.
+   */
+  assertHeld(): Promise<void>;
+}
+
 /** The lock directory of `file`. */
 export function lockPath(file: string): string {
   return join(dirname(file), `.${basename(file)}.lock`);
@@ -46,7 +65,7 @@ export function lockPath(file: string): string {
  */
 export async function withFileLock<T>(
   file: string,
-  fn: () => Promise<T>,
+  fn: (lock: HeldLock) => Promise<T>,
   opts: LockOptions = {},
 ): Promise<T> {
   const previous = queues.get(file) ?? Promise.resolve();
@@ -58,9 +77,42 @@ export async function withFileLock<T>(
   queues.set(file, tail);
   try {
     await previous;
-    const release = await acquire(file, opts);
+    const state = { lost: undefined as Error | undefined };
+    const release = await acquire(file, {
+      ...opts,
+      onCompromised: (error) => {
+        state.lost = error;
+        opts.onCompromised?.(error);
+      },
+    });
+    const stale = staleOf(opts);
+    const mine = await stat(lockPath(file), { bigint: true });
+    const held: HeldLock = {
+      async assertHeld() {
+        const lost = (why: string, cause?: unknown) =>
+          Object.assign(new Error(`lost the lock ${lockPath(file)}: ${why}`, { cause }), {
+            code: "ELOCKLOST",
+          });
+        if (state.lost !== undefined) throw lost(state.lost.message, state.lost);
+        let now: BigIntStats;
+        try {
+          now = await stat(lockPath(file), { bigint: true });
+        } catch (error) {
+          throw lost("the lock directory is gone (another process took it over)", error);
+        }
+        if (now.ino !== mine.ino || now.birthtimeNs !== mine.birthtimeNs) {
+          throw lost("another process took it over");
+        }
+        // Others take a lock over once its mtime is `stale` old. Ours must be
+        // clearly younger, so the rename that follows lands before anyone can.
+        const age = Date.now() - Number(now.mtimeMs);
+        if (age > stale - Math.max(stale / 4, 500)) {
+          throw lost(`not refreshed for ${Math.round(age)} ms (stale after ${stale} ms)`);
+        }
+      },
+    };
     try {
-      return await fn();
+      return await fn(held);
     } finally {
       await release().catch(() => {}); // already released if compromised
     }
@@ -73,7 +125,7 @@ export async function withFileLock<T>(
 async function acquire(file: string, opts: LockOptions): Promise<() => Promise<void>> {
   await mkdir(dirname(file), { recursive: true });
   const deadline = Date.now() + (opts.timeoutMs ?? LOCK_TIMEOUT_MS);
-  const stale = Math.max(opts.staleMs ?? STALE_MS, 2_000);
+  const stale = staleOf(opts);
   let delay = 5;
   for (;;) {
     try {
@@ -98,4 +150,8 @@ async function acquire(file: string, opts: LockOptions): Promise<() => Promise<v
       delay = Math.min(delay * 2, 100);
     }
   }
+}
+
+function staleOf(opts: LockOptions): number {
+  return Math.max(opts.staleMs ?? STALE_MS, 2_000);
 }

@@ -4,30 +4,34 @@
  * JSON copy of its checked items instead (`.invocache/cassette-cache/` by
  * default; it is a cache, safe to delete, never committed).
  *
- * Validity, git's index recipe: the cache records the cassette's stat data
- * (size, mtime, ctime, inode, device) and the sha256 of its bytes. Matching
- * stat data is trusted, except when the file was modified within
- * {@link RACY_NS} before the cache was written ("racily clean": an edit in the
- * same timestamp tick would keep the stat data); then the content hash
- * decides. A cache that is missing, torn or for another version is ignored.
+ * Trust: the cache answers replays, so it must never say more than the
+ * YAML. It is used only when all of these hold, else the YAML is parsed:
+ * - it is for this file at this version: the stat data (size, mtime, ctime,
+ *   inode, device) match and the sha256 of the YAML's bytes, checked on every
+ *   load, is the one recorded when the items were parsed from it;
+ * - its items are the ones written: the header holds the sha256 of the item
+ *   line, so a hand edit of the cache (or a torn write) is ignored;
+ * - it is this user's own file, not writable by group or others (another
+ *   local user who can write the folder cannot plant one), read without
+ *   following a symlink.
+ * It is written like the cassette: an exclusively created temp file with a
+ * random name (never through a planted symlink), renamed into place.
  *
  * Layout: line 1 is a small JSON header, line 2 the items, so a stale cache
  * costs one short parse, not a big one.
  */
-import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { JsonValue } from "../store/types.js";
 import type { FileStamp } from "./files.js";
 import type { CassetteItem } from "./item.js";
 
-/** Cached files modified this close to caching are checked by content hash. */
-export const RACY_NS = 3_000_000_000n;
-
 /** Files smaller than this are parsed directly: caching would cost more than it saves. */
 export const PARSE_CACHE_MIN_BYTES = 64 * 1024;
 
-const VERSION = 1;
+const VERSION = 2;
 
 interface Header {
   v: number;
@@ -37,8 +41,10 @@ interface Header {
   ctimeNs: string;
   ino: string;
   dev: string;
+  /** sha256 of the YAML bytes the items were parsed from. */
   sha256: string;
-  cachedAtNs: string;
+  /** sha256 of the item line (line 2). */
+  rows: string;
 }
 
 type Row = [string, JsonValue] | [string, JsonValue, number];
@@ -55,7 +61,7 @@ export function contentHash(bytes: Buffer): string {
 
 /**
  * The cached items of `file` at `stamp`, or undefined when there is no valid
- * cache. `readBytes` is called only for a racily-clean cache, to hash the file.
+ * cache (see the file comment). `readBytes` reads the YAML, to hash it.
  */
 export async function readParseCache(
   dir: string,
@@ -65,7 +71,17 @@ export async function readParseCache(
 ): Promise<CassetteItem[] | undefined> {
   let text: string;
   try {
-    text = await readFile(parseCachePath(dir, file), "utf8");
+    const handle = await open(parseCachePath(dir, file), constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const st = await handle.stat();
+      const uid = process.getuid?.();
+      if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
+        return undefined; // not ours alone: never trusted
+      }
+      text = await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
   } catch {
     return undefined;
   }
@@ -78,6 +94,8 @@ export async function readParseCache(
     return undefined;
   }
   if (
+    header === null ||
+    typeof header !== "object" ||
     header.v !== VERSION ||
     header.file !== file ||
     header.size !== String(stamp.size) ||
@@ -88,18 +106,15 @@ export async function readParseCache(
   ) {
     return undefined;
   }
-  // Modified shortly before it was read: an edit in the same tick would keep the stat data.
-  // biome-ignore lint/complexity/useMathMinMax: Math.max does not take bigints
-  const changedAt = stamp.mtimeNs > stamp.ctimeNs ? stamp.mtimeNs : stamp.ctimeNs;
-  if (BigInt(header.cachedAtNs) - changedAt < RACY_NS) {
-    const bytes = await readBytes();
-    if (bytes === undefined || contentHash(bytes) !== header.sha256) return undefined;
-  }
+  const line = text.slice(newline + 1);
+  if (createHash("sha256").update(line).digest("hex") !== header.rows) return undefined;
+  const bytes = await readBytes();
+  if (bytes === undefined || contentHash(bytes) !== header.sha256) return undefined;
   let rows: Row[];
   try {
-    rows = JSON.parse(text.slice(newline + 1)) as Row[];
+    rows = JSON.parse(line) as Row[];
   } catch {
-    return undefined; // torn or edited: parse the YAML instead
+    return undefined;
   }
   if (!Array.isArray(rows)) return undefined;
   return rows.map((r) =>
@@ -109,9 +124,7 @@ export async function readParseCache(
 
 /**
  * Cache the checked `items` of `file` as read at `stamp` with content hash
- * `sha256`; `readAtNs` is the wall-clock time (ns) the bytes were read, the
- * start of the racy window. Best effort: a failure only costs the next load
- * a YAML parse.
+ * `sha256`. Best effort: a failure only costs the next load a YAML parse.
  */
 export async function writeParseCache(
   dir: string,
@@ -119,8 +132,11 @@ export async function writeParseCache(
   stamp: FileStamp,
   sha256: string,
   items: readonly CassetteItem[],
-  readAtNs: bigint,
 ): Promise<void> {
+  const rows: Row[] = items.map((i) =>
+    i.expires === undefined ? [i.key, i.value] : [i.key, i.value, i.expires],
+  );
+  const line = JSON.stringify(rows);
   const header: Header = {
     v: VERSION,
     file,
@@ -130,18 +146,25 @@ export async function writeParseCache(
     ino: String(stamp.ino),
     dev: String(stamp.dev),
     sha256,
-    cachedAtNs: String(readAtNs),
+    rows: createHash("sha256").update(line).digest("hex"),
   };
-  const rows: Row[] = items.map((i) =>
-    i.expires === undefined ? [i.key, i.value] : [i.key, i.value, i.expires],
-  );
   const path = parseCachePath(dir, file);
-  const temp = `${path}.${process.pid}.tmp`;
+  const temp = `${path}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
   try {
     await mkdir(dir, { recursive: true });
-    await writeFile(temp, `${JSON.stringify(header)}\n${JSON.stringify(rows)}`);
+    const handle = await open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      await handle.writeFile(`${JSON.stringify(header)}\n${line}`);
+    } finally {
+      await handle.close();
+    }
     await rename(temp, path);
   } catch {
     // A read-only checkout, a full disk: the cache is an optimisation only.
+    await unlink(temp).catch(() => {});
   }
 }

@@ -14,6 +14,8 @@
  */
 import { type Document, isMap, isScalar, isSeq, parseDocument, type YAMLError } from "yaml";
 import { CassetteError, EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
+import { manifestIdentity } from "../identity/identity.js";
+import type { Manifest } from "../identity/manifest-types.js";
 import { validateEntry } from "../store/envelope.js";
 import { assertJsonValue } from "../store/json.js";
 import { assertStoreKey } from "../store/keys.js";
@@ -32,6 +34,46 @@ export interface CassetteSource {
 }
 
 type Segment = string | number;
+
+/**
+ * How deeply a stored value may nest (collections inside collections). Deeper
+ * values are refused when written and when read: far past any real answer,
+ * and well inside what the parser, the checks and the writer can walk without
+ * running out of stack (a stack overflow is not a place in a file).
+ */
+export const MAX_VALUE_DEPTH = 256;
+
+/** A value sits at most this deep in the file: root mapping, list, item mapping. */
+const MAX_FILE_DEPTH = MAX_VALUE_DEPTH + 3;
+
+/**
+ * Whether `value` nests deeper than {@link MAX_VALUE_DEPTH}. Iterative: it
+ * must not overflow the stack on the values it is there to refuse.
+ */
+export function tooDeep(value: unknown): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (depth + 1 > MAX_VALUE_DEPTH) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * Whether a checked entry's id is the identity of its stored manifest, by the
+ * identity module's own recipe. A mismatch is a hand edit, a bad merge or
+ * swapped `id` lines: the entry would answer a question it was not recorded
+ * for. One exception: a manifest holding `{secret:NAME}` placeholders may
+ * have been redacted after it was hashed (a secret the recorder's identity
+ * rules keep but the cassette's scanner removes), so its id cannot be
+ * recomputed; such entries are accepted as they are.
+ */
+export function entryIdMatches(id: string, manifest: Manifest): boolean {
+  if (manifestIdentity(manifest) === id) return true;
+  return JSON.stringify(manifest).includes("{secret:");
+}
 
 const FIX =
   "Fix the file by hand (see docs/cassettes.md) or delete it and re-record with INVOCACHE_MODE=record; " +
@@ -70,7 +112,9 @@ export function parseCassette(text: string, src: CassetteSource): CassetteItem[]
   if (problem !== undefined) {
     const pos = problem.linePos?.[0] ?? position(text, problem.pos[0]);
     // yaml's pretty message continues with " at line L, column C:" and a source excerpt; we give the place ourselves.
-    const what = problem.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    let what = problem.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    // The parser ran out of stack on deep nesting: say what is wrong with the file instead.
+    if (/call stack/i.test(what)) what = `it nests deeper than ${MAX_VALUE_DEPTH} levels`;
     throw new CassetteError(
       src.file,
       "load",
@@ -78,7 +122,7 @@ export function parseCassette(text: string, src: CassetteSource): CassetteItem[]
       { url: src.url, line: pos.line, column: pos.col, cause: problem },
     );
   }
-  checkKeys(doc.contents, text, src);
+  checkKeys(doc.contents, text, src, 0);
   let root: unknown;
   try {
     root = doc.toJS({ maxAliasCount: 100 });
@@ -100,7 +144,18 @@ export function parseCassette(text: string, src: CassetteSource): CassetteItem[]
  * printed form: data dropped without an error. Our writer quotes such keys,
  * so only a hand edit meets this. (Found by the reliability fuzz tests.)
  */
-function checkKeys(node: unknown, text: string, src: CassetteSource): void {
+function checkKeys(node: unknown, text: string, src: CassetteSource, depth: number): void {
+  if ((isMap(node) || isSeq(node)) && depth + 1 > MAX_FILE_DEPTH) {
+    const range = (node as { range?: [number, number, number] }).range;
+    const pos = range === undefined ? undefined : position(text, range[0]);
+    const where = pos === undefined ? src.display : `${src.display}:${pos.line}:${pos.col}`;
+    throw new CassetteError(
+      src.file,
+      "load",
+      `${where}: not a valid cassette: it nests deeper than ${MAX_VALUE_DEPTH} levels. ${FIX}`,
+      { url: src.url, ...(pos === undefined ? {} : { line: pos.line, column: pos.col }) },
+    );
+  }
   if (isMap(node)) {
     for (const pair of node.items) {
       const key = pair.key;
@@ -118,10 +173,10 @@ function checkKeys(node: unknown, text: string, src: CassetteSource): void {
           { url: src.url, ...(pos === undefined ? {} : { line: pos.line, column: pos.col }) },
         );
       }
-      checkKeys(pair.value, text, src);
+      checkKeys(pair.value, text, src, depth + 1);
     }
   } else if (isSeq(node)) {
-    for (const item of node.items) checkKeys(item, text, src);
+    for (const item of node.items) checkKeys(item, text, src, depth + 1);
   }
 }
 
@@ -225,6 +280,12 @@ class Checker {
       }
       if (error instanceof UnsupportedEntryVersionError) this.fail(at, error.message, error);
       throw error;
+    }
+    if (!entryIdMatches(e.id as string, e.manifest as unknown as Manifest)) {
+      this.fail(
+        [...at, "id"],
+        `${JSON.stringify(e.id)} is not the identity of this entry's manifest (that is ${manifestIdentity(e.manifest as unknown as Manifest)}): a hand edit, a bad merge or swapped id lines. The entry would answer a question it was not recorded for, so it is refused`,
+      );
     }
     return item;
   }

@@ -22,19 +22,21 @@ import { createSecretScanner, restoreSecrets, type SecretOptions } from "../secr
 import { assertJsonValue } from "../store/json.js";
 import { assertKeyPrefix, assertStoreKey, assertTtl } from "../store/keys.js";
 import type { JsonValue, SetOptions, Store } from "../store/types.js";
-import { emitCassette } from "./emit.js";
+import { emitCassette, emittedChunk } from "./emit.js";
 import {
   type FileStamp,
+  FileTooBigError,
   readWithStamp,
   removeOrphanTemps,
   sameStamp,
   statStamp,
   writeFileAtomic,
 } from "./files.js";
+import { knownChunks, parseIncremental } from "./incremental.js";
 import { type CassetteItem, isEntryKey } from "./item.js";
 import { acquireFileLease, releaseFileLease } from "./leases.js";
-import { withFileLock } from "./lock.js";
-import { type CassetteSource, parseCassette } from "./parse.js";
+import { LOCK_TIMEOUT_MS, withFileLock } from "./lock.js";
+import { type CassetteSource, MAX_VALUE_DEPTH, parseCassette, tooDeep } from "./parse.js";
 import {
   contentHash,
   PARSE_CACHE_MIN_BYTES,
@@ -77,7 +79,18 @@ export interface CassetteOptions {
   lockTimeoutMs?: number;
   /** A writer's lock not refreshed for this long is taken over (the writer died). Default 5 s, minimum 2 s. */
   lockStaleMs?: number;
+  /**
+   * The biggest cassette file this store reads or writes, in bytes. Default
+   * {@link MAX_CASSETTE_BYTES} (64 MiB). A cassette is loaded whole into
+   * memory (parsing takes a multiple of its size), so a bigger one is
+   * refused with a `CassetteError` rather than risking an out-of-memory
+   * abort: split it into several cassettes, or use a SQLite store.
+   */
+  maxFileBytes?: number;
 }
+
+/** Default {@link CassetteOptions.maxFileBytes}: 64 MiB. */
+export const MAX_CASSETTE_BYTES = 64 * 1024 * 1024;
 
 /** Which entries of a cassette this handle used, for unused-entry reports and pruning. */
 export interface CassetteUsage {
@@ -130,6 +143,9 @@ class CassetteStoreImpl implements CassetteStore {
   readonly #opts: CassetteOptions;
   readonly #maxAgeMs: number | undefined;
   readonly #cacheDir: string | false;
+  readonly #maxFileBytes: number;
+  /** Chunk text → item of the file version last read or written (incremental.ts). */
+  #known = new Map<string, CassetteItem>();
 
   /** Last known content of the file, in file order. */
   #disk = new Map<string, CassetteItem>();
@@ -176,6 +192,15 @@ class CassetteStoreImpl implements CassetteStore {
       throw new TypeError(`write must be "eager" or "on-close", got ${JSON.stringify(opts.write)}`);
     }
     this.#maxAgeMs = opts.maxAge === undefined ? undefined : parseMaxAge(opts.maxAge);
+    if (
+      opts.maxFileBytes !== undefined &&
+      !(Number.isSafeInteger(opts.maxFileBytes) && opts.maxFileBytes > 0)
+    ) {
+      throw new RangeError(
+        `maxFileBytes must be a positive integer (bytes), got ${String(opts.maxFileBytes)}`,
+      );
+    }
+    this.#maxFileBytes = opts.maxFileBytes ?? MAX_CASSETTE_BYTES;
     this.#cacheDir =
       opts.parseCache === false
         ? false
@@ -220,6 +245,14 @@ class CassetteStoreImpl implements CassetteStore {
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
     assertStoreKey(key, "key");
     assertJsonValue(value, "value");
+    if (tooDeep(value)) {
+      throw new CassetteError(
+        this.path,
+        "set",
+        `${this.#src.display}: the value for ${JSON.stringify(key)} nests deeper than ${MAX_VALUE_DEPTH} levels, more than a cassette holds. Flatten it, or record into a SQLite store.`,
+        { url: this.url, key },
+      );
+    }
     const ttlMs = options?.ttlMs;
     if (ttlMs !== undefined) assertTtl(ttlMs, "options.ttlMs");
     // Snapshot now (a caller may mutate `value` after the call). A JSON round
@@ -403,6 +436,9 @@ class CassetteStoreImpl implements CassetteStore {
     const generation = this.#generation;
     if (this.#cacheDir !== false) {
       const stamp = await statStamp(this.path);
+      if (stamp !== undefined && stamp.size > BigInt(this.#maxFileBytes)) {
+        throw this.#tooBig("load", stamp.size, false);
+      }
       if (stamp !== undefined && stamp.size >= PARSE_CACHE_MIN_BYTES) {
         const cached = await readParseCache(this.#cacheDir, this.path, stamp, async () => {
           const read = await readWithStamp(this.path);
@@ -432,15 +468,23 @@ class CassetteStoreImpl implements CassetteStore {
 
   /** Read and check the file (absent: no items). Starts a parse-cache write for big files. */
   async #readFile(): Promise<{ items: CassetteItem[]; stamp: FileStamp | undefined }> {
-    const readAtNs = BigInt(Date.now()) * 1_000_000n;
-    const read = await readWithStamp(this.path);
+    let read: Awaited<ReturnType<typeof readWithStamp>>;
+    try {
+      read = await readWithStamp(this.path, this.#maxFileBytes);
+    } catch (error) {
+      if (error instanceof FileTooBigError) throw this.#tooBig("load", error.size, false);
+      throw error;
+    }
     if (read === undefined) return { items: [], stamp: undefined };
-    const items = parseCassette(decodeCassette(read.bytes, this.#src), this.#src);
+    const text = decodeCassette(read.bytes, this.#src);
+    // Another writer's version of a file we know: parse only the items that changed.
+    const items = parseIncremental(text, this.#known, this.#src) ?? parseCassette(text, this.#src);
+    this.#known = knownChunks(text, items);
     const cacheDir = this.#cacheDir;
     if (cacheDir !== false && read.bytes.length >= PARSE_CACHE_MIN_BYTES) {
       // In the background: hashing and serializing a big file is not the caller's wait.
       const task = new Promise<void>((done) => setImmediate(done)).then(() =>
-        writeParseCache(cacheDir, this.path, read.stamp, contentHash(read.bytes), items, readAtNs),
+        writeParseCache(cacheDir, this.path, read.stamp, contentHash(read.bytes), items),
       );
       this.#background.add(task);
       void task.finally(() => this.#background.delete(task));
@@ -485,45 +529,118 @@ class CassetteStoreImpl implements CassetteStore {
     return next;
   }
 
+  /**
+   * Write the batch of changes now in the overlay, or fail: a `set` never
+   * resolves unless its value is in the file as renamed into place.
+   *
+   * Optimistic, so the lock is never held across heavy work: parsing a big
+   * cassette, merging, scanning for secrets and rendering YAML can keep the
+   * event loop busy for seconds, and a lock that cannot be refreshed goes
+   * stale and is taken over by another process. So all of that happens
+   * outside the lock, against the file version last read (its stamp). Under
+   * the lock only: check that the file is still that version (else drop the
+   * lock, re-read and try again; another writer made progress), write the
+   * temp file, check the lock is still ours, rename.
+   *
+   * A batch that failed is dropped from the overlay: its callers were told it
+   * failed, so it must not reach the file later with someone else's write.
+   */
   async #writeOverlay(): Promise<void> {
     if (this.#overlay.size === 0) return;
     const batch = new Map(this.#overlay);
-    await withFileLock(
-      this.path,
-      async () => {
-        if (!this.#orphansChecked) {
-          await removeOrphanTemps(this.path);
-          this.#orphansChecked = true;
-        }
-        // The file as it is now (another process may have written it), read
-        // under the lock so nobody changes it before we write. A file we cannot
-        // parse throws here, before anything is written over it.
-        const stamp = await statStamp(this.path);
-        if (!sameStamp(stamp, this.#stamp)) {
-          const read = await this.#readFile();
-          this.#adopt(read.items, read.stamp);
-        }
-        this.#initial ??= new Set(this.#disk.keys());
-        const now = Date.now();
-        const merged = new Map(this.#disk);
-        for (const [key, item] of batch) {
-          if (item === null) merged.delete(key);
-          else merged.set(key, this.#stable(item, now));
-        }
-        for (const [key, item] of merged) {
-          if (item.expires !== undefined && now > item.expires) merged.delete(key);
-          else if (!this.#clean.has(item)) merged.set(key, this.#scrub(item));
-        }
-        if (!sameItems(merged, this.#disk)) {
-          const written = await writeFileAtomic(this.path, emitCassette(merged.values()));
+    try {
+      await this.#writeBatch(batch);
+    } catch (error) {
+      for (const [key, item] of batch) {
+        if (this.#overlay.get(key) !== item) continue;
+        this.#overlay.delete(key);
+        if (item !== null) this.#written.delete(key);
+      }
+      throw error;
+    }
+    for (const [key, item] of batch) if (this.#overlay.get(key) === item) this.#overlay.delete(key);
+  }
+
+  async #writeBatch(batch: Map<string, CassetteItem | null>): Promise<void> {
+    const started = Date.now();
+    const budgetMs = 4 * (this.#opts.lockTimeoutMs ?? LOCK_TIMEOUT_MS);
+    for (let attempt = 1; ; attempt++) {
+      // Outside the lock: the file as it is now. A file we cannot parse
+      // throws here, before anything is written over it.
+      const stamp = await statStamp(this.path);
+      if (!sameStamp(stamp, this.#stamp)) {
+        const read = await this.#readFile();
+        this.#adopt(read.items, read.stamp);
+      }
+      this.#initial ??= new Set(this.#disk.keys());
+      const basis = this.#stamp;
+      const merged = this.#merge(batch);
+      const text = sameItems(merged, this.#disk) ? undefined : emitCassette(merged.values());
+      if (text !== undefined && text.length > this.#maxFileBytes) {
+        // A cheap lower bound first; the exact size is the UTF-8 length.
+        const bytes = Buffer.byteLength(text);
+        if (bytes > this.#maxFileBytes) throw this.#tooBig("set", BigInt(bytes), true);
+      }
+      const outcome = await withFileLock(
+        this.path,
+        async (lock) => {
+          if (!this.#orphansChecked) {
+            await removeOrphanTemps(this.path);
+            this.#orphansChecked = true;
+          }
+          if (!sameStamp(await statStamp(this.path), basis)) return "changed" as const;
+          if (text === undefined) return "unchanged" as const;
+          this.#assertWritable(basis);
+          const written = await writeFileAtomic(this.path, text, {
+            beforeRename: () => lock.assertHeld(),
+          });
           this.#generation++;
           this.#disk = merged;
           this.#stamp = written;
-        }
-      },
-      this.#lockOpts,
-    );
-    for (const [key, item] of batch) if (this.#overlay.get(key) === item) this.#overlay.delete(key);
+          this.#known = new Map();
+          for (const item of merged.values()) {
+            const chunk = emittedChunk(item);
+            if (chunk !== undefined) this.#known.set(chunk, item);
+          }
+          return "written" as const;
+        },
+        this.#lockOpts,
+      ).catch((error: unknown) => {
+        if ((error as { code?: unknown }).code !== "ELOCKLOST") throw error;
+        throw new CassetteError(
+          this.path,
+          "set",
+          `${this.#src.display}: ${(error as Error).message}, so this write was not made (another process may be writing the cassette). ` +
+            "Nothing of it was saved; retry. If the cassette is big, split it or raise lockStaleMs.",
+          { url: this.url, cause: error },
+        );
+      });
+      if (outcome !== "changed") return;
+      if (attempt >= 3 && Date.now() - started > budgetMs) {
+        throw new CassetteError(
+          this.path,
+          "set",
+          `${this.#src.display}: other processes rewrote the cassette ${attempt} times while this one was merging its write (${Date.now() - started} ms), so it was not made. ` +
+            "Nothing of it was saved; retry, give each worker its own cassette, or split the cassette.",
+          { url: this.url },
+        );
+      }
+    }
+  }
+
+  /** The file's items with `batch` applied: expired items dropped, everything scanned for secrets. */
+  #merge(batch: Map<string, CassetteItem | null>): Map<string, CassetteItem> {
+    const now = Date.now();
+    const merged = new Map(this.#disk);
+    for (const [key, item] of batch) {
+      if (item === null) merged.delete(key);
+      else merged.set(key, this.#stable(item, now));
+    }
+    for (const [key, item] of merged) {
+      if (item.expires !== undefined && now > item.expires) merged.delete(key);
+      else if (!this.#clean.has(item)) merged.set(key, this.#scrub(item));
+    }
+    return merged;
   }
 
   /** The file's original item when `item` records the same thing (byte-identical re-records). */
@@ -564,6 +681,33 @@ class CassetteStoreImpl implements CassetteStore {
   }
 
   // ---- plumbing --------------------------------------------------------------
+
+  #tooBig(operation: string, size: bigint, writing: boolean): CassetteError {
+    const what = writing
+      ? `this write would make the cassette ${size} bytes`
+      : `the cassette is ${size} bytes`;
+    return new CassetteError(
+      this.path,
+      operation,
+      `${this.#src.display}: ${what}, over the limit of ${this.#maxFileBytes} bytes (maxFileBytes). ` +
+        "A cassette is held in memory whole, and parsing takes several times its size: split it into several cassettes " +
+        '(withCassette({ name }) per group of tests), or record into a SQLite store (store: "sqlite://…"). ' +
+        "Raise maxFileBytes only if the process has the memory.",
+      { url: this.url },
+    );
+  }
+
+  /** Refuse to rewrite a cassette whose owner made it read-only (root would write it anyway). */
+  #assertWritable(stamp: FileStamp | undefined): void {
+    if (stamp === undefined || (stamp.mode & 0o222) !== 0) return;
+    throw new CassetteError(
+      this.path,
+      "set",
+      `${this.#src.display} is read-only (mode ${stamp.mode.toString(8).padStart(4, "0")}), so invocache does not rewrite it. ` +
+        "Make it writable (chmod u+w) to record into it, or replay it (INVOCACHE_MODE=replay).",
+      { url: this.url },
+    );
+  }
 
   #warn(message: string): void {
     if (this.#opts.onWarning !== undefined) this.#opts.onWarning(message);

@@ -136,6 +136,7 @@ async function runWithCassette(
   } = options;
   const file = ctx.task.file.filepath;
   const testName = fullTestName(ctx.task);
+  if (name === undefined) claimTestName(file, testName, ctx.task.id);
   const path =
     name === undefined
       ? cassettePathFor(file, testName, { dir, root })
@@ -201,6 +202,30 @@ async function runWithCassette(
     throw error;
   }
   await store.close();
+}
+
+/** Which test (vitest task id) has each per-test cassette name in this process: file, then full name. */
+const claimed = new Map<string, string>();
+
+/**
+ * Two tests with the same full name in one file would share one per-test
+ * cassette, and in `record` mode the second would prune the first's fresh
+ * recording as unused (green when recording, red in CI). Refuse the second.
+ * A retry or repeat of the same test has the same task id and is fine.
+ */
+function claimTestName(file: string, testName: string, taskId: string): void {
+  const key = `${file}\n${testName}`;
+  const owner = claimed.get(key);
+  if (owner === undefined) {
+    claimed.set(key, taskId);
+    return;
+  }
+  if (owner === taskId) return;
+  throw new CassetteError(
+    cassettePathFor(file, testName),
+    "open",
+    `withCassette: two tests in ${relative(process.cwd(), file) || file} are both named "${testName}", so they would share one cassette (and re-recording one would prune the other's entries). Give each test a distinct name, or share a cassette on purpose with withCassette({ name }).`,
+  );
 }
 
 function unusedMessage(
@@ -294,11 +319,19 @@ export function cassettePathFor(
 }
 
 /**
- * The cassette called `name` (`"shared/planner"`) under `<root>/<dir>`: each
- * segment made filesystem-safe, `.yaml` added when missing.
+ * The cassette called `name` (`"shared/planner"`) under `<root>/<dir>`,
+ * `.yaml` added when missing. The mapping is injective: two different names
+ * never share a file. A segment made of `A-Z a-z 0-9 . _ -` (not starting
+ * with `.` or `-`) is used as it is; any other character is escaped as `~`
+ * and its UTF-8 bytes in hex (`"my planner"` → `my~20planner`; `~` itself is
+ * `~7e`, so an escape is never ambiguous), and a segment longer than 100
+ * characters keeps its first 80 and ends in `~~` and a hash of the whole.
+ * `/` and `\` separate folders; an absolute name, `.` and `..` segments are
+ * refused (a name stays under `dir`).
  *
  * @example
  * namedCassettePath("shared/planner", { root: "/repo" }) // "/repo/cassettes/shared/planner.yaml"
+ * namedCassettePath("shared/my planner", { root: "/repo" }) // "/repo/cassettes/shared/my~20planner.yaml"
  */
 export function namedCassettePath(
   name: string,
@@ -307,15 +340,47 @@ export function namedCassettePath(
   if (typeof name !== "string" || name.trim() === "") {
     throw new TypeError('withCassette: name must be a non-empty string such as "shared/planner"');
   }
+  if (/^[\\/]|^[A-Za-z]:/.test(name)) {
+    throw new TypeError(
+      `withCassette: name ${JSON.stringify(name)} must be relative to the cassette folder, e.g. "shared/planner"`,
+    );
+  }
   const root = resolve(opts.root ?? process.cwd());
   const base = resolve(root, opts.dir ?? "cassettes");
-  const segments = name
-    .split(/[\\/]+/)
-    .filter((s) => s !== "" && s !== "." && s !== "..")
-    .map(safeSegment);
-  const last = segments.pop() ?? "cassette";
-  const file = extname(last) === ".yaml" || extname(last) === ".yml" ? last : `${last}.yaml`;
-  return inside(base, join(base, ...segments, file));
+  const parts = name.split(/[\\/]+/).filter((s) => s !== "");
+  if (parts.some((s) => s === "." || s === "..")) {
+    throw new TypeError(
+      `withCassette: name ${JSON.stringify(name)} has a "." or ".." segment; a cassette name stays inside the cassette folder`,
+    );
+  }
+  const last = parts.pop() ?? "cassette";
+  const ext = extname(last) === ".yaml" || extname(last) === ".yml" ? extname(last) : "";
+  const file = `${escapeSegment(ext === "" ? last : last.slice(0, -ext.length))}${ext || ".yaml"}`;
+  return inside(base, join(base, ...parts.map(escapeSegment), file));
+}
+
+const SAFE_SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+const MAX_SEGMENT = 100;
+
+/** One name segment as a file name: itself when safe, else escaped (see namedCassettePath). */
+function escapeSegment(segment: string): string {
+  let out = SAFE_SEGMENT.test(segment)
+    ? segment
+    : [...segment]
+        .map((ch, i) => {
+          if (/[A-Za-z0-9_]/.test(ch) || (i > 0 && /[.-]/.test(ch))) return ch;
+          // A lone surrogate has no UTF-8: its code unit, marked apart (u is not a hex digit).
+          if (!ch.isWellFormed()) return `~u${ch.charCodeAt(0).toString(16)}`;
+          return [...Buffer.from(ch, "utf8")]
+            .map((b) => `~${b.toString(16).padStart(2, "0")}`)
+            .join("");
+        })
+        .join("");
+  if (out.length > MAX_SEGMENT) {
+    const hash = createHash("sha256").update(segment).digest("hex").slice(0, 16);
+    out = `${out.slice(0, 80)}~~${hash}`;
+  }
+  return out;
 }
 
 function stripTestExt(path: string): string {

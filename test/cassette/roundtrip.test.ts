@@ -3,11 +3,14 @@
  * every string byte for byte (property tests with fast-check), and the YAML
  * reads the way the docs promise (block scalars, stable layout).
  */
+
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { emitCassette } from "../../src/cassette/emit.js";
 import type { CassetteItem } from "../../src/cassette/item.js";
 import { parseCassette } from "../../src/cassette/parse.js";
+import { manifestIdentity } from "../../src/identity/identity.js";
+import { entryKey } from "../../src/store/envelope.js";
 import { jsonValue, makeEntry, trickyString } from "./helpers.js";
 
 const src = { file: "/x/t.yaml", display: "t.yaml", url: "cassette://t.yaml" };
@@ -25,13 +28,16 @@ describe("cassette round trip", () => {
         trickyString,
         fc.nat(80),
         (prompt, task, text, pad) => {
-          const { key, entry } = makeEntry("p", {
+          const { entry } = makeEntry("p", {
             text,
             list: [text, { text }, { t: 1, data: text }],
           });
           // Bypass normalization: the manifest holds the string as given.
           entry.manifest.prompt = `${"x".repeat(pad)}${prompt}`; // long ones are forced to blocks
           entry.manifest.task = `${task}${" ".repeat(pad % 3)}`;
+          // The id is the identity of the manifest as stored (loading checks it).
+          entry.id = manifestIdentity(entry.manifest);
+          const key = entryKey("default", entry.id, 0);
           const items = [
             { key, value: entry as never },
             { key: "ns:run:r", value: { text, [text]: text } },

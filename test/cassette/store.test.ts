@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 /**
  * The cassette store's own behaviour: lazy I/O, validation with file, line
  * and column, never overwriting what it cannot read, the parse cache,
@@ -290,8 +291,14 @@ describe("parse cache", () => {
     const cacheFile = parseCachePath(cache, path);
     expect(existsSync(cacheFile)).toBe(true);
 
-    // Prove the warm load reads the cache: doctor the cached answer.
-    writeFileSync(cacheFile, readFileSync(cacheFile, "utf8").replace('"answer 0"', '"from cache"'));
+    // Prove the warm load reads the cache: rewrite the cached answer
+    // consistently (item hash recomputed, as only the cache's owner can; a
+    // plain hand edit is ignored, test/cassette/trust.test.ts).
+    const [head, line] = readFileSync(cacheFile, "utf8").split(/\n(.*)/s) as [string, string];
+    const edited = line.replace('"answer 0"', '"from cache"');
+    const header = JSON.parse(head) as { rows: string };
+    header.rows = createHash("sha256").update(edited).digest("hex");
+    writeFileSync(cacheFile, `${JSON.stringify(header)}\n${edited}`);
     const warm = cassetteStore(path, { parseCache: cache });
     expect(await warm.get(first.key)).toMatchObject({ response: { text: "from cache" } });
     await warm.close();

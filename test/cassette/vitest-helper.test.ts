@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { describe, expect, it, type TestContext } from "vitest";
 import { readCassette } from "../../src/cassette/index.js";
-import { UnusedEntriesError } from "../../src/errors.js";
+import { CassetteError, UnusedEntriesError } from "../../src/errors.js";
 import { ReplayMissError } from "../../src/index.js";
 import {
   cassettePathFor,
@@ -93,9 +93,42 @@ describe("cassette names", () => {
     expect(namedCassettePath("shared/planner", { root })).toBe(
       "/repo/cassettes/shared/planner.yaml",
     );
-    expect(namedCassettePath("../../etc/passwd", { root })).toBe("/repo/cassettes/etc/passwd.yaml");
-    expect(namedCassettePath("/abs/x.yml", { root })).toBe("/repo/cassettes/abs/x.yml");
+    expect(() => namedCassettePath("../../etc/passwd", { root })).toThrow(TypeError);
+    expect(() => namedCassettePath("a/./b", { root })).toThrow(TypeError);
+    expect(() => namedCassettePath("/abs/x.yml", { root })).toThrow(TypeError);
+    expect(() => namedCassettePath("C:\\x", { root })).toThrow(TypeError);
     expect(() => namedCassettePath("", { root })).toThrow(TypeError);
+  });
+
+  it("distinct names never share a file; safe names keep their committed paths", () => {
+    const names = [
+      "shared/my planner",
+      "shared/my-planner",
+      "shared/my_planner",
+      "shared/my~20planner",
+      "shared/my%20planner",
+      "shared/.planner",
+      "shared/-planner",
+      "shared/planner!",
+      "shared/planner?",
+      "shared/plänner",
+      "shared/pla\u0308nner",
+      "shared/\ud800x",
+      "shared/\udfffx",
+      "shared/planner",
+      "shared/planner.yml",
+      "shared.planner",
+      `shared/${"x".repeat(120)}a`,
+      `shared/${"x".repeat(120)}b`,
+    ];
+    const paths = names.map((n) => namedCassettePath(n, { root }));
+    expect(new Set(paths).size).toBe(names.length);
+    for (const path of paths) expect(path.startsWith(`${base}/`)).toBe(true);
+    expect(namedCassettePath("shared/planner", { root })).toBe(`${base}/shared/planner.yaml`);
+    expect(namedCassettePath("shared/planner.yaml", { root })).toBe(`${base}/shared/planner.yaml`);
+    expect(namedCassettePath("shared/my planner", { root })).toBe(
+      `${base}/shared/my~20planner.yaml`,
+    );
   });
 
   it("the re-record command selects exactly that test", () => {
@@ -146,6 +179,25 @@ describe("withCassette", () => {
     });
     await replay(ctx);
     expect(upstream).toBe(2);
+  });
+
+  it("two tests with the same full name are refused: they would share (and prune) one cassette", async (ctx: TestContext) => {
+    const body = withCassette(opts({ mode: "record" }), async ({ recorder }) => {
+      await recorder.call(req("dup"), async () => ({ ok: true }));
+    });
+    await body(ctx);
+    await body(ctx); // the same test again (a retry or repeat): fine
+    // Another test (another task id) with exactly this full name.
+    const twin = { ...ctx, task: { ...ctx.task, id: `${ctx.task.id}-twin` } } as TestContext;
+    const error = await body(twin).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(CassetteError);
+    expect((error as Error).message).toMatch(
+      /both named "withCassette two tests with the same full name/,
+    );
+    expect((error as Error).message).toMatch(/Give each test a distinct name/);
   });
 
   it("record mode never prunes a shared cassette's other entries", async (ctx: TestContext) => {

@@ -1,0 +1,330 @@
+/**
+ * A cassette that would say more (or other) than what was recorded is
+ * refused, and a write the caller was told failed never lands later: size
+ * limits, read-only files, writes that failed, the parsed-form cache, the
+ * lease file, entries whose id is not their manifest's, deep nesting.
+ */
+import { createHash } from "node:crypto";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { emitCassette, readCassette } from "../../src/cassette/index.js";
+import { leasePath } from "../../src/cassette/leases.js";
+import { parseCachePath } from "../../src/cassette/parse-cache.js";
+import { cassetteStore, MAX_CASSETTE_BYTES } from "../../src/cassette/store.js";
+import { CassetteError } from "../../src/errors.js";
+import type { JsonValue } from "../../src/store/types.js";
+import { makeEntry, tempDir } from "./helpers.js";
+
+const dir = tempDir("cassette-trust");
+let n = 0;
+const fresh = (label: string) => join(dir, `${label}-${n++}.yaml`);
+
+async function failure(p: Promise<unknown>): Promise<Error> {
+  const error = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(Error);
+  return error as Error;
+}
+
+describe("size limit (maxFileBytes)", () => {
+  it("defaults to 64 MiB", () => {
+    expect(MAX_CASSETTE_BYTES).toBe(64 * 1024 * 1024);
+  });
+
+  it("a cassette over the limit is refused on load with a CassetteError saying to split it or use SQLite, before it is read", async () => {
+    const path = fresh("too-big");
+    const items = Array.from({ length: 20 }, (_, i) => ({
+      key: `k${i}`,
+      value: "x".repeat(1_000),
+    }));
+    writeFileSync(path, emitCassette(items));
+    const store = cassetteStore(path, { parseCache: false, maxFileBytes: 10_000 });
+    for (const op of [
+      () => store.get("k1"),
+      () => store.set("k2", 1),
+      () => store.delete("k3"),
+      () => store.usage(),
+    ]) {
+      const error = await failure(op());
+      expect(error).toBeInstanceOf(CassetteError);
+      expect(error.message).toMatch(/over the limit of 10000 bytes \(maxFileBytes\)/);
+      expect(error.message).toMatch(/split it/);
+      expect(error.message).toMatch(/SQLite/);
+    }
+    await store.discard();
+    // The same file under the default limit loads.
+    const ok = cassetteStore(path, { parseCache: false });
+    expect(await ok.get("k1")).toBe("x".repeat(1_000));
+    await ok.close();
+  });
+
+  it("a write that would take the cassette over the limit is refused; the file stays as it was", async () => {
+    const path = fresh("grow");
+    const store = cassetteStore(path, { parseCache: false, maxFileBytes: 4_000 });
+    await store.set("small", "y".repeat(100));
+    const before = readFileSync(path);
+    const error = await failure(store.set("big", "z".repeat(5_000)));
+    expect(error).toBeInstanceOf(CassetteError);
+    expect(error.message).toMatch(/this write would make the cassette \d+ bytes, over the limit/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(await store.get("big")).toBeUndefined(); // never visible, not even to this handle
+    await store.close();
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it("rejects a bad limit", () => {
+    expect(() => cassetteStore(fresh("x"), { maxFileBytes: 0 })).toThrow(RangeError);
+    expect(() => cassetteStore(fresh("x"), { maxFileBytes: 1.5 })).toThrow(RangeError);
+  });
+});
+
+describe("read-only cassettes", () => {
+  it("a chmod 444 cassette is never rewritten (even by root): set is a CassetteError that says so", async () => {
+    const path = fresh("ro");
+    const writer = cassetteStore(path, { parseCache: false });
+    await writer.set("a", 1);
+    await writer.close();
+    chmodSync(path, 0o444);
+    const before = readFileSync(path);
+    const store = cassetteStore(path, { parseCache: false });
+    expect(await store.get("a")).toBe(1); // replaying is fine
+    const error = await failure(store.set("b", 2));
+    expect(error).toBeInstanceOf(CassetteError);
+    expect(error.message).toMatch(/is read-only \(mode 0444\)/);
+    expect(error.message).toMatch(/chmod u\+w/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(lstatSync(path).mode & 0o777).toBe(0o444);
+    await store.close();
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});
+
+describe("a failed write is not written later", () => {
+  it("after a set failed, the next successful write does not carry it into the file", async () => {
+    const path = fresh("failed");
+    const store = cassetteStore(path, { parseCache: false });
+    await store.set("first", 1);
+    chmodSync(path, 0o444);
+    await expect(store.set("failed", 2)).rejects.toBeInstanceOf(CassetteError);
+    await expect(store.delete("first")).rejects.toBeInstanceOf(CassetteError);
+    chmodSync(path, 0o644);
+    await store.set("later", 3);
+    await store.close();
+    const keys = (await readCassette(path)).map((i) => i.key);
+    expect(keys).toStrictEqual(["first", "later"]);
+    expect((await store.usage().catch(() => undefined)) ?? "closed").toBe("closed");
+  });
+
+  it("on-close: a flush that failed is not retried by close()", async () => {
+    const path = fresh("failed-on-close");
+    const first = cassetteStore(path, { parseCache: false });
+    await first.set("first", 1);
+    await first.close();
+    const store = cassetteStore(path, { parseCache: false, write: "on-close" });
+    await store.set("buffered", 2);
+    chmodSync(path, 0o444);
+    await expect(store.flush()).rejects.toBeInstanceOf(CassetteError);
+    chmodSync(path, 0o644);
+    await store.close();
+    expect((await readCassette(path)).map((i) => i.key)).toStrictEqual(["first"]);
+  });
+});
+
+describe("the parsed-form cache never says more than the YAML", () => {
+  function bigCassette(path: string): { key: string } {
+    const items = Array.from({ length: 200 }, (_, i) => {
+      const { key, entry } = makeEntry(`prompt ${i} ${"lorem ipsum ".repeat(40)}`, {
+        text: `answer ${i}`,
+      });
+      return { key, value: entry as unknown as JsonValue };
+    });
+    writeFileSync(path, emitCassette(items));
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(path, old, old);
+    return { key: items[0]!.key };
+  }
+
+  async function cached(path: string, cache: string, key: string): Promise<string> {
+    const cold = cassetteStore(path, { parseCache: cache });
+    expect(await cold.get(key)).toMatchObject({ response: { text: "answer 0" } });
+    await cold.close(); // waits for the background cache write
+    const file = parseCachePath(cache, path);
+    expect(existsSync(file)).toBe(true);
+    return file;
+  }
+
+  async function answer(path: string, cache: string, key: string): Promise<unknown> {
+    const store = cassetteStore(path, { parseCache: cache });
+    const value = (await store.get(key)) as { response: { text: string } };
+    await store.close();
+    return value.response.text;
+  }
+
+  it("a hand-edited cache is ignored: the YAML's answer is served", async () => {
+    const path = fresh("cache-edit");
+    const cache = join(dir, "cache-edit");
+    const { key } = bigCassette(path);
+    const file = await cached(path, cache, key);
+    writeFileSync(file, readFileSync(file, "utf8").replace('"answer 0"', '"planted"'));
+    expect(await answer(path, cache, key)).toBe("answer 0");
+  });
+
+  it("the cache is read (a consistent one is used), but only when it is this user's own, not group/world writable", async () => {
+    const path = fresh("cache-mode");
+    const cache = join(dir, "cache-mode");
+    const { key } = bigCassette(path);
+    const file = await cached(path, cache, key);
+    // Rewrite it consistently (item hash recomputed), as only its owner could: it is used...
+    const [head, line] = readFileSync(file, "utf8").split(/\n(.*)/s) as [string, string];
+    const edited = line.replace('"answer 0"', '"from cache"');
+    const header = JSON.parse(head) as { rows: string };
+    header.rows = createHash("sha256").update(edited).digest("hex");
+    writeFileSync(file, `${JSON.stringify(header)}\n${edited}`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+    expect(await answer(path, cache, key)).toBe("from cache");
+    // ...but not once others may write it.
+    chmodSync(file, 0o666);
+    expect(await answer(path, cache, key)).toBe("answer 0");
+  });
+
+  it("a cache for other YAML bytes (same stat data is not enough) is ignored", async () => {
+    const path = fresh("cache-bytes");
+    const cache = join(dir, "cache-bytes");
+    const { key } = bigCassette(path);
+    const file = await cached(path, cache, key);
+    const header = JSON.parse(readFileSync(file, "utf8").split("\n")[0]!) as { sha256: string };
+    expect(header.sha256).toBe(createHash("sha256").update(readFileSync(path)).digest("hex"));
+    const rest = readFileSync(file, "utf8").slice(readFileSync(file, "utf8").indexOf("\n"));
+    writeFileSync(file, JSON.stringify({ ...header, sha256: "0".repeat(64) }) + rest, {
+      mode: 0o600,
+    });
+    const store = cassetteStore(path, { parseCache: cache });
+    expect(await store.get(key)).toMatchObject({ response: { text: "answer 0" } });
+    await store.close();
+  });
+
+  it("a symlink planted at the cache path is replaced, its target never written", async () => {
+    const path = fresh("cache-link");
+    const cache = join(dir, "cache-link");
+    const { key } = bigCassette(path);
+    const file = await cached(path, cache, key);
+    const victim = join(dir, "victim-cache.txt");
+    writeFileSync(victim, "precious");
+    writeFileSync(file, "");
+    const { rmSync } = await import("node:fs");
+    rmSync(file);
+    symlinkSync(victim, file);
+    // The link is not followed on read (the YAML is parsed), and the rewrite replaces the link.
+    utimesSync(path, new Date(Date.now() - 30_000), new Date(Date.now() - 30_000));
+    expect(await answer(path, cache, key)).toBe("answer 0");
+    expect(readFileSync(victim, "utf8")).toBe("precious");
+    expect(lstatSync(file).isSymbolicLink()).toBe(false);
+  });
+});
+
+describe("the lease file", () => {
+  it("a symlink planted at the lease path is replaced, its target never written", async () => {
+    const path = fresh("lease-link");
+    const victim = join(dir, "victim-lease.txt");
+    writeFileSync(victim, "precious");
+    symlinkSync(victim, leasePath(path));
+    const store = cassetteStore(path, { parseCache: false });
+    expect(await store.acquireLease("ns:lease:x", "me", 10_000)).toBe(true);
+    expect(readFileSync(victim, "utf8")).toBe("precious");
+    expect(lstatSync(leasePath(path)).isSymbolicLink()).toBe(false);
+    expect(lstatSync(leasePath(path)).mode & 0o077).toBe(0);
+    expect(await store.acquireLease("ns:lease:x", "other", 10_000)).toBe(false);
+    await store.releaseLease("ns:lease:x", "me");
+    expect(existsSync(leasePath(path))).toBe(false);
+    await store.close();
+  });
+});
+
+describe("entries whose id is not their manifest's identity", () => {
+  it("swapped id lines are refused on load with a CassetteError naming the file, line and entry", async () => {
+    const a = makeEntry("what is two plus two", { text: "4" });
+    const b = makeEntry("what is the capital of France", { text: "Paris" });
+    const text = emitCassette([
+      { key: a.key, value: a.entry as unknown as JsonValue },
+      { key: b.key, value: b.entry as unknown as JsonValue },
+    ]);
+    const swapped = text
+      .replace(`id: ${a.entry.id}`, "id: SWAP")
+      .replace(`id: ${b.entry.id}`, `id: ${a.entry.id}`)
+      .replace("id: SWAP", `id: ${b.entry.id}`);
+    const path = fresh("swapped");
+    writeFileSync(path, swapped);
+    const store = cassetteStore(path, { parseCache: false });
+    for (const op of [
+      () => store.get(a.key),
+      () => store.get(b.key),
+      () => store.set("k", 1),
+      () => store.usage(),
+    ]) {
+      const error = (await failure(op())) as CassetteError;
+      expect(error).toBeInstanceOf(CassetteError);
+      expect(error.line).toBe(3);
+      expect(error.message).toContain(`${path}:3:`);
+      expect(error.message).toMatch(/entries\[0\]\.id/);
+      expect(error.message).toMatch(/is not the identity of this entry's manifest/);
+    }
+    await store.discard();
+    expect(readFileSync(path, "utf8")).toBe(swapped);
+  });
+
+  it("a hand-edited prompt under an unchanged id is refused", async () => {
+    const a = makeEntry("summarize the report", { text: "summary" });
+    const text = emitCassette([{ key: a.key, value: a.entry as unknown as JsonValue }]);
+    const path = fresh("edited");
+    writeFileSync(path, text.replace("summarize the report", "delete the report"));
+    await expect(readCassette(path)).rejects.toThrow(
+      /is not the identity of this entry's manifest/,
+    );
+  });
+});
+
+describe("deep nesting", () => {
+  it("deeply nested block YAML is a CassetteError with line and column from every operation, never a stack error", async () => {
+    for (const depth of [300, 1_000, 5_000]) {
+      let text = "invocache: 1\nentries: []\nvalues:\n  - key: k\n    value:\n";
+      for (let i = 0; i < depth; i++) text += `${" ".repeat(6 + i)}a:\n`;
+      text += `${" ".repeat(6 + depth)}b: 1\n`;
+      const path = fresh(`deep-${depth}`);
+      writeFileSync(path, text);
+      const store = cassetteStore(path, { parseCache: false });
+      for (const op of [() => store.get("k"), () => store.set("z", 1), () => store.delete("k")]) {
+        const error = (await failure(op())) as CassetteError;
+        expect(error, `${depth}: ${error.message}`).toBeInstanceOf(CassetteError);
+        expect(error.message).toMatch(/nests deeper than 256 levels/);
+        expect(error.line).toBeGreaterThan(0);
+        expect(error.column).toBeGreaterThan(0);
+      }
+      await store.discard();
+      expect(readFileSync(path, "utf8")).toBe(text);
+    }
+  });
+
+  it("a value nested deeper than the limit is refused on set, not written and then unreadable", async () => {
+    const path = fresh("deep-set");
+    const store = cassetteStore(path, { parseCache: false });
+    let deep: JsonValue = 1;
+    for (let i = 0; i < 300; i++) deep = { a: deep };
+    await expect(store.set("deep", deep)).rejects.toThrow(/nests deeper than 256 levels/);
+    let ok: JsonValue = 1;
+    for (let i = 0; i < 200; i++) ok = [ok];
+    await store.set("ok", ok);
+    await store.close();
+    expect((await readCassette(path)).map((i) => i.key)).toStrictEqual(["ok"]);
+  });
+});
