@@ -28,7 +28,6 @@ import {
 import type { Generation } from "@langchain/core/outputs";
 import {
   type CallOptions,
-  currentInvocation,
   type InvocationRequest,
   invocationCall,
   type JsonValue,
@@ -113,9 +112,6 @@ export class InvocacheCache extends BaseCache<Generation[]> {
     });
   }
 }
-
-/** The invocation context in effect (re-exported for LangChain callbacks that want to log it). */
-export { currentInvocation };
 
 function storeGeneration(generation: Generation): StoredGenerationJson {
   const stored = serializeGeneration(generation) as unknown as StoredGenerationJson;
