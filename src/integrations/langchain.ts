@@ -33,9 +33,11 @@ import {
   type JsonValue,
   type Recorder,
 } from "../index.js";
-import { describeLlmString } from "./llm-string.js";
+import { IntegrationError } from "./errors.js";
+import { describeLlmString, notSerialized } from "./llm-string.js";
 import { requireIntegrationRecorder } from "./recorder-option.js";
 
+export { IntegrationError } from "./errors.js";
 export { describeLlmString, LLM_STRING_IGNORED, type LlmStringParts } from "./llm-string.js";
 
 /** Options of {@link InvocacheCache}. */
@@ -105,6 +107,15 @@ export class InvocacheCache extends BaseCache<Generation[]> {
       throw new TypeError(`InvocacheCache: prompt must be a string, got ${typeof prompt}`);
     }
     const { model, params } = describeLlmString(llmString);
+    const hole = notSerialized(params);
+    if (hole !== undefined) {
+      // The key would not change with this value's content: refuse, never replay a wrong answer.
+      throw new IntegrationError(
+        "InvocacheCache.lookup",
+        `InvocacheCache: params.${hole.path} is a ${hole.id} that LangChain could not write into the cache key, so its content (a tool's schema) would not count; bind tools with the model's bindTools() (which writes them in the provider's format), or use the fetch route (createFetch as the client's fetch)`,
+        "ERR_INTEGRATION_KEY",
+      );
+    }
     return invocationCall({
       prompt,
       model,

@@ -117,3 +117,34 @@ function valueEnd(s: string, start: number): number {
   }
   return s.length;
 }
+
+/**
+ * Where LangChain wrote a value it could not serialize
+ * (`{"lc":1,"type":"not_implemented"}`, e.g. a tool instance a model put in
+ * its call options as it is): its path and class, or undefined. Such a value
+ * carries none of its content (a tool's schema), so a key holding it would
+ * not change when the content does.
+ *
+ * @example
+ * notSerialized({ tools: [{ lc: 1, type: "not_implemented", id: ["langchain", "tools", "DynamicStructuredTool"] }] })
+ * // { path: "tools[0]", id: "langchain.tools.DynamicStructuredTool" }
+ */
+export function notSerialized(value: unknown, path = ""): { path: string; id: string } | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = notSerialized(value[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  const v = value as { lc?: unknown; type?: unknown; id?: unknown };
+  if (v.lc === 1 && v.type === "not_implemented") {
+    return { path, id: Array.isArray(v.id) ? v.id.join(".") : "unknown" };
+  }
+  for (const [key, member] of Object.entries(value)) {
+    const found = notSerialized(member, path === "" ? key : `${path}.${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}

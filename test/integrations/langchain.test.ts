@@ -8,6 +8,7 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { ChatPromptTemplate } from "@langchain/core/prompts";
 import { RunnableLambda, RunnableSequence } from "@langchain/core/runnables";
 import { tool } from "@langchain/core/tools";
+import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { ChatOpenAI } from "@langchain/openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -18,7 +19,11 @@ import {
   ReplayMissError,
   withInvocation,
 } from "../../src/index.js";
-import { describeLlmString, InvocacheCache } from "../../src/integrations/langchain.js";
+import {
+  describeLlmString,
+  IntegrationError,
+  InvocacheCache,
+} from "../../src/integrations/langchain.js";
 import { sqliteSandbox } from "../adapters/helpers.js";
 import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
 
@@ -138,6 +143,23 @@ describe("InvocacheCache (the cache route)", () => {
     await cachedModel(recorder).invoke("Plan it");
     expect(provider.calls).toBe(2);
     expect(recorder.stats.recorded).toBe(1);
+  });
+
+  it("refuses a key LangChain wrote a tool instance into (its schema would not count)", async () => {
+    // LangChain's own cache keys this on {"lc":1,"type":"not_implemented"}: any schema collides.
+    const model = new FakeListChatModel({
+      responses: ["sunny"],
+      cache: new InvocacheCache({ recorder: box.recorder("auto") }),
+    });
+    const error = await model
+      .withConfig({ tools: [weather] } as never)
+      .invoke("Weather in Oslo?")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IntegrationError);
+    expect((error as IntegrationError).code).toBe("ERR_INTEGRATION_KEY");
+    expect((error as Error).message).toContain(
+      "params.tools[0] is a langchain.tools.DynamicStructuredTool",
+    );
   });
 
   it("refuses a missing recorder with the fix", () => {
