@@ -104,7 +104,9 @@ describe("OpenAI Agents SDK through createFetch", () => {
     const cause = (miss as { cause?: unknown }).cause ?? miss;
     const error = cause instanceof ReplayMissError ? cause : (cause as { cause?: unknown }).cause;
     expect(error).toBeInstanceOf(ReplayMissError);
-    expect((error as ReplayMissError).message).toContain("prompt");
+    const message = (error as ReplayMissError).message;
+    expect(message).toMatch(/Nearest 1: \w+ \(recorded [^)]*\) differs in:\n\s+- prompt:/);
+    expect(message).toContain("[-billing-]{+every+}");
   });
 
   it("the SDK's retries and tracing do not change identities", async () => {
@@ -136,6 +138,29 @@ describe("OpenAI Agents SDK through createFetch", () => {
       setTracingDisabled(true);
       await sink.close();
     }
+  });
+
+  it("a second user turn on the history replays too (multi-turn)", async () => {
+    const conversation = async (recorder: Recorder) => {
+      const r = runner(recorder);
+      return recorder.run(
+        async () => {
+          const first = await r.run(agents(), "Where is my order 42?");
+          const second = await r.run(first.lastAgent ?? agents(), [
+            ...first.history,
+            { role: "user", content: "And order 42 again?" },
+          ]);
+          return [first.finalOutput, second.finalOutput];
+        },
+        { runId: "support-42-two-turns" },
+      );
+    };
+    const first = await conversation(box.recorder("auto"));
+    expect(provider.calls).toBe(4); // the second turn starts at the billing agent, tool already answered
+    await provider.close();
+    const replayer = box.recorder("replay");
+    expect(await conversation(replayer)).toStrictEqual(first);
+    expect(replayer.stats.hits).toBe(4);
   });
 
   it("invocacheClient refuses something that is not an OpenAI client", () => {
