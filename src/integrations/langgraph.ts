@@ -50,11 +50,12 @@ export interface InvocacheNodeCacheOptions {
   serde?: SerializerProtocol | undefined;
 }
 
-/** What is stored for a node: LangGraph's typed serialization of its writes. */
-interface StoredWrites {
-  type: string;
-  base64: string;
-}
+/**
+ * What is stored for a node: LangGraph's typed serialization of its writes,
+ * as JSON when the serializer wrote JSON (readable, and scanned for secrets
+ * like every response), else as base64 bytes.
+ */
+type StoredWrites = { type: string; json: JsonValue } | { type: string; base64: string };
 
 class NotRecorded extends Error {}
 
@@ -124,7 +125,7 @@ export class InvocacheNodeCache extends BaseCache<unknown> {
       const attempt = this.#pending.get(slot) ?? 0;
       this.#pending.delete(slot);
       const [type, bytes] = await this.serde.dumpsTyped(value);
-      const stored: StoredWrites = { type, base64: Buffer.from(bytes).toString("base64") };
+      const stored = storedWrites(type, bytes);
       const req = this.#request(key);
       await this.#outside(() =>
         this.recorder.call<JsonValue>(req, () => Promise.resolve(stored as unknown as JsonValue), {
@@ -170,19 +171,30 @@ export class InvocacheNodeCache extends BaseCache<unknown> {
   }
 
   async #revive(stored: JsonValue): Promise<unknown> {
-    const s = stored as Partial<StoredWrites> | null;
-    if (
-      s === null ||
-      typeof s !== "object" ||
-      typeof s.type !== "string" ||
-      typeof s.base64 !== "string"
-    ) {
-      throw new TypeError(
-        "invocache: the recording for this identity is not LangGraph node writes; re-record it with INVOCACHE_MODE=record",
-      );
+    const s = stored as { type?: unknown; json?: JsonValue; base64?: unknown } | null;
+    if (s !== null && typeof s === "object" && typeof s.type === "string") {
+      if (s.json !== undefined) return this.serde.loadsTyped(s.type, JSON.stringify(s.json));
+      if (typeof s.base64 === "string") {
+        return this.serde.loadsTyped(s.type, new Uint8Array(Buffer.from(s.base64, "base64")));
+      }
     }
-    return this.serde.loadsTyped(s.type, new Uint8Array(Buffer.from(s.base64, "base64")));
+    throw new TypeError(
+      "invocache: the recording for this identity is not LangGraph node writes; re-record it with INVOCACHE_MODE=record",
+    );
   }
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+function storedWrites(type: string, bytes: Uint8Array): StoredWrites {
+  if (type === "json") {
+    try {
+      return { type, json: JSON.parse(UTF8.decode(bytes)) as JsonValue };
+    } catch {
+      // not UTF-8 JSON after all: keep the bytes
+    }
+  }
+  return { type, base64: Buffer.from(bytes).toString("base64") };
 }
 
 /**

@@ -167,6 +167,21 @@ describe("InvocacheNodeCache", () => {
     expect((miss as ReplayMissError).message).toContain('params.graph: "review-loop" → "renamed"');
   });
 
+  it("stores node writes as JSON, with secrets redacted like every response", async () => {
+    const key = "sk-proj-nodecachesecret0123456789abcdef";
+    const Out = Annotation.Root({ input: Annotation<string>(), out: Annotation<string>() });
+    const recorder = box.recorder("auto");
+    const graph = new StateGraph(Out)
+      .addNode("leaky", () => ({ out: `configured with ${key} and a Date` }), { cachePolicy: {} })
+      .addEdge(START, "leaky")
+      .addEdge("leaky", END)
+      .compile({ cache: new InvocacheNodeCache({ recorder, graph: "leaky" }) });
+    expect((await graph.invoke({ input: "x" })).out).toContain(key); // live: untouched
+    const bytes = await box.bytes();
+    expect(bytes.includes(Buffer.from("configured with"))).toBe(true); // the control: readable JSON
+    expect(bytes.includes(Buffer.from(key))).toBe(false);
+  });
+
   it("graph.clearCache() does not delete recordings: it throws, naming the fix", async () => {
     const recorder = box.recorder("auto");
     const graph = reviewLoop(new InvocacheNodeCache({ recorder, graph: "review-loop" }));
