@@ -42,7 +42,7 @@ function run(file: string, cwd: string, env: Record<string, string>) {
       process.execPath,
       // tsx by path: the cwd is a fresh directory without node_modules.
       ["--import", pathToFileURL(join(root, "node_modules/tsx/dist/loader.mjs")).href, file],
-      { cwd, env: { ...base, ...env }, timeout: 60_000 },
+      { cwd, env: { ...base, ...env }, timeout: 100_000 },
       (error, stdout, stderr) => {
         resolve({ code: error === null ? 0 : 1, stdout, stderr });
       },
@@ -83,6 +83,6 @@ describe("docs/integrations.md snippets", () => {
         await provider.close();
         rmSync(cwd, { recursive: true, force: true });
       }
-    }, 90_000);
+    }, 220_000); // two fresh processes importing a framework each
   }
 });
