@@ -162,6 +162,20 @@ describe("InvocacheCache (the cache route)", () => {
     );
   });
 
+  it("follows the recorder's mode: passthrough stores nothing, record always calls upstream", async () => {
+    const passthrough = box.recorder("passthrough");
+    await cachedModel(passthrough).invoke("Plan it");
+    expect(passthrough.stats.recorded).toBe(0);
+    const recorder = box.recorder("record");
+    const a = await cachedModel(recorder).invoke("Plan it");
+    const b = await cachedModel(recorder).invoke("Plan it");
+    expect(provider.calls).toBe(3);
+    expect(a.content).not.toBe(b.content);
+    expect(recorder.stats.recorded).toBe(2);
+    const replayed = await cachedModel(box.recorder("replay")).invoke("Plan it");
+    expect(replayed.content).toBe(b.content); // the latest recording wins
+  });
+
   it("refuses a missing recorder with the fix", () => {
     expect(() => new InvocacheCache({} as never)).toThrow(/options.recorder must be a recorder/);
   });
