@@ -1,0 +1,265 @@
+/**
+ * LangChain.js through invocache, with the real packages (@langchain/core,
+ * @langchain/openai) against the fake provider on loopback: the cache route
+ * (`InvocacheCache`), the fetch route (`createFetch` as ChatOpenAI's client
+ * fetch: streaming and tools), and the invocation context through runnables.
+ */
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import { ChatPromptTemplate } from "@langchain/core/prompts";
+import { RunnableLambda, RunnableSequence } from "@langchain/core/runnables";
+import { tool } from "@langchain/core/tools";
+import { FakeListChatModel } from "@langchain/core/utils/testing";
+import { ChatOpenAI } from "@langchain/openai";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  createFetch,
+  currentInvocation,
+  type Recorder,
+  ReplayMissError,
+  withInvocation,
+} from "../../src/index.js";
+import {
+  describeLlmString,
+  IntegrationError,
+  InvocacheCache,
+} from "../../src/integrations/langchain.js";
+import { sqliteSandbox } from "../adapters/helpers.js";
+import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
+
+const API_KEY = "sk-langchain-test-key-0123456789abcdef";
+let provider: FakeProvider;
+let box: Awaited<ReturnType<typeof sqliteSandbox>>;
+
+beforeEach(async () => {
+  provider = await startFakeProvider();
+  box = await sqliteSandbox();
+});
+afterEach(async () => {
+  await provider.close();
+  await box.cleanup();
+});
+
+function cachedModel(recorder: Recorder, extra: Record<string, unknown> = {}): ChatOpenAI {
+  return new ChatOpenAI({
+    model: "gpt-4o-mini",
+    apiKey: API_KEY,
+    temperature: 0,
+    maxRetries: 0,
+    configuration: { baseURL: `${provider.url}/v1` },
+    cache: new InvocacheCache({ recorder }),
+    ...extra,
+  });
+}
+
+const weather = tool(async ({ city }) => `sunny in ${city}`, {
+  name: "weather",
+  description: "The weather in a city",
+  schema: z.object({ city: z.string() }),
+});
+
+describe("InvocacheCache (the cache route)", () => {
+  it("records on the first run and replays with the provider stopped, zero upstream calls", async () => {
+    const pipeline = async (recorder: Recorder) => {
+      const model = cachedModel(recorder);
+      const plain = await withInvocation({ role: "planner", task: "release" }, () =>
+        model.invoke("Plan the release"),
+      );
+      const withTools = await withInvocation({ role: "builder" }, () =>
+        model.bindTools([weather]).invoke([
+          ["system", "Be brief"],
+          ["human", "Weather in Oslo?"],
+        ]),
+      );
+      return [plain.content, withTools.content];
+    };
+    const first = await pipeline(box.recorder("auto"));
+    expect(provider.calls).toBe(2);
+    await provider.close();
+    const replayer = box.recorder("replay");
+    const second = await pipeline(replayer);
+    expect(second).toStrictEqual(first);
+    expect(first[0]).toMatch(/^reply #1 /);
+    expect(provider.calls).toBe(2);
+    expect(replayer.stats.hits).toBe(2);
+    expect(replayer.last?.manifest.role).toBe("builder");
+  });
+
+  it("keys on bound tools: another tool schema is a miss that names params.tools", async () => {
+    await withInvocation({ role: "builder" }, () =>
+      cachedModel(box.recorder("auto")).bindTools([weather]).invoke("Weather in Oslo?"),
+    );
+    const other = tool(async () => "x", {
+      name: "weather",
+      description: "The weather in a city",
+      schema: z.object({ city: z.string(), unit: z.enum(["C", "F"]) }),
+    });
+    const miss = await withInvocation({ role: "builder" }, () =>
+      cachedModel(box.recorder("replay")).bindTools([other]).invoke("Weather in Oslo?"),
+    ).catch((e: unknown) => e);
+    expect(miss).toBeInstanceOf(ReplayMissError);
+    expect((miss as ReplayMissError).message).toContain("params.tools");
+  });
+
+  it("a changed setting is a miss that names the field, like the other adapters", async () => {
+    await cachedModel(box.recorder("auto")).invoke("Plan it");
+    const miss = await cachedModel(box.recorder("replay"), { temperature: 0.7 })
+      .invoke("Plan it")
+      .catch((e: unknown) => e);
+    expect(miss).toBeInstanceOf(ReplayMissError);
+    expect((miss as ReplayMissError).message).toContain("params.temperature: 0 → 0.7");
+  });
+
+  it("keeps the API key and the base URL out of the identity and the store", async () => {
+    const recorder = box.recorder("auto");
+    await cachedModel(recorder).invoke("Plan it");
+    const manifest = JSON.stringify(recorder.last?.manifest);
+    expect(manifest).toContain('"gpt-4o-mini"');
+    expect(manifest).not.toContain(API_KEY);
+    expect(manifest).not.toContain("127.0.0.1");
+    const bytes = await box.bytes();
+    expect(bytes.includes(Buffer.from("reply #1"))).toBe(true); // the control: the entry is there
+    expect(bytes.includes(Buffer.from(API_KEY))).toBe(false);
+  });
+
+  it("gives the retry after a rejection a new identity (attempt from withInvocation)", async () => {
+    const recorder = box.recorder("auto");
+    const model = cachedModel(recorder);
+    const drafts: string[] = [];
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const draft = await withInvocation({ role: "builder", attempt }, () =>
+        model.invoke("Write the changelog"),
+      );
+      drafts.push(String(draft.content));
+    }
+    expect(drafts[0]).not.toBe(drafts[1]);
+    expect(provider.calls).toBe(2);
+  });
+
+  it("does not store a generation cut by the token limit", async () => {
+    const recorder = box.recorder("auto");
+    provider.fail("truncate");
+    await cachedModel(recorder).invoke("Plan it");
+    await cachedModel(recorder).invoke("Plan it");
+    expect(provider.calls).toBe(2);
+    expect(recorder.stats.recorded).toBe(1);
+  });
+
+  it("refuses a key LangChain wrote a tool instance into (its schema would not count)", async () => {
+    // LangChain's own cache keys this on {"lc":1,"type":"not_implemented"}: any schema collides.
+    const model = new FakeListChatModel({
+      responses: ["sunny"],
+      cache: new InvocacheCache({ recorder: box.recorder("auto") }),
+    });
+    const error = await model
+      .withConfig({ tools: [weather] } as never)
+      .invoke("Weather in Oslo?")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IntegrationError);
+    expect((error as IntegrationError).code).toBe("ERR_INTEGRATION_KEY");
+    expect((error as Error).message).toContain(
+      "params.tools[0] is a langchain.tools.DynamicStructuredTool",
+    );
+  });
+
+  it("follows the recorder's mode: passthrough stores nothing, record always calls upstream", async () => {
+    const passthrough = box.recorder("passthrough");
+    await cachedModel(passthrough).invoke("Plan it");
+    expect(passthrough.stats.recorded).toBe(0);
+    const recorder = box.recorder("record");
+    const a = await cachedModel(recorder).invoke("Plan it");
+    const b = await cachedModel(recorder).invoke("Plan it");
+    expect(provider.calls).toBe(3);
+    expect(a.content).not.toBe(b.content);
+    expect(recorder.stats.recorded).toBe(2);
+    const replayed = await cachedModel(box.recorder("replay")).invoke("Plan it");
+    expect(replayed.content).toBe(b.content); // the latest recording wins
+  });
+
+  it("refuses a missing recorder with the fix", () => {
+    expect(() => new InvocacheCache({} as never)).toThrow(/options.recorder must be a recorder/);
+  });
+});
+
+describe("describeLlmString", () => {
+  it("parses LangChain's key:JSON pairs, JSON with commas and colons inside", () => {
+    expect(
+      describeLlmString(
+        '_model:"base_chat_model",_type:"openai",apiKey:"sk-x",baseURL:"http://h:1/v1",model:"gpt-5",model_name:"gpt-5",stop:["a,b","c:d"],temperature:0,tools:[{"type":"function","function":{"name":"w"}}]',
+      ),
+    ).toStrictEqual({
+      model: "gpt-5",
+      params: {
+        _model: "base_chat_model",
+        _type: "openai",
+        stop: ["a,b", "c:d"],
+        temperature: 0,
+        tools: [{ type: "function", function: { name: "w" } }],
+      },
+    });
+  });
+
+  it("keeps a string that is not LangChain's format whole", () => {
+    expect(describeLlmString("my-custom-llm{weird}")).toStrictEqual({
+      model: null,
+      params: { ":llm_string": "my-custom-llm{weird}" },
+    });
+  });
+});
+
+describe("the fetch route: createFetch as ChatOpenAI's client fetch", () => {
+  it("records and replays streaming and tool-bound calls, which LangChain's cache does not cover", async () => {
+    const pipeline = async (recorder: Recorder) => {
+      const model = new ChatOpenAI({
+        model: "gpt-4o-mini",
+        apiKey: API_KEY,
+        maxRetries: 0,
+        configuration: { baseURL: `${provider.url}/v1`, fetch: createFetch({ recorder }) },
+      });
+      let streamed = "";
+      for await (const chunk of await model.stream("Stream the checklist")) {
+        streamed += String(chunk.content);
+      }
+      const tooled = await model.bindTools([weather]).invoke("Weather in Oslo?");
+      return [streamed, tooled.content];
+    };
+    const first = await pipeline(box.recorder("auto"));
+    expect(first[0]).toMatch(/^reply #1 /);
+    await provider.close();
+    const replayer = box.recorder("replay");
+    expect(await pipeline(replayer)).toStrictEqual(first);
+    expect(provider.calls).toBe(2);
+    expect(replayer.stats.hits).toBe(2);
+  });
+});
+
+describe("the invocation context flows through LangChain runnables", () => {
+  it("survives RunnableSequence, RunnableLambda and LangChain's callbacks", async () => {
+    const recorder = box.recorder("auto");
+    const seenInCallback: string[] = [];
+    class Spy extends BaseCallbackHandler {
+      name = "spy";
+      override handleChatModelStart(): void {
+        const ctx = currentInvocation();
+        seenInCallback.push(`${ctx.role}/${ctx.attempt}`);
+      }
+    }
+    const prompt = ChatPromptTemplate.fromMessages([["human", "Review {thing}"]]);
+    const chain = RunnableSequence.from([
+      prompt,
+      RunnableLambda.from((value: unknown, config) =>
+        // A nested step inside the chain: its fields win, the rest is inherited.
+        withInvocation({ attempt: 2 }, () => cachedModel(recorder).invoke(value as never, config)),
+      ),
+    ]);
+    await withInvocation({ role: "reviewer", task: "ship 1.2" }, () =>
+      chain.invoke({ thing: "the diff" }, { callbacks: [new Spy()] }),
+    );
+    expect(recorder.last?.manifest).toMatchObject({
+      role: "reviewer",
+      task: "ship 1.2",
+      attempt: 2,
+    });
+    expect(seenInCallback).toStrictEqual(["reviewer/2"]);
+  });
+});
