@@ -65,14 +65,12 @@ export function tooDeep(value: unknown): boolean {
  * Whether a checked entry's id is the identity of its stored manifest, by the
  * identity module's own recipe. A mismatch is a hand edit, a bad merge or
  * swapped `id` lines: the entry would answer a question it was not recorded
- * for. One exception: a manifest holding `{secret:NAME}` placeholders may
- * have been redacted after it was hashed (a secret the recorder's identity
- * rules keep but the cassette's scanner removes), so its id cannot be
- * recomputed; such entries are accepted as they are.
+ * for. No exception for redacted manifests: the recorder builds the manifest
+ * with the same secret rule the stores apply (src/secrets), so a stored
+ * manifest holds its placeholders from the start and always hashes to its id.
  */
 export function entryIdMatches(id: string, manifest: Manifest): boolean {
-  if (manifestIdentity(manifest) === id) return true;
-  return JSON.stringify(manifest).includes("{secret:");
+  return manifestIdentity(manifest) === id;
 }
 
 const FIX =
