@@ -23,7 +23,7 @@ import {
   type SecretScanner,
 } from "../secrets/redact.js";
 import { type Entry, entryKey, entryLeaseKey, runKey, validateEntry } from "../store/envelope.js";
-import { assertJsonValue } from "../store/json.js";
+import { assertJsonValue, jsonEqual } from "../store/json.js";
 import { openStore } from "../store/open.js";
 import type { JsonValue, Store } from "../store/types.js";
 import { defaultStoreUrl } from "../store/url.js";
@@ -774,7 +774,7 @@ class RecorderImpl implements Recorder {
       id: c.id,
       manifest: c.manifest,
       // The caller gets the live value; the store never sees a secret.
-      response: this.#secrets === undefined ? value : this.#secrets.redact(value).value,
+      response: this.#storable(value),
       meta: {
         recordedAt: new Date().toISOString(),
         durationMs,
@@ -830,17 +830,25 @@ class RecorderImpl implements Recorder {
       raw === undefined
         ? undefined
         : validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED).response;
-    if (JSON.stringify(recorded) !== JSON.stringify(value)) {
+    // Like with like: the recording was redacted before it was stored, so the
+    // live value is redacted the same way; key order is not a difference.
+    const actual = this.#storable(value as JsonValue);
+    if (recorded === undefined ? actual !== undefined : !jsonEqual(recorded, actual)) {
       this.stats.divergences++;
       this.#events.emit("divergence", {
         kind: "response",
         id: c.id,
         occurrence: c.occurrence,
         expected: recorded ?? null,
-        actual: value,
+        actual,
       });
     }
     return { value, hit: false };
+  }
+
+  /** A response as it is stored: secrets redacted (the caller keeps the live value). */
+  #storable(value: JsonValue): JsonValue {
+    return this.#secrets === undefined ? value : this.#secrets.redact(value).value;
   }
 
   async #write(key: string, entry: Entry, id: string): Promise<void> {
