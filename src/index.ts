@@ -138,12 +138,15 @@ export {
   writeKeyPair,
 } from "./provenance/index.js";
 export {
+  answerLive,
   type CallOptions,
   createRecorder,
   DivergenceError,
   type EntrySizes,
   EntryTooLargeError,
   type Listener,
+  Live,
+  type LiveStreamResult,
   type MissDetails,
   MODES,
   type Mode,
@@ -160,6 +163,7 @@ export {
   runContentHash,
   type ServedCall,
   type ServedInfo,
+  type StreamOpened,
   type StreamOptions,
   type StreamResult,
   type StreamStart,

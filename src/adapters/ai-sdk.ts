@@ -25,8 +25,7 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
 } from "@ai-sdk/provider";
-import type { Recorder } from "../recorder/recorder.js";
-import type { RecordedStream } from "../recorder/stream.js";
+import type { RecordedStream, Recorder } from "../recorder/index.js";
 import type { JsonValue } from "../store/types.js";
 import { currentInvocation, invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";

@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { InvocationRequest } from "../identity/manifest.js";
-import type { CallOptions } from "../recorder/recorder.js";
+import type { CallOptions } from "../recorder/index.js";
 
 /** What a step says about the model calls made inside it. Every field is optional. */
 export interface InvocationContext {

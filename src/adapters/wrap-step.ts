@@ -4,7 +4,7 @@
  * hand-written loops). The step keeps its signature; its result must be JSON.
  */
 import type { InvocationRequest } from "../identity/manifest.js";
-import type { Recorder } from "../recorder/recorder.js";
+import type { Recorder } from "../recorder/index.js";
 import { explicitInvocation, invocationCall } from "./context.js";
 
 /** What a step contributes to its identity; role, task, attempt… come from the context. */

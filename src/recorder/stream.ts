@@ -12,52 +12,22 @@
  * that grows past the recorder's `maxEntryBytes` stops being buffered at
  * that point and is not recorded, while the reader still gets every event.
  */
-import type { InvocationRequest } from "../identity/manifest.js";
+import type { InvocationRequest } from "../identity/index.js";
 import type { JsonValue } from "../store/types.js";
-import type { CallOptions, Recorder, ServedInfo } from "./recorder.js";
+import { answerLive, Live } from "./live.js";
+import { StreamTooLarge } from "./stream-limit.js";
+import type {
+  LiveStreamResult,
+  RecordedStream,
+  Recorder,
+  ServedInfo,
+  StreamOpened,
+  StreamOptions,
+  StreamResult,
+  StreamStart,
+} from "./types.js";
 
-/** How a stream is stored: the head (status, headers, ids…) and timed events. */
-export interface RecordedStream<H extends JsonValue = JsonValue, E extends JsonValue = JsonValue> {
-  kind: "stream";
-  head: H;
-  /** `t`: milliseconds since the head arrived, 0.1 ms resolution. */
-  events: { t: number; data: E }[];
-}
-
-/** What {@link streamCall} resolves to. */
-export interface StreamResult<H, E> {
-  head: H;
-  events: AsyncIterable<E>;
-  /** Whether this was served from a recording. */
-  hit: boolean;
-}
-
-/** What `fn` of {@link streamCall} is given. */
-export interface StreamStart {
-  /** Aborts when the reader stops reading or the call's own signal aborts: pass it to `fetch`. */
-  signal: AbortSignal;
-}
-
-/**
- * Thrown by a stream's recording function when the stream passed the entry
- * limit: the recorder gives up recording it (internal; the caller sees an
- * `EntryTooLargeError` in record mode, a warning otherwise).
- */
-export class StreamTooLarge extends Error {
-  constructor(
-    readonly bytes: number,
-    readonly events: number,
-    readonly value: RecordedStream,
-  ) {
-    super(`the stream passed the entry limit at ${bytes} bytes after ${events} events`);
-  }
-}
-
-/** Options of {@link streamCall}. */
-export interface StreamOptions extends CallOptions {
-  /** Replay as fast as possible (default) or with the recorded gaps between events. */
-  timing?: "none" | "recorded";
-}
+export type { RecordedStream, StreamOptions, StreamResult, StreamStart } from "./types.js";
 
 /** Is a stored value a recorded stream? */
 export function isRecordedStream(value: unknown): value is RecordedStream {
@@ -85,12 +55,12 @@ export function isRecordedStream(value: unknown): value is RecordedStream {
  * }));
  * for await (const e of events) process(e);
  */
-export async function streamCall<H extends JsonValue, E extends JsonValue>(
-  recorder: Recorder,
+export async function streamCall<H extends JsonValue, E extends JsonValue, L = never>(
+  recorder: Pick<Recorder, "call" | "maxEntryBytes">,
   req: InvocationRequest,
-  fn: (start: StreamStart) => Promise<{ head: H; events: AsyncIterable<E> }>,
+  fn: (start: StreamStart) => Promise<StreamOpened<H, E> | Live<L>>,
   opts: StreamOptions = {},
-): Promise<StreamResult<H, E>> {
+): Promise<StreamResult<H, E> | LiveStreamResult<L>> {
   if (typeof fn !== "function")
     throw new TypeError("recorder.stream: fn must be an async function");
   const { timing = "none", ...callOpts } = opts;
@@ -114,10 +84,17 @@ export async function streamCall<H extends JsonValue, E extends JsonValue>(
   let rest: Promise<void> | undefined;
   let served: ServedInfo | undefined;
 
-  const settled = recorder.call<RecordedStream<H, E>>(
+  /** Set when `fn` answered live (answerLive): handed back, never stored. */
+  let answeredLive = false;
+  const settled = recorder.call<RecordedStream<H, E> | L>(
     req,
     async () => {
-      const { head, events } = await fn({ signal });
+      const opened = await fn({ signal });
+      if (Live.is(opened)) {
+        answeredLive = true;
+        return answerLive(opened.value as L);
+      }
+      const { head, events } = opened;
       announceLive(head);
       const started = performance.now();
       const upstream = events[Symbol.asyncIterator]();
@@ -194,6 +171,7 @@ export async function streamCall<H extends JsonValue, E extends JsonValue>(
   if (first.live) return { head: first.head, events: channel, hit: false };
 
   const value = first.value;
+  if (answeredLive) return { live: value as L, hit: false };
   if (!isRecordedStream(value)) {
     throw new TypeError(
       "recorder.stream: the recording for this identity is not a stream (it was recorded with recorder.call); re-record it with INVOCACHE_MODE=record",
