@@ -63,6 +63,7 @@ export {
 export {
   assertManifest,
   canonicalJson,
+  conversationPrompt,
   explainIdentity,
   type FieldDiff,
   hashArtifact,
@@ -77,6 +78,7 @@ export {
   MIN_PREFIX_LENGTH,
   manifestBytes,
   manifestIdentity,
+  requestRulesFired,
   resolvePrefix,
   shortId,
 } from "./identity/index.js";

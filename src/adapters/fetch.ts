@@ -17,7 +17,7 @@ import {
 } from "../recorder/index.js";
 import type { JsonValue } from "../store/types.js";
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
-import { currentInvocation, invocationCall } from "./context.js";
+import { invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import {
   describeHttpCall,
@@ -104,12 +104,7 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
   const invocacheFetch: FetchLike = async (input, init) => {
     const seen = await readJsonPost(input, init);
     if (seen === undefined || !shouldRecord(seen.url, seen.body)) return base(input, init);
-    const [req, callOpts] = invocationCall(
-      describeHttpCall(seen.url, seen.body, volatile, {
-        ...recorder.identity,
-        projectPath: currentInvocation().projectPath,
-      }),
-    );
+    const [req, callOpts] = invocationCall(describeHttpCall(seen.url, seen.body, volatile));
     const userSignal =
       init?.signal ?? (input instanceof Request ? input.signal : undefined) ?? undefined;
     // Our own controller too: cancelling a replayed-live body stops the upstream.

@@ -7,6 +7,7 @@
  * - replay: serve the recording; a miss is a `ReplayMissError`.
  * - auto: serve the recording; record a miss under the cross-process lease.
  */
+import { requestRulesFired } from "../identity/index.js";
 import type { Answer, CallContext, Core } from "./core.js";
 import { recordUnderLease } from "./lease.js";
 import { countMiss, lookup } from "./lookup.js";
@@ -49,8 +50,7 @@ async function replayOrRecord(core: Core, flights: SingleFlight, c: CallContext)
       occurrence: c.occurrence,
       mode: core.mode,
       manifest: c.manifest,
-      raw: { prompt: c.req.prompt, task: c.req.task },
-      normalize: { ...c.identityOpts, projectPath: c.req.projectPath },
+      rulesFired: requestRulesFired(c.req, c.identityOpts),
       rerecord: core.opts.rerecordHint,
       inRun: c.scope !== undefined,
     });
