@@ -96,50 +96,9 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
       }
       const { head, events } = opened;
       announceLive(head);
-      const started = performance.now();
-      const upstream = events[Symbol.asyncIterator]();
-      const stopped = new Promise<typeof STOP>((resolve) => {
-        if (signal.aborted) resolve(STOP);
-        else signal.addEventListener("abort", () => resolve(STOP), { once: true });
+      return recordEvents(head, events, signal, channel, limit, (r) => {
+        rest = r;
       });
-      /** The next event, or STOP as soon as the reader stops (even while a read is pending). */
-      const next = async (): Promise<IteratorResult<E> | typeof STOP> => {
-        const pending = upstream.next();
-        pending.catch(() => {}); // abandoned on STOP: its failure has nowhere to go
-        return Promise.race([pending, stopped]);
-      };
-      const close = () => {
-        Promise.resolve()
-          .then(() => upstream.return?.())
-          .catch(() => {});
-      };
-      const out: { t: number; data: E }[] = [];
-      // Estimated size of the recording so far: the head and each event as stored.
-      let bytes = jsonBytes(head) + 64;
-      for (;;) {
-        let r: IteratorResult<E> | typeof STOP;
-        try {
-          r = await next();
-        } catch (error) {
-          close();
-          throw error;
-        }
-        if (r === STOP) {
-          close();
-          throw signal.reason;
-        }
-        if (r.done) break;
-        const data = r.value;
-        channel.push(data);
-        bytes += jsonBytes(data) + 24;
-        if (bytes > limit) {
-          // Stop buffering now; the reader gets the rest live, nothing is stored.
-          rest = pumpLive(next, close, channel, signal);
-          throw new StreamTooLarge(bytes, out.length + 1, { kind: "stream", head, events: [] });
-        }
-        out.push({ t: Math.round((performance.now() - started) * 10) / 10, data });
-      }
-      return { kind: "stream", head, events: out };
     },
     {
       ...callOpts,
@@ -186,6 +145,66 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
 }
 
 const STOP = Symbol("stop");
+
+/**
+ * Read the upstream events into the channel (the reader gets them live) and
+ * into the recording. Past `limit`, buffering stops: the rest goes to the
+ * reader live (`giveUp` receives that pump) and `StreamTooLarge` is thrown,
+ * so nothing is stored. The reader stopping closes the upstream and fails.
+ */
+async function recordEvents<H extends JsonValue, E extends JsonValue>(
+  head: H,
+  events: AsyncIterable<E>,
+  signal: AbortSignal,
+  channel: Channel<E>,
+  limit: number,
+  giveUp: (rest: Promise<void>) => void,
+): Promise<RecordedStream<H, E>> {
+  const started = performance.now();
+  const upstream = events[Symbol.asyncIterator]();
+  const stopped = new Promise<typeof STOP>((resolve) => {
+    if (signal.aborted) resolve(STOP);
+    else signal.addEventListener("abort", () => resolve(STOP), { once: true });
+  });
+  /** The next event, or STOP as soon as the reader stops (even while a read is pending). */
+  const next = async (): Promise<IteratorResult<E> | typeof STOP> => {
+    const pending = upstream.next();
+    pending.catch(() => {}); // abandoned on STOP: its failure has nowhere to go
+    return Promise.race([pending, stopped]);
+  };
+  const close = () => {
+    Promise.resolve()
+      .then(() => upstream.return?.())
+      .catch(() => {});
+  };
+  const out: { t: number; data: E }[] = [];
+  // Estimated size of the recording so far: the head and each event as stored.
+  let bytes = jsonBytes(head) + 64;
+  for (;;) {
+    let r: IteratorResult<E> | typeof STOP;
+    try {
+      r = await next();
+    } catch (error) {
+      close();
+      throw error;
+    }
+    if (r === STOP) {
+      close();
+      throw signal.reason;
+    }
+    if (r.done) break;
+    const data = r.value;
+    channel.push(data);
+    bytes += jsonBytes(data) + 24;
+    if (bytes > limit) {
+      // Stop buffering now; the reader gets the rest live, nothing is stored.
+      giveUp(pumpLive(next, close, channel, signal));
+      throw new StreamTooLarge(bytes, out.length + 1, { kind: "stream", head, events: [] });
+    }
+    out.push({ t: Math.round((performance.now() - started) * 10) / 10, data });
+  }
+  return { kind: "stream", head, events: out };
+}
 
 /** Read the rest of an upstream into the channel without keeping it (recording was given up). */
 async function pumpLive<E>(
