@@ -63,6 +63,7 @@ export {
 export {
   assertManifest,
   canonicalJson,
+  conversationPrompt,
   explainIdentity,
   type FieldDiff,
   hashArtifact,
@@ -77,6 +78,7 @@ export {
   MIN_PREFIX_LENGTH,
   manifestBytes,
   manifestIdentity,
+  requestRulesFired,
   resolvePrefix,
   shortId,
 } from "./identity/index.js";
@@ -138,12 +140,15 @@ export {
   writeKeyPair,
 } from "./provenance/index.js";
 export {
+  answerLive,
   type CallOptions,
   createRecorder,
   DivergenceError,
   type EntrySizes,
   EntryTooLargeError,
   type Listener,
+  Live,
+  type LiveStreamResult,
   type MissDetails,
   MODES,
   type Mode,
@@ -160,6 +165,7 @@ export {
   runContentHash,
   type ServedCall,
   type ServedInfo,
+  type StreamOpened,
   type StreamOptions,
   type StreamResult,
   type StreamStart,

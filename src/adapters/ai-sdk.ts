@@ -3,8 +3,8 @@
  * spec v3) calls with `wrapLanguageModel`. Types only from
  * `@ai-sdk/provider`: nothing here loads `ai` at runtime.
  *
- * Identity: model = `provider:modelId`; prompt = the v3 prompt as canonical
- * JSON, strings normalized; params = every call setting (temperature, tools,
+ * Identity: model = `provider:modelId`; conversation = the v3 prompt (the
+ * identity makes it canonical JSON, strings normalized); params = every call setting (temperature, tools,
  * responseFormat, providerOptions…) plus `":call"` (`generate` | `stream`),
  * never the abort signal or headers.
  *
@@ -25,13 +25,11 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
 } from "@ai-sdk/provider";
-import type { Recorder } from "../recorder/recorder.js";
-import type { RecordedStream } from "../recorder/stream.js";
+import type { RecordedStream, Recorder } from "../recorder/index.js";
 import type { JsonValue } from "../store/types.js";
-import { currentInvocation, invocationCall } from "./context.js";
+import { invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import { decodeJson, encodeJson } from "./json-codec.js";
-import { promptText, promptTextRules } from "./prompt-text.js";
 import { requireRecorder } from "./recorder-option.js";
 
 /** Options of {@link invocacheMiddleware}. */
@@ -64,7 +62,7 @@ export function invocacheMiddleware(
     specificationVersion: "v3",
 
     async wrapGenerate({ doGenerate, params, model }) {
-      const [req, opts] = invocationCall(describeModelCall(recorder, model, params, "generate"));
+      const [req, opts] = invocationCall(describeModelCall(model, params, "generate"));
       // A live result goes back without an encode/decode trip, found by its box.
       const originals = new WeakMap<object, LanguageModelV3GenerateResult>();
       const unstorable = new WeakSet<object>();
@@ -81,7 +79,6 @@ export function invocacheMiddleware(
         },
         {
           ...opts,
-          disableRules: promptTextRules(recorder.identity),
           signal: params.abortSignal,
           isComplete: (v) =>
             !unstorable.has(v as object) && generateComplete((v as { result: JsonValue }).result),
@@ -93,7 +90,7 @@ export function invocacheMiddleware(
     },
 
     async wrapStream({ doStream, params, model }) {
-      const [req, opts] = invocationCall(describeModelCall(recorder, model, params, "stream"));
+      const [req, opts] = invocationCall(describeModelCall(model, params, "stream"));
       const originals = new WeakMap<object, LanguageModelV3StreamPart>();
       const unstorable = new WeakSet<object>();
       let cancelUpstream: ((reason: unknown) => void) | undefined;
@@ -126,7 +123,6 @@ export function invocacheMiddleware(
         },
         {
           ...opts,
-          disableRules: promptTextRules(recorder.identity),
           signal: params.abortSignal,
           timing,
           isComplete: (v) => {
@@ -162,11 +158,10 @@ export function invocacheMiddleware(
 
 /** model, prompt and params of a language model call. */
 function describeModelCall(
-  recorder: Recorder,
   model: LanguageModelV3,
   params: LanguageModelV3CallOptions,
   call: "generate" | "stream",
-): { model: string; prompt: string; params: Record<string, JsonValue> } {
+): { model: string; conversation: JsonValue; params: Record<string, JsonValue> } {
   const settings: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(params)) {
     if (!NOT_IN_IDENTITY.has(key) && value !== undefined) settings[key] = value;
@@ -174,10 +169,8 @@ function describeModelCall(
   const encodedSettings = encodeJson(settings).json as Record<string, JsonValue>;
   return {
     model: `${model.provider}:${model.modelId}`,
-    prompt: promptText(encodeJson(params.prompt).json, {
-      ...recorder.identity,
-      projectPath: currentInvocation().projectPath,
-    }),
+    // The identity canonicalizes and normalizes it (request.conversation).
+    conversation: encodeJson(params.prompt).json,
     params: { ...encodedSettings, ":call": call },
   };
 }

@@ -6,8 +6,8 @@
  * from here.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { InvocationRequest } from "../identity/manifest.js";
-import type { CallOptions } from "../recorder/recorder.js";
+import type { InvocationRequest } from "../identity/index.js";
+import type { CallOptions } from "../recorder/index.js";
 
 /** What a step says about the model calls made inside it. Every field is optional. */
 export interface InvocationContext {
@@ -90,11 +90,19 @@ export function explicitInvocation(): Readonly<InvocationContext> {
   return storage.getStore() ?? {};
 }
 
-/** What an adapter knows about a call from the SDK's side. */
+/**
+ * What an adapter knows about a call from the SDK's side. Give `prompt` (text)
+ * or `conversation` (the messages as JSON, as the SDK sent them): the
+ * identity normalizes either itself; an adapter never pre-normalizes.
+ */
 export interface CallDescription {
-  prompt: string;
+  prompt?: string | undefined;
+  /** The conversation as JSON (see `InvocationRequest.conversation`), used when `prompt` is absent. */
+  conversation?: unknown;
   model?: string | null | undefined;
   params?: Record<string, unknown> | undefined;
+  /** Role when no enclosing `withInvocation` sets one. Default `"default"`. */
+  role?: string | undefined;
 }
 
 /**
@@ -108,17 +116,19 @@ export interface CallDescription {
  * await recorder.call(req, () => callTheModel(prompt), opts);
  */
 export function invocationCall(call: CallDescription): [InvocationRequest, CallOptions] {
-  const ctx = currentInvocation();
+  const ctx = storage.getStore() ?? {}; // read once per call
   const req: InvocationRequest = {
-    role: ctx.role,
-    prompt: call.prompt,
+    role: ctx.role ?? call.role ?? DEFAULT_ROLE,
     model: call.model ?? null,
-    task: ctx.task,
-    projectPath: ctx.projectPath,
+    task: ctx.task ?? null,
+    projectPath: ctx.projectPath ?? null,
   };
+  if (call.prompt !== undefined || call.conversation === undefined) req.prompt = call.prompt ?? "";
+  else req.conversation = call.conversation;
   if (call.params !== undefined) req.params = call.params;
-  const opts: CallOptions = { attempt: ctx.attempt };
-  if (ctx.inputArtifactHashes.length > 0) opts.inputArtifactHashes = ctx.inputArtifactHashes;
+  const opts: CallOptions = { attempt: ctx.attempt ?? 0 };
+  const inputs = ctx.inputArtifactHashes ?? [];
+  if (inputs.length > 0) opts.inputArtifactHashes = inputs;
   return [req, opts];
 }
 

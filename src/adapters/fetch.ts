@@ -8,11 +8,16 @@
  * Never stored: request headers (API keys), cookies, non-2xx responses,
  * truncated or in-band-error answers, streams that did not finish.
  */
-import type { Recorder } from "../recorder/recorder.js";
-import { isRecordedStream, type RecordedStream } from "../recorder/stream.js";
+import {
+  answerLive,
+  isRecordedStream,
+  type Live,
+  type RecordedStream,
+  type Recorder,
+} from "../recorder/index.js";
 import type { JsonValue } from "../store/types.js";
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
-import { currentInvocation, invocationCall } from "./context.js";
+import { invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import {
   checkHostAliases,
@@ -22,7 +27,6 @@ import {
   VOLATILE_BODY_FIELDS,
   wantsStream,
 } from "./http-identity.js";
-import { promptTextRules } from "./prompt-text.js";
 import { requireRecorder } from "./recorder-option.js";
 import { type SseEvent, sseBody, sseEvents } from "./sse.js";
 
@@ -74,25 +78,6 @@ export interface CreateFetchOptions {
 }
 
 /**
- * A response that must reach the caller live and never be stored (non-2xx,
- * not JSON/SSE, unparsable). Thrown through the recorder so nothing is
- * stored; the first catcher gets the response, later ones (single-flight
- * followers) fetch for themselves.
- */
-class PassThrough extends Error {
-  #response: Response | undefined;
-  constructor(response: Response) {
-    super("invocache: upstream response passed through unrecorded");
-    this.#response = response;
-  }
-  claim(): Response | undefined {
-    const r = this.#response;
-    this.#response = undefined;
-    return r;
-  }
-}
-
-/**
  * Create a `fetch` that records and replays model API calls through
  * `recorder`. Identity: `model` from the body; the conversation fields
  * (`messages`, `system`, `input`, `instructions`, `prompt`, `contents`…) as
@@ -122,7 +107,6 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
   const shouldRecord = options.shouldRecord ?? looksLikeModelCall;
   const timing = options.timing ?? "none";
   const hostAliases = checkHostAliases(options.hostAliases);
-  const identityRules = promptTextRules(recorder.identity);
   const complete = (view: HttpResponseView): boolean =>
     (view.body !== undefined ? isCompleteJsonBody(view.body) : isCompleteSse(view.events ?? [])) &&
     (options.isComplete?.(view) ?? true);
@@ -131,13 +115,7 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     const seen = await readJsonPost(input, init);
     if (seen === undefined || !shouldRecord(seen.url, seen.body)) return base(input, init);
     const [req, callOpts] = invocationCall(
-      describeHttpCall(
-        seen.url,
-        seen.body,
-        volatile,
-        { ...recorder.identity, projectPath: currentInvocation().projectPath },
-        hostAliases,
-      ),
+      describeHttpCall(seen.url, seen.body, volatile, hostAliases),
     );
     const userSignal =
       init?.signal ?? (input instanceof Request ? input.signal : undefined) ?? undefined;
@@ -146,66 +124,69 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     const signal =
       userSignal === undefined ? upstream.signal : AbortSignal.any([userSignal, upstream.signal]);
     const live = () => base(input instanceof Request ? input.clone() : input, { ...init, signal });
-    const opts = { ...callOpts, disableRules: identityRules, signal: userSignal };
-    try {
-      if (!wantsStream(seen.url, seen.body)) {
-        const value = await recorder.call<HttpRecording>(req, () => recordPlain(live), {
-          ...opts,
-          isComplete: (v) => complete(viewOf(v as HttpRecording)),
-        });
-        return toResponse(asRecording(value));
-      }
-      const result = await recorder.stream<HttpHead, SseEvent>(req, () => recordStream(live), {
+    const opts = { ...callOpts, signal: userSignal };
+    // A response that must not be stored (non-2xx, not JSON/SSE, unparsable)
+    // comes back as answerLive(response): the caller gets it, nothing is stored.
+    if (!wantsStream(seen.url, seen.body)) {
+      const value = await recorder.call<HttpRecording | Response>(req, () => recordPlain(live), {
+        ...opts,
+        isComplete: (v) => complete(viewOf(v as HttpRecording)),
+      });
+      return value instanceof Response ? value : toResponse(asRecording(value));
+    }
+    const result = await recorder.stream<HttpHead, SseEvent, Response>(
+      req,
+      () => recordStream(live),
+      {
         ...opts,
         timing,
         isComplete: (v) => complete(streamView(v as RecordedStream<HttpHead, SseEvent>)),
-      });
-      const head = asHead(result.head);
-      if (head.body !== undefined) return toResponse(head);
-      return new Response(
-        sseBody(result.events, (reason) => upstream.abort(reason)),
-        init200(head, "text/event-stream"),
-      );
-    } catch (error) {
-      if (error instanceof PassThrough) {
-        return error.claim() ?? base(input instanceof Request ? input.clone() : input, init);
-      }
-      throw error;
-    }
+      },
+    );
+    if ("live" in result) return result.live;
+    const head = asHead(result.head);
+    if (head.body !== undefined) return toResponse(head);
+    return new Response(
+      sseBody(result.events, (reason) => upstream.abort(reason)),
+      init200(head, "text/event-stream"),
+    );
   };
   return invocacheFetch as typeof globalThis.fetch;
 }
 
 /** A live response, read whole: JSON, or SSE that arrived without being asked for. */
-async function recordPlain(live: () => Promise<Response>): Promise<HttpRecording> {
+async function recordPlain(live: () => Promise<Response>): Promise<HttpRecording | Live<Response>> {
   const res = await live();
   const head = admit(res);
+  if (head instanceof Response) return answerLive(head);
   if (isSse(res)) {
     const sse: SseEvent[] = [];
     if (res.body !== null) for await (const e of sseEvents(res.body)) sse.push(e);
     return { ...head, sse };
   }
-  return { ...head, body: await readJson(res) };
+  const body = await readJson(res);
+  return body instanceof Response ? answerLive(body) : { ...head, body };
 }
 
 /** A live response as a head and its events, read as they come. */
 async function recordStream(
   live: () => Promise<Response>,
-): Promise<{ head: HttpHead; events: AsyncIterable<SseEvent> }> {
+): Promise<{ head: HttpHead; events: AsyncIterable<SseEvent> } | Live<Response>> {
   const res = await live();
   const head = admit(res);
+  if (head instanceof Response) return answerLive(head);
   if (isSse(res)) return { head, events: res.body === null ? none() : sseEvents(res.body) };
-  return { head: { ...head, body: await readJson(res) }, events: none() };
+  const body = await readJson(res);
+  if (body instanceof Response) return answerLive(body);
+  return { head: { ...head, body }, events: none() };
 }
 
 async function* none(): AsyncGenerator<SseEvent> {}
 
-/** The head of a storable response, or a PassThrough for anything else. */
-function admit(res: Response): HttpHead {
-  if (!res.ok) throw new PassThrough(res);
-  if (!isSse(res) && !isJsonType(mediaType(res.headers.get("content-type")))) {
-    throw new PassThrough(res);
-  }
+/** The head of a storable response, or the response itself when it must pass through unstored. */
+function admit(res: Response): HttpHead | Response {
+  if (!res.ok) return res;
+  if (!isSse(res) && !isJsonType(mediaType(res.headers.get("content-type")))) return res;
   const head: HttpHead = { status: res.status, headers: safeResponseHeaders(res.headers) };
   if (res.statusText !== "") head.statusText = res.statusText;
   return head;
@@ -213,7 +194,8 @@ function admit(res: Response): HttpHead {
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-async function readJson(res: Response): Promise<JsonValue> {
+/** The parsed body, or (says JSON, is not) a copy of the response to hand over unstored. */
+async function readJson(res: Response): Promise<JsonValue | Response> {
   // Bytes first, decoded strictly: res.text() would turn invalid UTF-8 into
   // U+FFFD and drop a BOM, and a repaired body must neither be stored nor
   // reach the caller in place of what the server sent.
@@ -225,9 +207,7 @@ async function readJson(res: Response): Promise<JsonValue> {
     const headers = new Headers(res.headers);
     headers.delete("content-encoding");
     headers.delete("content-length");
-    throw new PassThrough(
-      new Response(bytes, { status: res.status, statusText: res.statusText, headers }),
-    );
+    return new Response(bytes, { status: res.status, statusText: res.statusText, headers });
   }
 }
 

@@ -6,13 +6,13 @@
  * never stored.
  */
 
-import type { NormalizeOptions } from "../normalize/normalize.js";
 import type { JsonValue } from "../store/types.js";
 import type { CallDescription } from "./context.js";
-import { promptText, setMember } from "./prompt-text.js";
+import { setMember } from "./prompt-text.js";
 
 /**
- * Body fields that make up the conversation: canonicalized and normalized
+ * Body fields that make up the conversation: passed as
+ * `request.conversation`, which the identity canonicalizes and normalizes
  * string by string into the prompt. OpenAI chat/Anthropic `messages`,
  * Anthropic `system`, OpenAI Responses `input`/`instructions`, legacy
  * completions and Responses prompt templates `prompt`, Gemini `contents` and
@@ -165,21 +165,24 @@ export function wantsStream(url: URL, body: Readonly<Record<string, JsonValue>>)
 }
 
 /**
- * model, prompt and params of a request (see the module comment).
+ * model, conversation and params of a request (see the module comment). The
+ * conversation is passed as it is: the identity normalizes it.
  *
  * @example
  * describeHttpCall(new URL("https://api.openai.com/v1/chat/completions"),
- *   { model: "gpt-5", messages, temperature: 0, user: "u-42" }, new Set(VOLATILE_BODY_FIELDS), {})
- * // { model: "gpt-5", prompt: '{"messages":[…]}',
+ *   { model: "gpt-5", messages, temperature: 0, user: "u-42" }, new Set(VOLATILE_BODY_FIELDS))
+ * // { model: "gpt-5", conversation: { messages },
  * //   params: { ":host": "https://api.openai.com", ":path": "/v1/chat/completions", temperature: 0 } }
  */
 export function describeHttpCall(
   url: URL,
   body: Readonly<Record<string, JsonValue>>,
   volatile: ReadonlySet<string>,
-  normalize: NormalizeOptions,
   hostAliases?: HostAliases,
-): CallDescription & { params: Record<string, JsonValue> } {
+): CallDescription & {
+  conversation: Record<string, JsonValue>;
+  params: Record<string, JsonValue>;
+} {
   const conversation: Record<string, JsonValue> = {};
   const params: Record<string, JsonValue> = {};
   for (const [key, value] of Object.entries(body)) {
@@ -195,7 +198,7 @@ export function describeHttpCall(
   if (query !== undefined) params[":query"] = query;
   return {
     model: typeof body.model === "string" ? body.model : modelFromPath(url.pathname),
-    prompt: promptText(conversation, normalize),
+    conversation,
     params,
   };
 }

@@ -2,7 +2,7 @@
  * The one check every adapter makes of its options: a real recorder, so a
  * wrong argument fails at set-up with the fix, not on the first model call.
  */
-import type { Recorder } from "../recorder/recorder.js";
+import type { Recorder } from "../recorder/index.js";
 
 /**
  * `options.recorder`, checked; `who` names the adapter in the message.

@@ -3,9 +3,8 @@
  * in a workflow engine (Temporal activities, Inngest steps, LangGraph nodes,
  * hand-written loops). The step keeps its signature; its result must be JSON.
  */
-import type { InvocationRequest } from "../identity/manifest.js";
-import type { Recorder } from "../recorder/recorder.js";
-import { explicitInvocation, invocationCall } from "./context.js";
+import type { Recorder } from "../recorder/index.js";
+import { invocationCall } from "./context.js";
 
 /** What a step contributes to its identity; role, task, attempt… come from the context. */
 export interface StepRequest {
@@ -54,15 +53,11 @@ export function wrapStep<A extends unknown[], R>(
     opts.toRequest ?? ((...args: A): StepRequest => ({ params: { args: args as unknown[] } }));
   return recorder.wrap(fn, (...args: A) => {
     const step = toRequest(...args);
-    const [req, callOpts] = invocationCall({
+    return invocationCall({
       prompt: step.prompt ?? "",
       model: step.model,
       params: { ...step.params, ":step": name },
+      role: `fn:${name}`,
     });
-    const request: InvocationRequest = {
-      ...req,
-      role: explicitInvocation().role ?? `fn:${name}`,
-    };
-    return [request, callOpts];
   });
 }

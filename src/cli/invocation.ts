@@ -147,7 +147,7 @@ export function invocationFromDocument(
     manifest,
     id: manifestIdentity(manifest),
     request: {
-      prompt: req.prompt,
+      prompt: req.prompt ?? manifest.prompt, // a conversation: its normalized text
       task: typeof req.task === "string" ? req.task : "",
       normalize,
     },

@@ -1,5 +1,6 @@
 export { hashArtifact } from "./artifact.js";
 export { canonicalJson, wtf8 } from "./canonical-json.js";
+export { conversationPrompt } from "./conversation.js";
 export { explainIdentity, type FieldDiff } from "./explain.js";
 export {
   IDENTITY_DOMAIN_V1,
@@ -13,6 +14,7 @@ export {
   type IdentityOptions,
   type InvocationRequest,
   invocationManifest,
+  requestRulesFired,
 } from "./manifest.js";
 export type { Manifest, ManifestValue } from "./manifest-types.js";
 export { SHA256_BACKEND, sha256Hex } from "./sha256.js";

@@ -3,17 +3,29 @@
  * (docs/identity.md). Validation lives here so every bad field is a
  * `TypeError` naming it, before anything is hashed.
  */
-import { type NormalizeOptions, normalizePrompt } from "../normalize/normalize.js";
+import {
+  explainNormalization,
+  type NormalizeOptions,
+  normalizePrompt,
+} from "../normalize/normalize.js";
 import type { NormalizationRule } from "../normalize/rules.js";
 import { scannerFor } from "../normalize/secrets-rule.js";
+import { conversationPrompt } from "./conversation.js";
 import type { Manifest, ManifestValue } from "./manifest-types.js";
 
 /** A model call as the caller describes it. Only the fields of the manifest are hashed. */
 export interface InvocationRequest {
   /** Agent role: planner, builder, reviewer… */
   role: string;
-  /** The prompt text (normalized before hashing). */
-  prompt: string;
+  /** The prompt text (normalized before hashing). Give this or `conversation`. */
+  prompt?: string | undefined;
+  /**
+   * The prompt as structured JSON (an SDK call's messages, system prompt…),
+   * used when `prompt` is absent: the manifest's prompt is its canonical JSON
+   * with every string normalized on its own (docs/identity.md). Adapters pass
+   * what the SDK sent here and let the identity normalize it, once.
+   */
+  conversation?: unknown;
   /** Model name; null, undefined and "" are the same. */
   model?: string | null | undefined;
   /** The task the step works on (normalized before hashing). */
@@ -61,8 +73,18 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
       `request.role must be a non-empty string (e.g. "planner"), got ${describe(req.role)}`,
     );
   }
-  if (typeof req.prompt !== "string") {
+  if (req.prompt !== undefined && typeof req.prompt !== "string") {
     throw new TypeError(`request.prompt must be a string, got ${describe(req.prompt)}`);
+  }
+  if (req.prompt === undefined && req.conversation === undefined) {
+    throw new TypeError(
+      "request.prompt must be a string (or give request.conversation, the messages as JSON), got undefined",
+    );
+  }
+  if (req.prompt !== undefined && req.conversation !== undefined) {
+    throw new TypeError(
+      "request has both prompt and conversation; give one (prompt: text, conversation: the messages as JSON)",
+    );
   }
   const model = optionalString(req.model, "request.model");
   const task = optionalString(req.task, "request.task");
@@ -78,20 +100,15 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
     );
   }
 
-  const normalize: NormalizeOptions = {
-    projectPath,
-    homeDir: opts.homeDir,
-    tmpDirs: opts.tmpDirs,
-    roots: opts.roots,
-    rules: opts.rules as readonly NormalizationRule[] | undefined,
-    secrets: opts.secrets,
-    disableRules: opts.disableRules,
-  };
+  const normalize = normalizeOptions(projectPath, opts);
   const manifest: Manifest = {
     attempt,
     inputs: inputs(opts.inputArtifactHashes),
     model,
-    prompt: normalizePrompt(req.prompt, normalize),
+    prompt:
+      req.prompt === undefined
+        ? conversationPrompt(req.conversation, normalize)
+        : normalizePrompt(req.prompt, normalize),
     role: req.role,
     task: task === "" ? "" : normalizePrompt(task, normalize),
   };
@@ -117,6 +134,46 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
     }
   }
   return manifest;
+}
+
+/**
+ * How often each normalization rule fired on a request's prompt (or each
+ * string of its conversation) and task: what a miss report shows. Call it on
+ * a request `invocationManifest` accepted.
+ *
+ * @example
+ * requestRulesFired({ role: "r", prompt: "at 2026-09-09T10:00:00Z" }) // { timestamp: 1 }
+ */
+export function requestRulesFired(
+  req: InvocationRequest,
+  opts: IdentityOptions = {},
+): Record<string, number> {
+  const normalize = normalizeOptions(req.projectPath ?? undefined, opts);
+  const counts: Record<string, number> = {};
+  const add = (text: string) => {
+    for (const [rule, n] of Object.entries(explainNormalization(text, normalize).counts)) {
+      counts[rule] = (counts[rule] ?? 0) + n;
+    }
+  };
+  if (req.prompt === undefined) conversationPrompt(req.conversation, normalize, counts);
+  else add(req.prompt);
+  add(typeof req.task === "string" ? req.task : "");
+  return counts;
+}
+
+function normalizeOptions(
+  projectPath: string | undefined,
+  opts: IdentityOptions,
+): NormalizeOptions {
+  return {
+    projectPath,
+    homeDir: opts.homeDir,
+    tmpDirs: opts.tmpDirs,
+    roots: opts.roots,
+    rules: opts.rules as readonly NormalizationRule[] | undefined,
+    secrets: opts.secrets,
+    disableRules: opts.disableRules,
+  };
 }
 
 /**

@@ -4,7 +4,6 @@
  */
 import { explainIdentity } from "../identity/explain.js";
 import type { Manifest } from "../identity/manifest-types.js";
-import { explainNormalization, type NormalizeOptions } from "../normalize/normalize.js";
 import { entryPrefix, validateEntry } from "../store/envelope.js";
 import type { Store } from "../store/types.js";
 import { type MissDetails, type NearestEntry, ReplayMissError } from "./errors.js";
@@ -20,9 +19,8 @@ export interface MissContext {
   occurrence: number;
   mode: string;
   manifest: Manifest;
-  /** The raw prompt and task, to say which normalization rules fired. */
-  raw: { prompt: string; task: string | null | undefined };
-  normalize: NormalizeOptions;
+  /** How often each normalization rule fired on the request (`requestRulesFired`). */
+  rulesFired: Record<string, number>;
   /** The command that re-records, e.g. from the vitest helper. */
   rerecord?: string | undefined;
   inRun: boolean;
@@ -75,12 +73,6 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
       diffs: explainIdentity(c.manifest, ctx.manifest),
     }));
 
-  const rulesFired: Record<string, number> = {};
-  for (const text of [ctx.raw.prompt, ctx.raw.task ?? ""]) {
-    for (const [rule, n] of Object.entries(explainNormalization(text, ctx.normalize).counts)) {
-      rulesFired[rule] = (rulesFired[rule] ?? 0) + n;
-    }
-  }
   const rerecord =
     ctx.rerecord ??
     "INVOCACHE_MODE=record <your command>   (or INVOCACHE_MODE=auto to record only what is missing)";
@@ -92,7 +84,7 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
     manifest: ctx.manifest,
     recordedOccurrences,
     nearest,
-    rulesFired,
+    rulesFired: ctx.rulesFired,
     rerecord,
   };
   return new ReplayMissError(details, render(details, ctx.inRun));

@@ -12,52 +12,22 @@
  * that grows past the recorder's `maxEntryBytes` stops being buffered at
  * that point and is not recorded, while the reader still gets every event.
  */
-import type { InvocationRequest } from "../identity/manifest.js";
+import type { InvocationRequest } from "../identity/index.js";
 import type { JsonValue } from "../store/types.js";
-import type { CallOptions, Recorder, ServedInfo } from "./recorder.js";
+import { answerLive, Live } from "./live.js";
+import { StreamTooLarge } from "./stream-limit.js";
+import type {
+  LiveStreamResult,
+  RecordedStream,
+  Recorder,
+  ServedInfo,
+  StreamOpened,
+  StreamOptions,
+  StreamResult,
+  StreamStart,
+} from "./types.js";
 
-/** How a stream is stored: the head (status, headers, ids…) and timed events. */
-export interface RecordedStream<H extends JsonValue = JsonValue, E extends JsonValue = JsonValue> {
-  kind: "stream";
-  head: H;
-  /** `t`: milliseconds since the head arrived, 0.1 ms resolution. */
-  events: { t: number; data: E }[];
-}
-
-/** What {@link streamCall} resolves to. */
-export interface StreamResult<H, E> {
-  head: H;
-  events: AsyncIterable<E>;
-  /** Whether this was served from a recording. */
-  hit: boolean;
-}
-
-/** What `fn` of {@link streamCall} is given. */
-export interface StreamStart {
-  /** Aborts when the reader stops reading or the call's own signal aborts: pass it to `fetch`. */
-  signal: AbortSignal;
-}
-
-/**
- * Thrown by a stream's recording function when the stream passed the entry
- * limit: the recorder gives up recording it (internal; the caller sees an
- * `EntryTooLargeError` in record mode, a warning otherwise).
- */
-export class StreamTooLarge extends Error {
-  constructor(
-    readonly bytes: number,
-    readonly events: number,
-    readonly value: RecordedStream,
-  ) {
-    super(`the stream passed the entry limit at ${bytes} bytes after ${events} events`);
-  }
-}
-
-/** Options of {@link streamCall}. */
-export interface StreamOptions extends CallOptions {
-  /** Replay as fast as possible (default) or with the recorded gaps between events. */
-  timing?: "none" | "recorded";
-}
+export type { RecordedStream, StreamOptions, StreamResult, StreamStart } from "./types.js";
 
 /** Is a stored value a recorded stream? */
 export function isRecordedStream(value: unknown): value is RecordedStream {
@@ -85,12 +55,12 @@ export function isRecordedStream(value: unknown): value is RecordedStream {
  * }));
  * for await (const e of events) process(e);
  */
-export async function streamCall<H extends JsonValue, E extends JsonValue>(
-  recorder: Recorder,
+export async function streamCall<H extends JsonValue, E extends JsonValue, L = never>(
+  recorder: Pick<Recorder, "call" | "maxEntryBytes">,
   req: InvocationRequest,
-  fn: (start: StreamStart) => Promise<{ head: H; events: AsyncIterable<E> }>,
+  fn: (start: StreamStart) => Promise<StreamOpened<H, E> | Live<L>>,
   opts: StreamOptions = {},
-): Promise<StreamResult<H, E>> {
+): Promise<StreamResult<H, E> | LiveStreamResult<L>> {
   if (typeof fn !== "function")
     throw new TypeError("recorder.stream: fn must be an async function");
   const { timing = "none", ...callOpts } = opts;
@@ -114,55 +84,21 @@ export async function streamCall<H extends JsonValue, E extends JsonValue>(
   let rest: Promise<void> | undefined;
   let served: ServedInfo | undefined;
 
-  const settled = recorder.call<RecordedStream<H, E>>(
+  /** Set when `fn` answered live (answerLive): handed back, never stored. */
+  let answeredLive = false;
+  const settled = recorder.call<RecordedStream<H, E> | L>(
     req,
     async () => {
-      const { head, events } = await fn({ signal });
-      announceLive(head);
-      const started = performance.now();
-      const upstream = events[Symbol.asyncIterator]();
-      const stopped = new Promise<typeof STOP>((resolve) => {
-        if (signal.aborted) resolve(STOP);
-        else signal.addEventListener("abort", () => resolve(STOP), { once: true });
-      });
-      /** The next event, or STOP as soon as the reader stops (even while a read is pending). */
-      const next = async (): Promise<IteratorResult<E> | typeof STOP> => {
-        const pending = upstream.next();
-        pending.catch(() => {}); // abandoned on STOP: its failure has nowhere to go
-        return Promise.race([pending, stopped]);
-      };
-      const close = () => {
-        Promise.resolve()
-          .then(() => upstream.return?.())
-          .catch(() => {});
-      };
-      const out: { t: number; data: E }[] = [];
-      // Estimated size of the recording so far: the head and each event as stored.
-      let bytes = jsonBytes(head) + 64;
-      for (;;) {
-        let r: IteratorResult<E> | typeof STOP;
-        try {
-          r = await next();
-        } catch (error) {
-          close();
-          throw error;
-        }
-        if (r === STOP) {
-          close();
-          throw signal.reason;
-        }
-        if (r.done) break;
-        const data = r.value;
-        channel.push(data);
-        bytes += jsonBytes(data) + 24;
-        if (bytes > limit) {
-          // Stop buffering now; the reader gets the rest live, nothing is stored.
-          rest = pumpLive(next, close, channel, signal);
-          throw new StreamTooLarge(bytes, out.length + 1, { kind: "stream", head, events: [] });
-        }
-        out.push({ t: Math.round((performance.now() - started) * 10) / 10, data });
+      const opened = await fn({ signal });
+      if (Live.is(opened)) {
+        answeredLive = true;
+        return answerLive(opened.value as L);
       }
-      return { kind: "stream", head, events: out };
+      const { head, events } = opened;
+      announceLive(head);
+      return recordEvents(head, events, signal, channel, limit, (r) => {
+        rest = r;
+      });
     },
     {
       ...callOpts,
@@ -194,6 +130,7 @@ export async function streamCall<H extends JsonValue, E extends JsonValue>(
   if (first.live) return { head: first.head, events: channel, hit: false };
 
   const value = first.value;
+  if (answeredLive) return { live: value as L, hit: false };
   if (!isRecordedStream(value)) {
     throw new TypeError(
       "recorder.stream: the recording for this identity is not a stream (it was recorded with recorder.call); re-record it with INVOCACHE_MODE=record",
@@ -208,6 +145,66 @@ export async function streamCall<H extends JsonValue, E extends JsonValue>(
 }
 
 const STOP = Symbol("stop");
+
+/**
+ * Read the upstream events into the channel (the reader gets them live) and
+ * into the recording. Past `limit`, buffering stops: the rest goes to the
+ * reader live (`giveUp` receives that pump) and `StreamTooLarge` is thrown,
+ * so nothing is stored. The reader stopping closes the upstream and fails.
+ */
+async function recordEvents<H extends JsonValue, E extends JsonValue>(
+  head: H,
+  events: AsyncIterable<E>,
+  signal: AbortSignal,
+  channel: Channel<E>,
+  limit: number,
+  giveUp: (rest: Promise<void>) => void,
+): Promise<RecordedStream<H, E>> {
+  const started = performance.now();
+  const upstream = events[Symbol.asyncIterator]();
+  const stopped = new Promise<typeof STOP>((resolve) => {
+    if (signal.aborted) resolve(STOP);
+    else signal.addEventListener("abort", () => resolve(STOP), { once: true });
+  });
+  /** The next event, or STOP as soon as the reader stops (even while a read is pending). */
+  const next = async (): Promise<IteratorResult<E> | typeof STOP> => {
+    const pending = upstream.next();
+    pending.catch(() => {}); // abandoned on STOP: its failure has nowhere to go
+    return Promise.race([pending, stopped]);
+  };
+  const close = () => {
+    Promise.resolve()
+      .then(() => upstream.return?.())
+      .catch(() => {});
+  };
+  const out: { t: number; data: E }[] = [];
+  // Estimated size of the recording so far: the head and each event as stored.
+  let bytes = jsonBytes(head) + 64;
+  for (;;) {
+    let r: IteratorResult<E> | typeof STOP;
+    try {
+      r = await next();
+    } catch (error) {
+      close();
+      throw error;
+    }
+    if (r === STOP) {
+      close();
+      throw signal.reason;
+    }
+    if (r.done) break;
+    const data = r.value;
+    channel.push(data);
+    bytes += jsonBytes(data) + 24;
+    if (bytes > limit) {
+      // Stop buffering now; the reader gets the rest live, nothing is stored.
+      giveUp(pumpLive(next, close, channel, signal));
+      throw new StreamTooLarge(bytes, out.length + 1, { kind: "stream", head, events: [] });
+    }
+    out.push({ t: Math.round((performance.now() - started) * 10) / 10, data });
+  }
+  return { kind: "stream", head, events: out };
+}
 
 /** Read the rest of an upstream into the channel without keeping it (recording was given up). */
 async function pumpLive<E>(

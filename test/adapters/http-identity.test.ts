@@ -44,7 +44,7 @@ const chat = (content = "hello") => ({
 });
 
 const describeUrl = (url: string) =>
-  describeHttpCall(new URL(url), chat(), new Set(VOLATILE_BODY_FIELDS), {});
+  describeHttpCall(new URL(url), chat(), new Set(VOLATILE_BODY_FIELDS));
 
 describe("query parameters", () => {
   it.each([
@@ -133,7 +133,7 @@ describe("host", () => {
 
   it("hostAliases as a function; undefined keeps the origin", async () => {
     const d = (url: string, hostAliases: (u: URL) => string | undefined) =>
-      describeHttpCall(new URL(url), chat(), new Set(), {}, hostAliases).params[":host"];
+      describeHttpCall(new URL(url), chat(), new Set(), hostAliases).params[":host"];
     const alias = (u: URL) => (u.hostname.endsWith(".gw.example") ? "openai" : undefined);
     expect(d("https://eu.gw.example/v1/x", alias)).toBe("openai");
     expect(d("https://api.openai.com:443/v1/x", alias)).toBe("https://api.openai.com");

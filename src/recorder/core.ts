@@ -1,0 +1,72 @@
+/**
+ * What every part of the recorder shares: its settings and counters (one
+ * `Core` per recorder), one call on its way (`CallContext`, read-only once
+ * built) and what answered it (`Answer`). Each step of the pipeline takes
+ * these and returns explicit values; nothing is handed between steps by
+ * setting a field.
+ */
+import type { IdentityOptions, InvocationRequest, Manifest } from "../identity/index.js";
+import type { SecretScanner } from "../secrets/redact.js";
+import type { JsonValue, Store } from "../store/types.js";
+import type { Emitter } from "./events.js";
+import type { FailOpen } from "./fail-open.js";
+import type { Mode } from "./mode.js";
+import type { RunScope } from "./run-scope.js";
+import type { CallOptions, RecorderOptions, RecorderStats } from "./types.js";
+
+/** Values read from a Store are JSON by the Store contract: check the envelope's shape only. */
+export const TRUSTED = { deep: false } as const;
+
+/** One recorder's settings, counters and event channel. */
+export interface Core {
+  readonly mode: Mode;
+  readonly namespace: string;
+  readonly store: Store;
+  readonly stats: RecorderStats;
+  readonly events: Emitter;
+  readonly opts: RecorderOptions;
+  /** Scrubs responses before they are stored; undefined with `secrets: false`. */
+  readonly secrets: SecretScanner | undefined;
+  readonly maxEntryBytes: number;
+  readonly leaseMs: number;
+  /** This recorder's lease owner name. */
+  readonly owner: string;
+  readonly failOpen: FailOpen;
+}
+
+/** One call, from identity to answer. */
+export interface CallContext {
+  readonly req: InvocationRequest;
+  readonly fn: () => Promise<unknown>;
+  readonly opts: CallOptions;
+  readonly identityOpts: IdentityOptions;
+  readonly manifest: Manifest;
+  readonly id: string;
+  readonly occurrence: number;
+  readonly key: string;
+  readonly scope: RunScope | undefined;
+}
+
+/** What answered a call. */
+export interface Answer {
+  value: unknown;
+  hit: boolean;
+  /** Upstream time of the recording behind the value (what a follower saved). */
+  durationMs?: number;
+  /** Served to a single-flight follower: it did not go upstream, but shares the leader's recording. */
+  shared?: boolean;
+  /** Not a value a follower can use (a stream whose recording was given up, a live answer): followers call themselves. */
+  unshareable?: boolean;
+  /** `fn` answered with `answerLive`: nothing stored, the call does not count in the run. */
+  live?: boolean;
+}
+
+/** The `isComplete` in effect for a call (per call, else the recorder's). */
+export function completeness(core: Core, c: CallContext): ((v: unknown) => boolean) | undefined {
+  return c.opts.isComplete ?? core.opts.isComplete;
+}
+
+/** A response as it is stored: secrets redacted (the caller keeps the live value). */
+export function storable(core: Core, value: JsonValue): JsonValue {
+  return core.secrets === undefined ? value : core.secrets.redact(value).value;
+}

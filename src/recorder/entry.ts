@@ -1,0 +1,77 @@
+/**
+ * Building the stored entry for a live answer, and the entry size limit:
+ * larger entries are refused whole (never truncated), with an error that
+ * names the part that is large.
+ */
+import { manifestIdentity } from "../identity/index.js";
+import { NORMALIZATION_VERSION } from "../normalize/rules.js";
+import type { Entry } from "../store/envelope.js";
+import type { JsonValue } from "../store/types.js";
+import { INVOCACHE_VERSION } from "../version.js";
+import { type CallContext, type Core, storable } from "./core.js";
+import { EntryTooLargeError } from "./errors.js";
+import type { StreamTooLarge } from "./stream-limit.js";
+
+/** The entry that records `value` for this call (secrets redacted). */
+export function buildEntry(
+  core: Core,
+  c: CallContext,
+  value: JsonValue,
+  durationMs: number,
+): Entry {
+  return {
+    v: 1,
+    id: c.id,
+    manifest: c.manifest,
+    // The caller gets the live value; the store never sees a secret.
+    response: storable(core, value),
+    meta: {
+      recordedAt: new Date().toISOString(),
+      durationMs,
+      normalization: NORMALIZATION_VERSION,
+      invocacheVersion: INVOCACHE_VERSION,
+      occurrence: c.occurrence,
+      attempt: c.manifest.attempt,
+      ...(c.manifest.attempt > 0 ? { parent: parentId(c) } : {}),
+    },
+  };
+}
+
+/** The size error for an entry over the limit, or undefined when it fits. */
+export function oversize(
+  core: Core,
+  c: CallContext,
+  entry: Entry,
+  value: unknown,
+): EntryTooLargeError | undefined {
+  const bytes = Buffer.byteLength(JSON.stringify(entry));
+  if (bytes <= core.maxEntryBytes) return undefined;
+  const requestBytes = Buffer.byteLength(JSON.stringify(entry.manifest));
+  const responseBytes = Buffer.byteLength(JSON.stringify(entry.response));
+  return new EntryTooLargeError(c.id, bytes, core.maxEntryBytes, value, {
+    part: requestBytes > responseBytes ? "request" : "response",
+    requestBytes,
+    responseBytes,
+  });
+}
+
+/** The size error for a stream whose recording was given up at the limit. */
+export function streamOversize(
+  core: Core,
+  c: CallContext,
+  limit: StreamTooLarge,
+  value: unknown,
+): EntryTooLargeError {
+  const requestBytes = Buffer.byteLength(JSON.stringify(c.manifest));
+  return new EntryTooLargeError(c.id, limit.bytes + requestBytes, core.maxEntryBytes, value, {
+    part: "response",
+    requestBytes,
+    responseBytes: limit.bytes,
+    streamEvents: limit.events,
+  });
+}
+
+/** The identity of attempt n-1 of the same step (RELOOP layer 3: verdict chains). */
+function parentId(c: CallContext): string {
+  return manifestIdentity({ ...c.manifest, attempt: c.manifest.attempt - 1 });
+}

@@ -1,0 +1,100 @@
+/**
+ * Fail-open store access: a store failure the call survives is never silent
+ * (a `warning` event each time, and once per recorder a Node process warning
+ * with the cause and the fix), and a cassette that cannot be used is a
+ * fixture error, thrown in every mode. Writes are tracked so `close()` can
+ * wait for them.
+ */
+import { CassetteError } from "../errors.js";
+import type { JsonValue, Store } from "../store/types.js";
+import type { Emitter } from "./events.js";
+import type { Mode } from "./mode.js";
+
+export class FailOpen {
+  /** Process warnings already emitted, by code: once per recorder each. */
+  readonly #warnedOnce = new Set<string>();
+  readonly #pending = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly events: Emitter,
+    private readonly mode: Mode,
+    private readonly ttl: number | undefined,
+  ) {}
+
+  /** A `warning` event. */
+  warn(message: string, error?: unknown, id?: string): void {
+    this.events.emit("warning", {
+      message,
+      ...(error === undefined ? {} : { error }),
+      ...(id === undefined ? {} : { id }),
+    });
+  }
+
+  /** Node's convention for a degraded library: process.emitWarning, once per recorder and code. */
+  processWarning(code: string, message: string, detail?: string): void {
+    if (this.#warnedOnce.has(code)) return;
+    this.#warnedOnce.add(code);
+    process.emitWarning(message, {
+      type: "InvocacheWarning",
+      code,
+      ...(detail === undefined ? {} : { detail }),
+    });
+  }
+
+  /**
+   * A store failure the call survives (fail-open). Never silent: a `warning`
+   * event each time, and the first one of this recorder also goes to
+   * `process.emitWarning` (Node's convention for a degraded library), with
+   * the cause and the fix. A cassette that cannot be used is a fixture error,
+   * never an outage: it is thrown in every mode.
+   */
+  storeFailed(message: string, error: unknown, id?: string): void {
+    if (error instanceof CassetteError) throw error;
+    this.warn(message, error, id);
+    const cause = error instanceof Error ? error.message : String(error);
+    this.processWarning(
+      "INVOCACHE_STORE_DEGRADED",
+      `invocache: the cache is degraded: ${message} (cause: ${cause}). Calls still get answers, from upstream, but are not replayed or recorded while the store fails.`,
+      `Fix the store (${this.store.url}): check that it is reachable, readable and writable. Every failure is also a recorder "warning" event (recorder.on("warning", …)); use mode: "replay" (or INVOCACHE_MODE=replay) to fail instead of calling upstream. This warning is shown once per recorder.`,
+    );
+  }
+
+  /**
+   * A read whose failure only costs a shortcut (a re-check after a lease, the
+   * record-mode probe): undefined on a store failure, which the next write
+   * reports. A cassette that cannot be loaded is thrown.
+   */
+  async peek(key: string): Promise<JsonValue | undefined> {
+    try {
+      return await this.store.get(key);
+    } catch (error) {
+      if (error instanceof CassetteError) throw error;
+      return undefined;
+    }
+  }
+
+  /** Write an entry: a failure is thrown in record mode, a warning otherwise. */
+  async write(key: string, value: JsonValue, id: string): Promise<void> {
+    const ttl = this.ttl;
+    const p = this.store.set(key, value, ttl === undefined ? undefined : { ttlMs: ttl });
+    this.#pending.add(p);
+    try {
+      await p;
+    } catch (error) {
+      if (this.mode === "record") throw error;
+      this.storeFailed(
+        `store ${this.store.url} failed to write ${key}; the response was returned but not recorded`,
+        error,
+        id,
+      );
+    } finally {
+      this.#pending.delete(p);
+    }
+  }
+
+  /** Settle every write still going. */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
+}

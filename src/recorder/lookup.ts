@@ -1,0 +1,71 @@
+/**
+ * Looking a call up: a hit (counted, secrets restored if asked), a miss, or
+ * a store that is down (an error in replay, a bypass otherwise). The result
+ * says which, so the caller never has to remember it elsewhere.
+ */
+import { restoreSecrets } from "../secrets/redact.js";
+import { type Entry, validateEntry } from "../store/envelope.js";
+import type { JsonValue } from "../store/types.js";
+import { type Answer, type CallContext, type Core, TRUSTED } from "./core.js";
+
+export type Lookup =
+  | { kind: "hit"; answer: Answer }
+  | { kind: "miss" }
+  /** The store failed on read (already reported): call upstream without the cache. */
+  | { kind: "store-down" };
+
+/** Read the call's entry. A store failure throws in replay, is reported and `store-down` otherwise. */
+export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
+  let raw: JsonValue | undefined;
+  try {
+    raw = await core.store.get(c.key);
+  } catch (error) {
+    if (core.mode === "replay") throw error;
+    core.failOpen.storeFailed(
+      `store ${core.store.url} failed on read; calling upstream without the cache`,
+      error,
+      c.id,
+    );
+    return { kind: "store-down" };
+  }
+  if (raw === undefined) return { kind: "miss" };
+  return { kind: "hit", answer: hitFrom(core, c, raw) };
+}
+
+/** A stored value read for this call: validated, counted as a hit, secrets restored if asked. */
+export function hitFrom(core: Core, c: CallContext, raw: JsonValue): Answer {
+  return hit(core, c, validateEntry(raw, `${core.store.url} ${c.key}`, TRUSTED));
+}
+
+function hit(core: Core, c: CallContext, entry: Entry): Answer {
+  countHit(core, c, entry.meta.durationMs);
+  const value =
+    core.opts.restoreSecrets === true
+      ? restoreSecrets(entry.response, core.opts.secrets === false ? {} : (core.opts.secrets ?? {}))
+          .value
+      : entry.response;
+  return { value, hit: true, durationMs: entry.meta.durationMs };
+}
+
+export function countHit(core: Core, c: CallContext, savedMs: number): void {
+  core.stats.hits++;
+  core.stats.savedMs += savedMs;
+  core.events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
+}
+
+export function countMiss(core: Core, c: CallContext): void {
+  core.stats.misses++;
+  core.events.emit("miss", {
+    id: c.id,
+    occurrence: c.occurrence,
+    key: c.key,
+    mode: core.mode,
+    manifest: c.manifest,
+  });
+}
+
+/** Count a bypass (the call went upstream without reading or writing). */
+export function countBypass(core: Core, c: CallContext, reason: string): void {
+  core.stats.bypassed++;
+  core.events.emit("bypass", { id: c.id, occurrence: c.occurrence, reason });
+}

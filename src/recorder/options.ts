@@ -1,0 +1,82 @@
+/**
+ * `createRecorder`'s options, checked and resolved once: the mode, the store
+ * (opened here when given as a URL), the namespace, limits, and the two
+ * secret scanners (one for identities, one for stored responses).
+ */
+import { IDENTITY_SECRETS } from "../normalize/secrets-rule.js";
+import { createSecretScanner, type SecretScanner } from "../secrets/redact.js";
+import { entryKey } from "../store/envelope.js";
+import { openStore } from "../store/open.js";
+import type { Store } from "../store/types.js";
+import { defaultStoreUrl } from "../store/url.js";
+import { type Mode, resolveMode } from "./mode.js";
+import type { RecorderIdentityDefaults, RecorderOptions } from "./types.js";
+
+const DEFAULT_MAX_ENTRY = 8 * 1024 * 1024;
+const DEFAULT_LEASE_MS = 30_000;
+
+/** Options resolved: what a recorder runs with. */
+export interface Settings {
+  mode: Mode;
+  namespace: string;
+  identity: Readonly<RecorderIdentityDefaults>;
+  store: Store;
+  /** The recorder opened the store, so it closes it. */
+  ownsStore: boolean;
+  maxEntryBytes: number;
+  leaseMs: number;
+  ttl: number | undefined;
+  secrets: SecretScanner | undefined;
+}
+
+export function resolveOptions(opts: RecorderOptions): Settings {
+  if (opts === null || typeof opts !== "object")
+    throw new TypeError("createRecorder: options must be an object");
+  const mode = resolveMode(opts.mode, opts.env);
+  const secrets = opts.secrets === false ? undefined : createSecretScanner(opts.secrets ?? {});
+  // The manifest uses only key-material-looking env values (so identities
+  // do not depend on the machine); responses are scrubbed of every secret.
+  const identitySecrets =
+    opts.secrets === false ? false : createSecretScanner({ ...IDENTITY_SECRETS, ...opts.secrets });
+  const identity = Object.freeze({ secrets: identitySecrets, ...opts.identity });
+  const namespace = opts.namespace ?? "default";
+  entryKey(namespace, "0".repeat(64), 0); // validates the namespace now, not on first call
+  const maxEntryBytes = positive(opts.maxEntryBytes, DEFAULT_MAX_ENTRY, "maxEntryBytes");
+  const leaseMs = positive(opts.leaseMs, DEFAULT_LEASE_MS, "leaseMs");
+  if (opts.ttl !== undefined) positive(opts.ttl, 0, "ttl");
+  const { store, ownsStore } = storeOf(opts);
+  return {
+    mode,
+    namespace,
+    identity,
+    store,
+    ownsStore,
+    maxEntryBytes,
+    leaseMs,
+    ttl: opts.ttl,
+    secrets,
+  };
+}
+
+function storeOf(opts: RecorderOptions): { store: Store; ownsStore: boolean } {
+  if (typeof opts.store === "object" && opts.store !== null) {
+    return { store: opts.store, ownsStore: false };
+  }
+  if (opts.store !== undefined && typeof opts.store !== "string") {
+    throw new TypeError(
+      "store must be a Store or a store URL such as sqlite://.invocache/cache.sqlite",
+    );
+  }
+  const url = opts.store ?? defaultStoreUrl(opts.projectRoot ?? process.cwd());
+  return { store: openStore(url), ownsStore: true };
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(
+      `${name} must be a positive number of ${name === "maxEntryBytes" ? "bytes" : "milliseconds"}`,
+    );
+  }
+  return value;
+}

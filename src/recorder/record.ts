@@ -1,0 +1,86 @@
+/**
+ * Recording: call upstream (renewing the cross-process lease while it runs)
+ * and store the answer when it is storable: complete, JSON, within the entry
+ * limit. What is not storable still reaches the caller; it is never stored.
+ */
+import { assertJsonValue } from "../store/json.js";
+import type { JsonValue } from "../store/types.js";
+import { type Answer, type CallContext, type Core, completeness } from "./core.js";
+import { buildEntry, oversize, streamOversize } from "./entry.js";
+import { countBypass } from "./lookup.js";
+import { callUpstream, type Upstream } from "./upstream.js";
+
+/** Call upstream and store the result if it is storable. */
+export async function recordLive(core: Core, c: CallContext, leaseKey?: string): Promise<Answer> {
+  const started = performance.now();
+  const got = await withLeaseRenewal(core, leaseKey, () => callUpstream(c.fn, c.opts.signal));
+  const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+  return store(core, c, got, durationMs);
+}
+
+/** Store what came back, or say why not. */
+async function store(
+  core: Core,
+  c: CallContext,
+  got: Upstream,
+  durationMs: number,
+): Promise<Answer> {
+  const { value } = got;
+  const notStored: Answer = { value, hit: false, durationMs };
+  if (got.kind === "live") {
+    countBypass(core, c, "answered live (answerLive): not stored");
+    return { ...notStored, live: true, unshareable: true };
+  }
+  if (got.kind === "too-large") {
+    // A stream that passed the entry limit: recording stopped there, the reader goes on live.
+    const error = streamOversize(core, c, got.limit, value);
+    if (core.mode === "record") throw error;
+    core.failOpen.warn(error.message, error, c.id);
+    core.stats.bypassed++;
+    return { ...notStored, unshareable: true };
+  }
+  const complete = completeness(core, c);
+  if (complete !== undefined && !complete(value)) {
+    core.events.emit("bypass", {
+      id: c.id,
+      occurrence: c.occurrence,
+      reason: "incomplete response (isComplete returned false)",
+    });
+    core.stats.bypassed++;
+    return notStored;
+  }
+  assertJsonValue(value, "response");
+  const entry = buildEntry(core, c, value, durationMs);
+  const tooLarge = oversize(core, c, entry, value);
+  if (tooLarge !== undefined) {
+    if (core.mode === "record") throw tooLarge;
+    core.failOpen.warn(tooLarge.message, tooLarge, c.id);
+    core.stats.bypassed++;
+    return notStored;
+  }
+  await core.failOpen.write(c.key, entry as unknown as JsonValue, c.id);
+  core.stats.recorded++;
+  core.events.emit("record", { id: c.id, occurrence: c.occurrence, key: c.key, durationMs });
+  return notStored;
+}
+
+/** Run `work`, renewing the lease (when held) every third of its length. */
+async function withLeaseRenewal<T>(
+  core: Core,
+  leaseKey: string | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (leaseKey === undefined) return work();
+  const renew = setInterval(
+    () => {
+      core.store.acquireLease(leaseKey, core.owner, core.leaseMs).catch(() => {});
+    },
+    Math.max(50, Math.floor(core.leaseMs / 3)),
+  );
+  renew.unref?.();
+  try {
+    return await work();
+  } finally {
+    clearInterval(renew);
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * Run records: when a run ends, its `run` event; for a run with an explicit
+ * id, its trajectory (content hash, calls, verdicts) is stored, and on replay
+ * compared with the stored one (a different trajectory is a divergence: an
+ * error in replay).
+ */
+import { runKey } from "../store/envelope.js";
+import type { JsonValue } from "../store/types.js";
+import type { Core } from "./core.js";
+import { DivergenceError } from "./errors.js";
+import type { RunScope } from "./run-scope.js";
+
+export async function endRun(core: Core, scope: RunScope): Promise<void> {
+  const contentHash = scope.contentHash();
+  core.events.emit("run", {
+    runId: scope.runId,
+    contentHash,
+    calls: scope.calls.length,
+    explicitId: scope.explicitId,
+    ...(scope.parent === undefined ? {} : { parentRunId: scope.parent.runId }),
+  });
+  if (!scope.explicitId || core.mode === "passthrough" || core.mode === "verify") return;
+  const key = runKey(core.namespace, scope.runId);
+  if (core.mode === "replay" || core.mode === "auto") {
+    const storedHash = await storedContentHash(core, key, scope.runId);
+    if (typeof storedHash === "string" && storedHash !== contentHash) {
+      trajectoryDiverged(core, scope.runId, storedHash, contentHash);
+    }
+    if (core.mode === "replay" || storedHash === contentHash) return;
+  }
+  const record: JsonValue = {
+    v: 1,
+    runId: scope.runId,
+    contentHash,
+    calls: scope.calls.map((c) => `${c.id}:${c.occurrence}`),
+    verdicts: scope.verdicts.map((v) => `${v.id}:${v.occurrence}:${v.verdict}`),
+    endedAt: new Date().toISOString(),
+  };
+  try {
+    await core.store.set(key, record);
+  } catch (error) {
+    if (core.mode === "record") throw error;
+    core.failOpen.storeFailed(`could not store run ${scope.runId}`, error);
+  }
+}
+
+async function storedContentHash(core: Core, key: string, runId: string): Promise<unknown> {
+  let stored: JsonValue | undefined;
+  try {
+    stored = await core.store.get(key);
+  } catch (error) {
+    if (core.mode === "replay") throw error;
+    core.failOpen.storeFailed(`could not read run ${runId}`, error);
+  }
+  return (stored as { contentHash?: unknown } | undefined)?.contentHash;
+}
+
+function trajectoryDiverged(core: Core, runId: string, expected: string, actual: string): void {
+  core.stats.divergences++;
+  core.events.emit("divergence", { kind: "trajectory", runId, expected, actual });
+  if (core.mode === "replay") {
+    throw new DivergenceError(
+      "trajectory",
+      expected,
+      actual,
+      `invocache: run ${runId} took a different trajectory than when it was recorded (content hash ${actual.slice(0, 12)}, recorded ${expected.slice(0, 12)}). Re-record with INVOCACHE_MODE=record if that is intended.`,
+    );
+  }
+}
