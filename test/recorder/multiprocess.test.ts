@@ -1,15 +1,14 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
 import { skipUnless } from "../helpers/service.js";
+import { tempDir } from "../helpers/tmp.js";
 
 const worker = join(import.meta.dirname, "workers", "recorder-worker.ts");
-const dir = mkdtempSync(join(tmpdir(), "invocache-mp-"));
+const dir = tempDir("mp");
 
 /** A loopback upstream that counts calls per path and answers slowly enough to overlap. */
 let server: Server;
@@ -29,7 +28,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((r) => server.close(r));
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function runWorker(

@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -21,9 +19,9 @@ import {
 } from "../../src/index.js";
 import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
 import { skipUnless } from "../helpers/service.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "invocache-recorder-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("recorder");
 
 const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
 const req: InvocationRequest = {

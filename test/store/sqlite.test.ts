@@ -1,13 +1,12 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createSqliteBackend } from "../../src/store/backends/sqlite.js";
 import { openStore } from "../../src/store/open.js";
 import { storeConformance } from "../../src/testing/store-conformance.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "invocache-sqlite-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("sqlite");
 
 // One file for the whole suite: handles share data, as real users' processes do.
 const file = join(dir, "conformance", "cache.sqlite");
