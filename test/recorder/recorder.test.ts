@@ -20,6 +20,7 @@ import {
 import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
 import { skipUnless } from "../helpers/service.js";
 import { tempDir } from "../helpers/tmp.js";
+import { upstream } from "../helpers/upstream.js";
 
 const dir = tempDir("recorder");
 
@@ -30,18 +31,6 @@ const req: InvocationRequest = {
   prompt: "Build the app",
   task: "T-1",
 };
-
-/** A fake upstream that counts its calls and answers differently each time. */
-function upstream() {
-  const u = {
-    calls: 0,
-    fn: async () => {
-      u.calls++;
-      return { text: `answer ${u.calls}`, finish_reason: "stop" };
-    },
-  };
-  return u;
-}
 
 // Redis is a real redis-server started for this file (skipped visibly when
 // not installed, a failure under CI).
