@@ -3,8 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
-import { skipUnless } from "../helpers/service.js";
+import { useRedisServer } from "../helpers/servers.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const worker = join(import.meta.dirname, "workers", "recorder-worker.ts");
@@ -78,19 +77,10 @@ describe("cross-process single-flight", () => {
     await scenario(`sqlite://${join(dir, "shared.sqlite")}`);
   }, 60_000);
 
-  const skip = skipUnless(
-    redisServerBinary !== undefined,
-    "redis-server",
-    "apt-get install -y redis-server",
-  );
-  describe.skipIf(skip)("on Redis", () => {
-    let redis: RedisServer;
-    beforeAll(async () => {
-      redis = await startRedisServer();
-    });
-    afterAll(async () => redis?.stop());
+  const redis = useRedisServer();
+  describe.skipIf(redis.skip)("on Redis", () => {
     it("4 processes on one Redis: one upstream call per identity", async () => {
-      await scenario(redis.url);
+      await scenario(redis.url());
     }, 60_000);
   });
 });

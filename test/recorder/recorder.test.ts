@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   createRecorder,
   DivergenceError,
@@ -17,8 +17,7 @@ import {
   StoreError,
   UnknownInvocationError,
 } from "../../src/index.js";
-import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
-import { skipUnless } from "../helpers/service.js";
+import { useRedisServer } from "../helpers/servers.js";
 import { tempDir } from "../helpers/tmp.js";
 import { upstream } from "../helpers/upstream.js";
 
@@ -34,16 +33,8 @@ const req: InvocationRequest = {
 
 // Redis is a real redis-server started for this file (skipped visibly when
 // not installed, a failure under CI).
-const skipRedis = skipUnless(
-  redisServerBinary !== undefined,
-  "redis-server",
-  "apt-get install -y redis-server",
-);
-let redis: RedisServer | undefined;
-beforeAll(async () => {
-  if (!skipRedis) redis = await startRedisServer();
-});
-afterAll(async () => redis?.stop());
+const redis = useRedisServer();
+const skipRedis = redis.skip;
 
 const stores: [string, () => Store][] = [
   ["memory", () => openStore("memory://")],
@@ -53,7 +44,7 @@ const stores: [string, () => Store][] = [
   ],
   ...(skipRedis
     ? []
-    : ([["redis", () => isolated(openStore(redis!.url))]] as [string, () => Store][])),
+    : ([["redis", () => isolated(openStore(redis.url()))]] as [string, () => Store][])),
 ];
 
 /** A view of the shared Redis under a unique key prefix, so tests never see each other's entries. */
