@@ -5,25 +5,13 @@
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV3Middleware } from "@ai-sdk/provider";
 import { generateText, jsonSchema, streamText, tool, wrapLanguageModel } from "ai";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { invocacheMiddleware, withInvocation } from "../../src/adapters/index.js";
 import { type Recorder, ReplayMissError } from "../../src/index.js";
-import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
-import { collect, sqliteSandbox, storedResponses } from "./helpers.js";
+import { sdkSuite } from "../helpers/sdk-suite.js";
+import { collect, storedResponses } from "./helpers.js";
 
-const KEY = `sk-compat-${Math.random().toString(36).slice(2)}-do-not-store`;
-
-let provider: FakeProvider;
-let sandbox: Awaited<ReturnType<typeof sqliteSandbox>>;
-
-beforeEach(async () => {
-  provider = await startFakeProvider();
-  sandbox = await sqliteSandbox();
-});
-afterEach(async () => {
-  await provider.close();
-  await sandbox.cleanup();
-});
+const { key: KEY, provider, sandbox } = sdkSuite("sk-compat-");
 
 function model(recorder: Recorder, extra: LanguageModelV3Middleware[] = []) {
   const fake = createOpenAICompatible({
@@ -131,8 +119,7 @@ describe("AI SDK through invocacheMiddleware", () => {
   });
 
   it("never stores an error, a truncated answer, an in-band stream error or an aborted stream", async () => {
-    await provider.close();
-    provider = await startFakeProvider({ chunkDelayMs: 10 });
+    await provider.restart({ chunkDelayMs: 10 });
     const recorder = sandbox.recorder("auto");
     const m = model(recorder);
 

@@ -3,25 +3,13 @@
  * provider over loopback HTTP: record, stop the provider, replay.
  */
 import Anthropic from "@anthropic-ai/sdk";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFetch, withInvocation } from "../../src/adapters/index.js";
 import { type Recorder, ReplayMissError } from "../../src/index.js";
-import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
-import { collect, sqliteSandbox, storedResponses } from "./helpers.js";
+import { sdkSuite } from "../helpers/sdk-suite.js";
+import { collect, storedResponses } from "./helpers.js";
 
-const KEY = `sk-ant-live-${Math.random().toString(36).slice(2)}-do-not-store`;
-
-let provider: FakeProvider;
-let sandbox: Awaited<ReturnType<typeof sqliteSandbox>>;
-
-beforeEach(async () => {
-  provider = await startFakeProvider();
-  sandbox = await sqliteSandbox();
-});
-afterEach(async () => {
-  await provider.close();
-  await sandbox.cleanup();
-});
+const { key: KEY, provider, sandbox } = sdkSuite("sk-ant-live-");
 
 function client(recorder: Recorder, maxRetries = 0): Anthropic {
   return new Anthropic({

@@ -1,8 +1,8 @@
 /** Shared setup for the adapter suites: temp SQLite stores, recorders, byte greps. */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createRecorder, entryPrefix, type Mode, type Recorder } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 
 /** A temp directory holding one SQLite store; `recorder(mode)` opens recorders on it. */
 export async function sqliteSandbox(): Promise<{
@@ -13,7 +13,7 @@ export async function sqliteSandbox(): Promise<{
   bytes(): Promise<Buffer>;
   cleanup(): Promise<void>;
 }> {
-  const dir = await mkdtemp(join(tmpdir(), "invocache-adapters-"));
+  const dir = tempDir("adapters");
   const url = `sqlite://${join(dir, "cache.sqlite")}`;
   const open: Recorder[] = [];
   return {

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
 import { storeConformance } from "../../src/testing/store-conformance.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "invocache-cassette-conf-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("cassette-conf");
 
 // A file per handle: writes are fsynced, and the suite's ttl tests allow a
 // few hundred milliseconds per write. (Handles sharing one file, and

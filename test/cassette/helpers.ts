@@ -2,23 +2,14 @@
  * Shared by the cassette tests: entries built the way the recorder builds
  * them, tricky strings, temp folders.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll } from "vitest";
 import { manifestIdentity } from "../../src/identity/identity.js";
 import { invocationManifest } from "../../src/identity/manifest.js";
 import type { Entry } from "../../src/store/envelope.js";
 import { entryKey } from "../../src/store/envelope.js";
 import type { JsonValue } from "../../src/store/types.js";
 
-/** A temp folder removed after the test file. */
-export function tempDir(label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `invocache-${label}-`));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+export { tempDir } from "../helpers/tmp.js";
 
 /** Normalization that depends on nothing of this machine. */
 export const MACHINE = { homeDir: "/home/u", tmpDirs: ["/tmp"] };

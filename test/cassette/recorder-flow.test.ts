@@ -8,21 +8,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
 import { createRecorder, type Mode, ReplayMissError } from "../../src/index.js";
+import { upstream } from "../helpers/upstream.js";
 import { MACHINE, tempDir } from "./helpers.js";
 
 const dir = tempDir("cassette-flow");
-
-/** A fake upstream that counts its calls and answers differently each time. */
-function upstream() {
-  const u = {
-    calls: 0,
-    fn: async () => {
-      u.calls++;
-      return { text: `answer ${u.calls}`, finish_reason: "stop" };
-    },
-  };
-  return u;
-}
 
 async function session<T>(
   path: string,

@@ -2,16 +2,15 @@
  * The commands on YAML cassettes: ls, show, stats, prune (unused entries,
  * older-than) and redact.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
 import { createRecorder, invocationIdentity } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 import { BUILD_TIMEOUT, buildCli, cli } from "./helpers.js";
 
-const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-cassette-"));
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const cwd = tempDir("cli-cassette");
 
 const SECRET = "tok-7f3a9c2e51d84b6a0c";
 const requests = [

@@ -3,10 +3,10 @@
  * upstream calls), the second replays (only hits, zero upstream calls), the
  * stamps verify, and running it again tells the same story.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { tempDir } from "../helpers/tmp.js";
 import { BUILD_TIMEOUT, buildCli, cli, ROOT } from "./helpers.js";
 
 interface Step {
@@ -50,9 +50,8 @@ interface DemoJson {
   savedMs: number;
 }
 
-const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-demo-"));
+const cwd = tempDir("cli-demo");
 beforeAll(buildCli, BUILD_TIMEOUT);
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 describe("invocache demo", () => {
   let first: DemoJson;

@@ -5,16 +5,15 @@
  * takes one.
  */
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/cli/errors.js";
+import { tempDir } from "../helpers/tmp.js";
 import { BUILD_TIMEOUT, buildCli, cli, ROOT } from "./helpers.js";
 
-const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-exit-"));
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const cwd = tempDir("cli-exit");
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {

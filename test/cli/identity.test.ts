@@ -3,16 +3,15 @@
  * library, explains normalization, and compares two invocations.
  */
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { hashArtifact, invocationIdentity, invocationManifest } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 import { BUILD_TIMEOUT, buildCli, cli } from "./helpers.js";
 
-const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-identity-"));
+const cwd = tempDir("cli-identity");
 beforeAll(buildCli, BUILD_TIMEOUT);
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 const request = {
   role: "builder",

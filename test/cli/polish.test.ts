@@ -8,23 +8,20 @@ import {
   closeSync,
   cpSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readFileSync,
-  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
 import { createRecorder, invocationIdentity } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 import { BUILD_TIMEOUT, buildCli, builtCli, cli, ROOT } from "./helpers.js";
 
-const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-polish-"));
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const cwd = tempDir("cli-polish");
 
 const plan = { role: "planner", model: "gpt-5", prompt: "Plan the app" };
 const build = { role: "builder", model: "gpt-5", prompt: "Build the app" };

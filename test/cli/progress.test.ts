@@ -4,16 +4,15 @@
  * before a bar appears is set to 0 so that small stores show one too.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
 import { createRecorder, openStore } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 import { BUILD_TIMEOUT, buildCli, builtCli, cleanEnv, cli } from "./helpers.js";
 
-const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-progress-"));
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const cwd = tempDir("cli-progress");
 
 const ENV = { INVOCACHE_PROGRESS_DELAY_MS: "0", NO_COLOR: "1" };
 const requests = Array.from({ length: 12 }, (_, i) => ({

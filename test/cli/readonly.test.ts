@@ -4,20 +4,18 @@
  * missing store file is reported and never created, and an unreadable one
  * says why instead of "nothing recorded yet".
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createRecorder, invocationIdentity, openStore } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 import { asUnprivileged, BUILD_TIMEOUT, buildCli, cli } from "./helpers.js";
 
-const root = mkdtempSync(join(tmpdir(), "invocache-cli-ro-"));
-afterAll(() => {
-  // Give write access back so the folders can be removed.
+// Give write access back so the folders can be removed.
+const root = tempDir("cli-ro", () => {
   for (const d of [readOnlyDir, lockedProject, join(lockedProject, ".invocache")]) {
     if (existsSync(d)) chmodSync(d, 0o755);
   }
-  rmSync(root, { recursive: true, force: true });
 });
 
 /** A project whose store the CLI user may read but not write (file 0444, folder 0555). */

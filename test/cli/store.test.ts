@@ -3,10 +3,9 @@
  * store under the working directory (the default), seeded by the library.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   createRecorder,
   defaultStoreUrl,
@@ -17,14 +16,11 @@ import {
   NORMALIZATION_VERSION,
   openStore,
 } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 import { BUILD_TIMEOUT, buildCli, cli } from "./helpers.js";
 
-const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-store-"));
-const empty = mkdtempSync(join(tmpdir(), "invocache-cli-empty-"));
-afterAll(() => {
-  rmSync(cwd, { recursive: true, force: true });
-  rmSync(empty, { recursive: true, force: true });
-});
+const cwd = tempDir("cli-store");
+const empty = tempDir("cli-empty");
 
 /** Two ids that share their first 10 hex characters: crafted (validateEntry does not recompute ids). */
 const SHARED = "abcdef0123";

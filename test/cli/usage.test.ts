@@ -2,10 +2,10 @@
  * The command's conventions: --help with examples on every command, exit
  * codes, one-line usage errors, --json errors, colors only when allowed.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { tempDir } from "../helpers/tmp.js";
 import { BUILD_TIMEOUT, buildCli, cli, ROOT } from "./helpers.js";
 
 const COMMANDS = [
@@ -22,9 +22,8 @@ const COMMANDS = [
   "verify",
 ];
 
-const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-usage-"));
+const cwd = tempDir("cli-usage");
 beforeAll(buildCli, BUILD_TIMEOUT);
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 /** A usage error: exit 2, nothing on stdout, exactly one line on stderr. */
 function expectUsageError(args: string[], pattern: RegExp) {

@@ -1,16 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { tempDir } from "../helpers/tmp.js";
 
 const root = resolve(import.meta.dirname, "../..");
 // Resolved from this repo, since the examples run from a scratch directory.
 const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
-const cwd = mkdtempSync(join(tmpdir(), "invocache-examples-"));
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const cwd = tempDir("examples");
 
 /** Run an example the way the README says, from a scratch directory. */
 function run(file: string) {

@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { canonicalJson, wtf8 } from "../../src/identity/canonical-json.js";
 import { SHA256_BACKEND, sha256Hex, sha256HexNoble } from "../../src/identity/sha256.js";
 import {
@@ -19,6 +18,7 @@ import {
   resolvePrefix,
   shortId,
 } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 
 const machine: IdentityOptions = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
 const id = (req: InvocationRequest, opts: IdentityOptions = {}) =>
@@ -324,8 +324,7 @@ describe("explainIdentity", () => {
 });
 
 describe("hashArtifact", () => {
-  const dir = mkdtempSync(join(tmpdir(), "invocache-artifact-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir("artifact");
   const bytes = new Uint8Array(3 * 1024 * 1024 + 17).map((_, i) => (i * 31) & 0xff);
   const expected = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
 

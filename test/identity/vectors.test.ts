@@ -8,11 +8,10 @@
  *   data (test/vectors/jcs/) pin `canonicalJson`.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { CanonicalValue } from "../../src/identity/canonical-json.js";
 import {
   canonicalJson,
@@ -25,6 +24,7 @@ import {
   manifestIdentity,
   wtf8,
 } from "../../src/identity/index.js";
+import { tempDir } from "../helpers/tmp.js";
 
 const VECTORS_DIR = fileURLToPath(new URL("../vectors/", import.meta.url));
 const VECTORS_FILE = join(VECTORS_DIR, "identity-v1.json");
@@ -144,10 +144,6 @@ describe("second implementation (Python, stdlib only)", () => {
   const python = findPython();
   const reason = python === undefined ? " (python3 not found on PATH)" : "";
   const required = process.env.CI !== undefined && process.env.CI !== "";
-  const tmp: string[] = [];
-  afterAll(() => {
-    for (const d of tmp) rmSync(d, { recursive: true, force: true });
-  });
 
   const run = (...args: string[]) => {
     if (python === undefined) throw new Error("python3 is required in CI to verify the vectors");
@@ -174,8 +170,7 @@ describe("second implementation (Python, stdlib only)", () => {
   it.skipIf(python === undefined && !required)(
     `verify_identity_vectors.py fails on a tampered manifest${reason}`,
     () => {
-      const dir = mkdtempSync(join(tmpdir(), "invocache-vectors-"));
-      tmp.push(dir);
+      const dir = tempDir("vectors");
       const tampered = structuredClone(vectors);
       tampered[0]!.manifest.attempt = 1;
       const file = join(dir, "tampered.json");

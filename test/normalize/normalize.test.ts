@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, realpathSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   explainNormalization,
   NORMALIZATION_RULES,
@@ -9,6 +9,7 @@ import {
   normalizePrompt,
   refreshSecretEnv,
 } from "../../src/normalize/index.js";
+import { tempDir } from "../helpers/tmp.js";
 
 // Machine-independent defaults for every case below.
 const base: NormalizeOptions = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
@@ -179,8 +180,7 @@ describe("roots", () => {
   });
 
   describe("on the real filesystem", () => {
-    const dir = realpathSync(mkdtempSync(join(tmpdir(), "invocache-roots-")));
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = realpathSync(tempDir("roots"));
 
     it("templates the real path of a symlinked project (the macOS /private/var case)", () => {
       const real = join(dir, "real-project");

@@ -3,15 +3,14 @@
  * user runs them: a real SQLite store seeded by the recorder, the built
  * binary, real key files.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createRecorder, invocationIdentity } from "../../src/index.js";
 import { BUILD_TIMEOUT, buildCli, cli } from "../cli/helpers.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const cwd = mkdtempSync(join(tmpdir(), "invocache-cli-signed-"));
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+const cwd = tempDir("cli-signed");
 
 const req = { role: "planner", model: "gpt-5", prompt: "Plan the app", task: "T-1" };
 const id = invocationIdentity(req);

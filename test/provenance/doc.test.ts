@@ -7,14 +7,13 @@
  * verifier's output is the one shown.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { verifyStamp } from "../../src/provenance/index.js";
 import { INVOCACHE_VERSION } from "../../src/version.js";
 import { skipUnless } from "../helpers/service.js";
+import { tempDir } from "../helpers/tmp.js";
 import { docExample, fixedKey } from "./fixtures.js";
 
 const DOC = fileURLToPath(new URL("../../docs/provenance.md", import.meta.url));
@@ -24,14 +23,10 @@ let dir: string;
 let signedDir: string;
 let artifact: string;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "invocache-provenance-doc-"));
+  dir = tempDir("provenance-doc");
   artifact = await docExample(dir);
-  signedDir = mkdtempSync(join(tmpdir(), "invocache-provenance-doc-signed-"));
+  signedDir = tempDir("provenance-doc-signed");
   await docExample(signedDir, fixedKey());
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-  rmSync(signedDir, { recursive: true, force: true });
 });
 
 const firstStamp = () =>

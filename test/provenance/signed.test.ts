@@ -6,19 +6,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import {
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { StampError } from "../../src/errors.js";
 import { invocationManifest, manifestIdentity } from "../../src/identity/index.js";
 import {
@@ -37,11 +28,11 @@ import {
   writeKeyPair,
 } from "../../src/provenance/index.js";
 import { skipUnless } from "../helpers/service.js";
+import { tempDir } from "../helpers/tmp.js";
 import { fixedKey, MACHINE, PLAN_TEXT, planId, planManifest, publicPem } from "./fixtures.js";
 import { validateStatementV1 } from "./statement-shape.js";
 
-const root = mkdtempSync(join(tmpdir(), "invocache-signed-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir("signed");
 
 let n = 0;
 function workspace(name = "plan.md", text = PLAN_TEXT): { dir: string; artifact: string } {

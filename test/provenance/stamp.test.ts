@@ -8,17 +8,15 @@ import { createHash } from "node:crypto";
 import {
   appendFileSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { StampError } from "../../src/errors.js";
 import {
   createRecorder,
@@ -45,11 +43,11 @@ import {
 } from "../../src/provenance/index.js";
 import { inputDescriptor, modelUri } from "../../src/provenance/statement.js";
 import { INVOCACHE_VERSION } from "../../src/version.js";
+import { tempDir } from "../helpers/tmp.js";
 import { MACHINE, PLAN_REQUEST, PLAN_TEXT, planId, planManifest, SPEC_HASH } from "./fixtures.js";
 import { validateStatementV1 } from "./statement-shape.js";
 
-const root = mkdtempSync(join(tmpdir(), "invocache-provenance-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir("provenance");
 
 let n = 0;
 /** A fresh directory with `plan.md` in it. */

@@ -1,15 +1,13 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
-import { skipUnless } from "../helpers/service.js";
+import { useRedisServer } from "../helpers/servers.js";
+import { tempDir } from "../helpers/tmp.js";
 
 const worker = join(import.meta.dirname, "workers", "recorder-worker.ts");
-const dir = mkdtempSync(join(tmpdir(), "invocache-mp-"));
+const dir = tempDir("mp");
 
 /** A loopback upstream that counts calls per path and answers slowly enough to overlap. */
 let server: Server;
@@ -29,7 +27,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((r) => server.close(r));
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function runWorker(
@@ -80,19 +77,10 @@ describe("cross-process single-flight", () => {
     await scenario(`sqlite://${join(dir, "shared.sqlite")}`);
   }, 60_000);
 
-  const skip = skipUnless(
-    redisServerBinary !== undefined,
-    "redis-server",
-    "apt-get install -y redis-server",
-  );
-  describe.skipIf(skip)("on Redis", () => {
-    let redis: RedisServer;
-    beforeAll(async () => {
-      redis = await startRedisServer();
-    });
-    afterAll(async () => redis?.stop());
+  const redis = useRedisServer();
+  describe.skipIf(redis.skip)("on Redis", () => {
     it("4 processes on one Redis: one upstream call per identity", async () => {
-      await scenario(redis.url);
+      await scenario(redis.url());
     }, 60_000);
   });
 });

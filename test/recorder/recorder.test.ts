@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   createRecorder,
   DivergenceError,
@@ -19,11 +17,11 @@ import {
   StoreError,
   UnknownInvocationError,
 } from "../../src/index.js";
-import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
-import { skipUnless } from "../helpers/service.js";
+import { useRedisServer } from "../helpers/servers.js";
+import { tempDir } from "../helpers/tmp.js";
+import { upstream } from "../helpers/upstream.js";
 
-const dir = mkdtempSync(join(tmpdir(), "invocache-recorder-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("recorder");
 
 const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
 const req: InvocationRequest = {
@@ -33,30 +31,10 @@ const req: InvocationRequest = {
   task: "T-1",
 };
 
-/** A fake upstream that counts its calls and answers differently each time. */
-function upstream() {
-  const u = {
-    calls: 0,
-    fn: async () => {
-      u.calls++;
-      return { text: `answer ${u.calls}`, finish_reason: "stop" };
-    },
-  };
-  return u;
-}
-
 // Redis is a real redis-server started for this file (skipped visibly when
 // not installed, a failure under CI).
-const skipRedis = skipUnless(
-  redisServerBinary !== undefined,
-  "redis-server",
-  "apt-get install -y redis-server",
-);
-let redis: RedisServer | undefined;
-beforeAll(async () => {
-  if (!skipRedis) redis = await startRedisServer();
-});
-afterAll(async () => redis?.stop());
+const redis = useRedisServer();
+const skipRedis = redis.skip;
 
 const stores: [string, () => Store][] = [
   ["memory", () => openStore("memory://")],
@@ -66,7 +44,7 @@ const stores: [string, () => Store][] = [
   ],
   ...(skipRedis
     ? []
-    : ([["redis", () => isolated(openStore(redis!.url))]] as [string, () => Store][])),
+    : ([["redis", () => isolated(openStore(redis.url()))]] as [string, () => Store][])),
 ];
 
 /** A view of the shared Redis under a unique key prefix, so tests never see each other's entries. */

@@ -1,11 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createRecorder, invocationIdentity } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "invocache-rec-secrets-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("rec-secrets");
 
 const KEY = "sk-proj-Zq9Xv8Wu7Ts6Rq5Po4Nm3Lk2Jh1";
 const TOKEN = "t0k3n/abc+def=12345xyz";

@@ -12,9 +12,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll } from "vitest";
 import { freePort } from "../helpers/free-port.js";
 import { ping, redisServerBinary, stop, waitFor } from "../helpers/redis-server.js";
+import { tempDir as sharedTempDir } from "../helpers/tmp.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The repository root (workers run with it as their working directory). */
@@ -28,12 +28,9 @@ export const IS_ROOT = process.getuid?.() === 0;
  * test mounted inside it and left mounted (a failed test's tmpfs).
  */
 export function tempDir(label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `invocache-rel-${label}-`));
-  afterAll(() => {
+  return sharedTempDir(`rel-${label}`, (dir) => {
     for (const mount of mountsUnder(dir).reverse()) unmount(mount);
-    rmSync(dir, { recursive: true, force: true });
   });
-  return dir;
 }
 
 /** Mount points at or below `dir` (Linux), outermost first. */

@@ -13,8 +13,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRecorder, entryPrefix } from "../../src/index.js";
-import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
-import { skipUnless } from "../helpers/service.js";
+import { useRedisServer } from "../helpers/servers.js";
 import { startUpstream, startWorker, tempDir, type Upstream, workerScript } from "./helpers.js";
 
 const FULL = process.env.INVOCACHE_SOAK === "1";
@@ -131,21 +130,12 @@ describe("soak: processes x calls on one shared store, a quarter of the identiti
     TIMEOUT,
   );
 
-  const skip = skipUnless(
-    redisServerBinary !== undefined,
-    "redis-server",
-    "apt-get install -y redis-server",
-  );
-  describe.skipIf(skip)("on Redis", () => {
-    let redis: RedisServer;
-    beforeAll(async () => {
-      redis = await startRedisServer();
-    });
-    afterAll(async () => redis?.stop());
+  const redis = useRedisServer();
+  describe.skipIf(redis.skip)("on Redis", () => {
     it(
       "one Redis: one upstream call per identity, zero lost entries, no StoreError surfaced",
       async () => {
-        await soak(redis.url, "soak");
+        await soak(redis.url(), "soak");
       },
       TIMEOUT,
     );

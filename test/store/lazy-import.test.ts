@@ -2,12 +2,11 @@
  * The embedded store must never load the optional drivers: @keyv/redis alone
  * costs ~190 ms to import, and neither may be installed.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { openStore } from "../../src/store/open.js";
 import { freePort } from "../helpers/free-port.js";
+import { tempDir } from "../helpers/tmp.js";
 
 const loaded = vi.hoisted(() => new Set<string>());
 vi.mock("@keyv/redis", async (importOriginal) => {
@@ -19,8 +18,7 @@ vi.mock("@keyv/postgres", async (importOriginal) => {
   return importOriginal();
 });
 
-const dir = mkdtempSync(join(tmpdir(), "invocache-lazy-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("lazy");
 
 describe("openStore imports drivers lazily", () => {
   it("sqlite:// and memory:// never load @keyv/redis or @keyv/postgres", async () => {

@@ -4,15 +4,13 @@
  * rows, and a lease has exactly one winner. (The same lease race runs against
  * Redis and Postgres in their own test files, on their servers.)
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/open.js";
 import { leaseRace, PROCESSES, workers } from "../helpers/store-workers.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "invocache-mp-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("mp");
 
 describe("sqlite:// shared by several processes", () => {
   it(`${PROCESSES} processes x 1,000 writes and reads: no errors, no false misses, all rows`, async () => {

@@ -1,30 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { StoreError } from "../../src/errors.js";
 import { openStore } from "../../src/store/open.js";
 import { storeConformance } from "../../src/testing/store-conformance.js";
 import { freePort } from "../helpers/free-port.js";
-import {
-  type PostgresServer,
-  postgresAvailable,
-  startPostgresServer,
-} from "../helpers/postgres-server.js";
-import { skipUnless } from "../helpers/service.js";
+import { usePostgresServer } from "../helpers/servers.js";
 import { leaseRace, PROCESSES } from "../helpers/store-workers.js";
 
-const skip = skipUnless(postgresAvailable, "postgres (initdb)", "apt-get install postgresql");
-
-let server: PostgresServer | undefined;
-beforeAll(async () => {
-  if (!skip) server = await startPostgresServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-
-const url = () => {
-  if (server === undefined) throw new Error("postgres not started");
-  return server.url;
-};
+const postgres = usePostgresServer();
+const skip = postgres.skip;
+const url = () => postgres.url();
 
 storeConformance("postgres://", () => openStore(url()), { skip });
 
@@ -45,8 +29,10 @@ describe.skipIf(skip)("postgres://", () => {
   });
 
   it("hides the password and query in store.url", () => {
-    const store = openStore(`postgres://u:pw@127.0.0.1:${server?.port}/postgres?password=pw`);
-    expect(store.url).toBe(`postgres://127.0.0.1:${server?.port}/postgres`);
+    const store = openStore(
+      `postgres://u:pw@127.0.0.1:${postgres.server?.port}/postgres?password=pw`,
+    );
+    expect(store.url).toBe(`postgres://127.0.0.1:${postgres.server?.port}/postgres`);
   });
 });
 

@@ -2,14 +2,13 @@
  * `openStore(url, { readOnly: true })`: reads an existing SQLite file, never
  * creates one, refuses every write with a StoreError on every backend.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openStore, StoreError } from "../../src/index.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "invocache-store-ro-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("store-ro");
 
 async function collect(store: ReturnType<typeof openStore>, prefix: string) {
   const out: Array<[string, unknown]> = [];

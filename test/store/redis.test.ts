@@ -1,30 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { StoreError } from "../../src/errors.js";
 import { openStore } from "../../src/store/open.js";
 import { storeConformance } from "../../src/testing/store-conformance.js";
 import { freePort } from "../helpers/free-port.js";
-import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
-import { skipUnless } from "../helpers/service.js";
+import { startRedisServer } from "../helpers/redis-server.js";
+import { useRedisServer } from "../helpers/servers.js";
 import { leaseRace, PROCESSES } from "../helpers/store-workers.js";
 
-const skip = skipUnless(
-  redisServerBinary !== undefined,
-  "redis-server",
-  "apt-get install redis-server",
-);
-
-let server: RedisServer | undefined;
-beforeAll(async () => {
-  if (!skip) server = await startRedisServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
-
-const url = () => {
-  if (server === undefined) throw new Error("redis-server not started");
-  return server.url;
-};
+const redis = useRedisServer();
+const skip = redis.skip;
+const url = () => redis.url();
 
 storeConformance("redis://", () => openStore(url()), { skip });
 
@@ -44,8 +29,8 @@ describe.skipIf(skip)("redis://", () => {
   });
 
   it("hides the password in store.url", () => {
-    const store = openStore(`redis://user:s3cret@127.0.0.1:${server?.port}/1`);
-    expect(store.url).toBe(`redis://127.0.0.1:${server?.port}/1`);
+    const store = openStore(`redis://user:s3cret@127.0.0.1:${redis.server?.port}/1`);
+    expect(store.url).toBe(`redis://127.0.0.1:${redis.server?.port}/1`);
   });
 });
 

@@ -7,9 +7,9 @@ import { StoreError } from "../../src/errors.js";
 import { createSqliteBackend, loadSqlite3 } from "../../src/store/backends/sqlite.js";
 import { openStore } from "../../src/store/open.js";
 import { storeConformance } from "../../src/testing/store-conformance.js";
+import { tempDir } from "../helpers/tmp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "invocache-sqlite-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("sqlite");
 
 // One file for the whole suite: handles share data, as real users' processes do.
 const file = join(dir, "conformance", "cache.sqlite");

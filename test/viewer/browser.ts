@@ -3,16 +3,15 @@
  * `chromium` (never a downloaded browser), a fresh profile per launch,
  * everything that could phone home switched off.
  */
-import { existsSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { type BrowserContext, chromium } from "playwright-core";
+import { tempDir } from "../helpers/tmp.js";
 
 export const CHROMIUM = process.env.INVOCACHE_CHROMIUM ?? "/usr/bin/chromium";
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
 
 export async function launch(colorScheme: "light" | "dark" = "light"): Promise<BrowserContext> {
-  return chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "invocache-chromium-")), {
+  return chromium.launchPersistentContext(tempDir("chromium"), {
     executablePath: CHROMIUM,
     headless: true,
     args: [

@@ -3,16 +3,15 @@
  * command, in process, against its simulated model on loopback) into a
  * fresh SQLite file, and plain HTTP requests with chosen headers.
  */
-import { mkdtempSync } from "node:fs";
 import { request } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { demoCommand } from "../../src/cli/commands/demo.js";
 import { type Io, makeStyle } from "../../src/cli/io.js";
+import { tempDir } from "../helpers/tmp.js";
 
 /** Run `invocache demo --json` into a new SQLite store; resolves to its URL and folder. */
 export async function recordDemo(): Promise<{ dir: string; store: string }> {
-  const dir = mkdtempSync(join(tmpdir(), "invocache-view-"));
+  const dir = tempDir("view");
   const store = `sqlite://${join(dir, "cache.sqlite")}`;
   let out = "";
   const io: Io = {

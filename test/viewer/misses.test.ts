@@ -3,8 +3,7 @@
  * ignores, bounded in size, and the viewer's Misses page shows it beside its
  * nearest recording with explain's field diff.
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createRecorder, ReplayMissError } from "../../src/recorder/index.js";
@@ -16,11 +15,12 @@ import {
   readMissLog,
   startViewer,
 } from "../../src/viewer/index.js";
+import { tempDir } from "../helpers/tmp.js";
 import { get } from "./fixtures.js";
 
 describe("miss log", () => {
   it("keeps a replay miss beside the store, git-ignored, and the viewer shows its nearest recording", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "invocache-misses-"));
+    const dir = tempDir("misses");
     const store = `sqlite://${join(dir, "cache.sqlite")}`;
     const rec = createRecorder({ store, namespace: "t", mode: "record" });
     await rec.call({ role: "builder", model: "m1", prompt: "write slugify" }, async () => "ok", {
@@ -65,7 +65,7 @@ describe("miss log", () => {
   });
 
   it("stays bounded and survives a torn last line", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "invocache-misses-"));
+    const dir = tempDir("misses");
     const path = join(dir, ".invocache-misses", "misses.jsonl");
     for (let i = 0; i < 2 * MISS_LOG_LIMIT + 5; i++) {
       await appendMiss(path, {

@@ -5,13 +5,12 @@
  * cookie, writes are refused, and a prompt containing `<script>` is shown
  * as text on every page that shows it.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRecorder } from "../../src/recorder/index.js";
 import { escapeHtml, html } from "../../src/viewer/escape.js";
 import { startViewer, type Viewer } from "../../src/viewer/index.js";
+import { tempDir } from "../helpers/tmp.js";
 import { get } from "./fixtures.js";
 
 const EVIL = `<script>alert("pwned")</script><img src=x onerror=alert(1)>`;
@@ -21,7 +20,7 @@ let cookie: string;
 let key: string;
 
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), "invocache-view-sec-"));
+  const dir = tempDir("view-sec");
   const store = `sqlite://${join(dir, "cache.sqlite")}`;
   const recorder = createRecorder({ store, namespace: "sec", mode: "record" });
   await recorder.run(

@@ -4,8 +4,7 @@
  * comparing two runs highlights the first differing step; the cassette
  * view draws the folder as a tree and marks stale entries.
  */
-import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
@@ -15,6 +14,7 @@ import { openCatalog } from "../../src/viewer/catalog.js";
 import { serverLinks } from "../../src/viewer/links.js";
 import { type RouteContext, renderRoute } from "../../src/viewer/routes.js";
 import { searchEntries } from "../../src/viewer/views/overview.js";
+import { tempDir } from "../helpers/tmp.js";
 
 async function record(store: string | Store, runId: string, prompts: string[]) {
   const rec = createRecorder({ store, namespace: "ns", mode: "record" });
@@ -42,7 +42,7 @@ function ctx(catalog: RouteContext["catalog"], maxAgeMs?: number): RouteContext 
 
 describe("views", () => {
   it("compares two runs and highlights the first differing step", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "invocache-view-cmp-"));
+    const dir = tempDir("view-cmp");
     const store = `sqlite://${join(dir, "c.sqlite")}`;
     await record(store, "one", ["plan", "build", "review"]);
     await record(store, "two", ["plan", "build it differently", "review"]);
@@ -65,7 +65,7 @@ describe("views", () => {
   });
 
   it("shows a folder of cassettes as a tree, with stale entries marked", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "invocache-view-tree-"));
+    const dir = tempDir("view-tree");
     mkdirSync(join(dir, "unit"), { recursive: true });
     const a = cassetteStore(join(dir, "unit", "planner.yaml"));
     await record(a, "r", ["plan"]);
@@ -93,7 +93,7 @@ describe("views", () => {
 
 describe("read-only", () => {
   it("opens a SQLite store that does not exist as empty, and creates nothing", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "invocache-view-empty-"));
+    const dir = tempDir("view-empty");
     const path = join(dir, "none", "cache.sqlite");
     const catalog = await openCatalog({ store: `sqlite://${path}` });
     try {
@@ -109,7 +109,7 @@ describe("read-only", () => {
 
 describe("search", () => {
   it("finds entries by id prefix and by text, newest first", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "invocache-view-search-"));
+    const dir = tempDir("view-search");
     const store = `sqlite://${join(dir, "s.sqlite")}`;
     await record(store, "one", ["plan the Work", "build", "review the build"]);
     const catalog = await openCatalog({ store });
