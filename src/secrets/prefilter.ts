@@ -104,44 +104,63 @@ export interface PatternFilter {
 /** Build the filter for `regexes` (one per pattern, in order). */
 export function patternFilter(regexes: readonly RegExp[]): PatternFilter {
   const lits = regexes.map(requiredLiterals);
-  // By first character, lower-cased: the literals a hit at a position can be.
-  const byFirst = new Map<number, { pattern: number; text: string; fold: boolean }[]>();
-  lits.forEach((l, pattern) => {
-    for (const a of l?.any ?? []) {
-      const text = l!.fold ? a.toLowerCase() : a;
-      const first = text.toLowerCase().charCodeAt(0);
-      const list = byFirst.get(first) ?? [];
-      list.push({ pattern, text, fold: l!.fold });
-      byFirst.set(first, list);
-    }
+  // Literals by case rule (exact, or folded for `i` patterns), each with the patterns needing it.
+  const groups = [false, true].map((fold) => {
+    const patternsOf = new Map<string, number[]>();
+    lits.forEach((l, p) => {
+      if (l === undefined || l.fold !== fold) return;
+      for (const a of l.any) {
+        const key = fold ? a.toLowerCase() : a;
+        patternsOf.set(key, [...(patternsOf.get(key) ?? []), p]);
+      }
+    });
+    const all = [...patternsOf.keys()];
+    const full =
+      all.length === 0 ? undefined : new RegExp(all.map(escapeRe).join("|"), fold ? "gi" : "g");
+    return { fold, patternsOf, full, finders: new Map<string, RegExp>() };
   });
-  const all = [...new Set(lits.flatMap((l) => (l === undefined ? [] : l.any)))];
-  // Case-insensitive for all: it finds a superset of where each literal occurs.
-  const finder = all.length === 0 ? undefined : new RegExp(all.map(escapeRe).join("|"), "gi");
   return {
     candidates(text) {
       const on: (boolean | undefined)[] = lits.map((l) => (l === undefined ? undefined : false));
-      if (finder === undefined) return on;
-      let left = on.filter((v) => v === false).length;
-      finder.lastIndex = 0;
-      for (let m = finder.exec(text); m !== null && left > 0; m = finder.exec(text)) {
-        const at = m.index;
-        // The alternation reports one literal per position: check every one that
-        // starts with this character, and go on one character later (literals
-        // overlap: `sk-` in `sk-ant-`).
-        let c = text.charCodeAt(at);
-        if (c >= 65 && c <= 90) c += 32;
-        for (const l of byFirst.get(c) ?? []) {
-          if (on[l.pattern] !== false) continue;
-          const here = text.slice(at, at + l.text.length);
-          if ((l.fold ? here.toLowerCase() : here) === l.text) {
-            on[l.pattern] = true;
-            left--;
+      for (const g of groups) {
+        if (g.full === undefined) continue;
+        g.full.lastIndex = 0;
+        const first = g.full.exec(text);
+        if (first === null) continue; // the common case: one native pass, nothing found
+        // Search for the literals not found yet; each hit finds at least one more,
+        // so there are at most as many searches as literals, each resuming where
+        // the last hit was: one pass over the text in all.
+        const left = new Set(g.patternsOf.keys());
+        let pos = first.index;
+        while (left.size > 0) {
+          const finder = finderFor(g, left);
+          finder.lastIndex = pos;
+          const m = finder.exec(text);
+          if (m === null) break;
+          pos = m.index;
+          for (const lit of [...left]) {
+            const here = text.slice(pos, pos + lit.length);
+            if ((g.fold ? here.toLowerCase() : here) !== lit) continue;
+            left.delete(lit);
+            for (const p of g.patternsOf.get(lit)!) on[p] = true;
           }
         }
-        finder.lastIndex = at + 1;
       }
       return on;
     },
   };
+}
+
+const MAX_FINDERS = 256;
+
+/** The alternation of `left`, compiled once per set of literals. */
+function finderFor(g: { fold: boolean; finders: Map<string, RegExp> }, left: Set<string>): RegExp {
+  const key = [...left].join("\u0000");
+  let re = g.finders.get(key);
+  if (re === undefined) {
+    re = new RegExp([...left].map(escapeRe).join("|"), g.fold ? "gi" : "g");
+    if (g.finders.size >= MAX_FINDERS) g.finders.clear();
+    g.finders.set(key, re);
+  }
+  return re;
 }

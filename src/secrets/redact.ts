@@ -21,6 +21,9 @@ import {
 } from "./patterns.js";
 import { patternFilter } from "./prefilter.js";
 
+/** Shorter texts (a decoded run, a header) take the single anchor test: the filter's set-up costs more. */
+const PREFILTER_MIN = 256;
+
 /** The literal prefilter of the built-in patterns, built once. */
 const builtInFilter = patternFilter(SECRET_PATTERNS.map((p) => p.regex));
 
@@ -118,8 +121,10 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
   /** Key shapes only (no env values): the raw text, then what percent- and base64-encoding hide. */
   const shapes = (text: string, path: string, found: SecretFinding[], depth: number): string => {
     let out = text;
-    if (!precheck) {
-      for (const p of compiled) out = applyPattern(out, p, path, found);
+    if (!precheck || out.length < PREFILTER_MIN) {
+      if (!precheck || SECRET_ANCHORS.test(out)) {
+        for (const p of compiled) out = applyPattern(out, p, path, found);
+      }
     } else {
       // Only the patterns whose required literal occurs (prefilter.ts). A
       // placeholder written by an earlier pattern adds no literal a later one
