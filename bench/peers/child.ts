@@ -47,6 +47,12 @@ export interface RunResult {
   totalMs: number;
   /** replay: open and the first call (the recording is loaded by then, whatever the tool's laziness). */
   coldMs?: number;
+  /**
+   * replay: from the process's start (performance.timeOrigin) to the end of
+   * the first call: node and the harness, importing the tool, opening the
+   * recording, the first replay. The harness part is the same for every tool.
+   */
+  processColdMs?: number;
   /** replay: calls 2..N. */
   steadyMs?: number;
   /** replay: CPU time (user + system, every thread of the process) over calls 2..N, µs. */
@@ -211,6 +217,7 @@ async function replay(task: Extract<ChildTask, { phase: "replay" }>): Promise<Ru
     calls: task.calls,
     totalMs: ended - started,
     coldMs: warm - started,
+    processColdMs: warm,
     steadyMs: ended - warm,
     steadyCpuUs: used.user + used.system,
     mismatches,

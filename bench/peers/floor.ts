@@ -2,7 +2,8 @@
  * The SDK floor verdicts of `npm run bench:peers`: every tool's replayed
  * calls per second as a fraction of the real openai client answering from
  * constant bytes (child.ts, `floor`). Nothing replays faster than the SDK
- * itself; the target is at least 0.7 of it for the invocache stores.
+ * itself; the target is at least 0.7 of it for the invocache stores. Also
+ * the whole-process cold start beside nock.back's.
  */
 import type { RunResult } from "./child.js";
 import { type Collected, median } from "./report.js";
@@ -30,5 +31,32 @@ export function renderFloor(c: Collected, floor: readonly RunResult[]): string {
       `  ${id.padEnd(20)} ${r.toFixed(0).padStart(7)} calls/s  ${fraction.toFixed(2)}× the floor${verdict}`,
     );
   }
+  lines.push(...renderColdStart(c));
   return lines.join("\n");
+}
+
+/**
+ * Cold start as a whole process: node start to the end of the first
+ * replayed call (child.ts, `processColdMs`), median over the replay runs,
+ * invocache against nock.back (target: no slower). `--quick` replays a
+ * 100-entry recording, a full run the full one.
+ */
+function renderColdStart(c: Collected): string[] {
+  const cold = (id: (typeof TOOL_IDS)[number]) =>
+    median(c.replay[id].map((r) => r.processColdMs ?? Number.NaN));
+  const nock = cold("nock-back");
+  const lines = [
+    `Cold start, whole process (node start to the first replayed call; ${c.settings.calls}-entry recording, median of ${c.replay["nock-back"].length} runs): nock.back ${nock.toFixed(0)} ms`,
+  ];
+  for (const id of TOOL_IDS) {
+    if (id === "nock-back") continue;
+    const ms = cold(id);
+    const verdict = id.startsWith("invocache")
+      ? `  ${ms <= nock ? "PASS" : "MISS"} (target ≤ nock.back)`
+      : "";
+    lines.push(
+      `  ${id.padEnd(20)} ${ms.toFixed(0).padStart(7)} ms  ${(ms / nock).toFixed(2)}× nock.back${verdict}`,
+    );
+  }
+  return lines;
 }
