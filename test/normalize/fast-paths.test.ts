@@ -160,7 +160,7 @@ describe("secret pattern prefilter", () => {
 
 describe("scanner candidates (anchors first)", () => {
   const opts: NormalizeOptions = {
-    projectPath: "/work/run-7",
+    projectPath: "/srv/run-7",
     homeDir: "/home/u",
     tmpDirs: ["/tmp"],
     roots: { win: "C:\\Users\\Me\\proj", unc: "\\\\srv\\share\\x" },
@@ -191,7 +191,7 @@ describe("scanner candidates (anchors first)", () => {
         "c:",
         "C:\\Users\\Me\\proj",
         "\\\\srv\\share\\x",
-        "/work/run-7",
+        "/srv/run-7",
         "/home/u",
         "3f2504e0",
         "4f89",
