@@ -54,6 +54,42 @@ async function normalizeThroughput(ctx: BenchContext): Promise<BenchRow> {
 }
 
 /**
+ * The hashing-speed limit (issue "fastest replay"): normalizing a prompt
+ * should cost a small multiple of hashing it, since the identity hashes the
+ * normalized text anyway. Target: at least 0.2x node:crypto SHA-256 of the
+ * same UTF-8 text.
+ */
+async function normalizeVsSha256(ctx: BenchContext): Promise<BenchRow> {
+  const prompt = buildPrompt(100 * KiB);
+  const bytes = Buffer.byteLength(prompt);
+  ctx.log(`normalizePrompt vs node:crypto sha256 on ${bytes} bytes`);
+  const [a, b] = await sampleInterleaved(
+    [
+      { name: "normalizePrompt", run: () => readOnce(normalizePrompt(prompt, PROMPT_OPTIONS)) },
+      {
+        name: "sha256",
+        run: () => createHash("sha256").update(prompt, "utf8").digest("hex"),
+      },
+    ],
+    FAST,
+  );
+  return compare(
+    {
+      suite: "identity",
+      measurement: "normalizePrompt vs hashing, 100 KiB prompt",
+      unit: "MB/s",
+      better: "higher",
+      baselineName: "node:crypto sha256 of the same prompt's UTF-8 (the hashing-speed limit)",
+      target: 0.2,
+      note: describeSamples(a!, FAST),
+    },
+    mbPerS(bytes, a!.medianNs),
+    mbPerS(bytes, b!.medianNs),
+    { invocache: a!.spread, baseline: b!.spread },
+  );
+}
+
+/**
  * Read a result once, as any consumer does: V8 may return text built by
  * concatenation as a rope and flatten it only on first read, which would
  * otherwise fall outside the timing on one side only.
@@ -144,7 +180,7 @@ async function artifactThroughput(ctx: BenchContext): Promise<BenchRow> {
 }
 
 export default async function identityBench(ctx: BenchContext): Promise<BenchRow[]> {
-  const rows = [await normalizeThroughput(ctx)];
+  const rows = [await normalizeThroughput(ctx), await normalizeVsSha256(ctx)];
   for (const kib of [1, 8, 100]) rows.push(await identityLatency(ctx, kib));
   rows.push(await artifactThroughput(ctx));
   return rows;

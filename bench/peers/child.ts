@@ -24,6 +24,8 @@ import {
 
 export type ChildTask =
   | { phase: "direct"; baseUrl: string; calls: number }
+  /** The SDK's own floor: the same calls through the openai client with a fetch answering constant bytes. */
+  | { phase: "floor"; baseUrl: string; calls: number }
   | {
       phase: "record";
       tool: ToolId;
@@ -38,13 +40,19 @@ export type ChildTask =
 
 /** Timings of one run; ms from `performance.now()`. */
 export interface RunResult {
-  phase: "direct" | "record" | "replay";
+  phase: "direct" | "floor" | "record" | "replay";
   tool?: ToolId;
   calls: number;
   /** direct: all calls. record: open, calls, close (persist). replay: open + every call. */
   totalMs: number;
   /** replay: open and the first call (the recording is loaded by then, whatever the tool's laziness). */
   coldMs?: number;
+  /**
+   * replay: from the process's start (performance.timeOrigin) to the end of
+   * the first call: node and the harness, importing the tool, opening the
+   * recording, the first replay. The harness part is the same for every tool.
+   */
+  processColdMs?: number;
   /** replay: calls 2..N. */
   steadyMs?: number;
   /** replay: CPU time (user + system, every thread of the process) over calls 2..N, µs. */
@@ -100,6 +108,49 @@ async function direct(task: Extract<ChildTask, { phase: "direct" }>): Promise<Ru
     phase: "direct",
     calls: task.calls,
     totalMs: performance.now() - started,
+    maxRssKiB: rssKiB(),
+  };
+}
+
+/**
+ * No replay tool can be faster than this: the real openai client whose
+ * fetch returns a Response built from bytes fetched once up front (one
+ * non-streamed and one streamed answer from the provider), so what is timed
+ * is the SDK's own request building and response parsing. Timed like a
+ * replay: calls 2..N are the steady state.
+ */
+async function floor(task: Extract<ChildTask, { phase: "floor" }>): Promise<RunResult> {
+  const requests = Array.from({ length: task.calls }, (_, i) => request(i));
+  const captured: { body: Uint8Array; headers: [string, string][] }[] = [];
+  for (const streamed of [false, true]) {
+    const i = requests.findIndex((r) => (r.stream === true) === streamed);
+    let saved: { body: Uint8Array; headers: [string, string][] } | undefined;
+    const capture: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      saved = { body: new Uint8Array(await res.arrayBuffer()), headers: [...res.headers] };
+      return new Response(saved.body, { status: res.status, headers: saved.headers });
+    };
+    await call(client(task.baseUrl, capture), requests[i]!);
+    captured.push(saved!);
+  }
+  const [json, sse] = captured as [(typeof captured)[0], (typeof captured)[0]];
+  const constant: typeof fetch = async (_input, init) => {
+    const streamed = typeof init?.body === "string" && init.body.includes('"stream":true');
+    const c = streamed ? sse : json;
+    return new Response(c.body, { status: 200, headers: c.headers });
+  };
+  const openai = client(task.baseUrl, constant);
+  const started = performance.now();
+  await call(openai, requests[0]!);
+  const first = performance.now();
+  for (const body of requests.slice(1)) await call(openai, body);
+  const ended = performance.now();
+  return {
+    phase: "floor",
+    calls: task.calls,
+    totalMs: ended - started,
+    coldMs: first - started,
+    steadyMs: ended - first,
     maxRssKiB: rssKiB(),
   };
 }
@@ -166,6 +217,7 @@ async function replay(task: Extract<ChildTask, { phase: "replay" }>): Promise<Ru
     calls: task.calls,
     totalMs: ended - started,
     coldMs: warm - started,
+    processColdMs: warm,
     steadyMs: ended - warm,
     steadyCpuUs: used.user + used.system,
     mismatches,
@@ -300,6 +352,8 @@ async function main(task: ChildTask): Promise<ChildResult> {
   switch (task.phase) {
     case "direct":
       return direct(task);
+    case "floor":
+      return floor(task);
     case "record":
       return record(task);
     case "replay":

@@ -27,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import { type FakeProvider, startFakeProvider } from "../../test/fake-provider/index.js";
 import { describeMachine } from "../support/machine.js";
 import type { ChildResult, ChildTask, LeakResult, RunResult } from "./child.js";
+import { renderFloor } from "./floor.js";
 import { type Collected, renderConsole, renderDocSection, withPeersSection } from "./report.js";
 import { TOOL_IDS, type ToolId } from "./tools.js";
 
@@ -156,6 +157,9 @@ const collected: Collected = {
   failures,
 };
 
+/** Runs of the SDK floor (child.ts, `floor`): every replay's calls/s is reported as a fraction of it. */
+const floorRuns: RunResult[] = [];
+
 let provider: FakeProvider | undefined = await startFakeProvider();
 const port = Number(new URL(provider.url).port);
 const baseUrl = `${provider.url}/v1`;
@@ -218,6 +222,24 @@ try {
       log(
         `record ${round + 1}/${settings.recordRounds} ${who}: ${r.totalMs.toFixed(0)} ms` +
           (r.recordingBytes === undefined ? "" : `, ${r.recordingBytes} bytes`),
+      );
+    }
+  }
+
+  // ---- the SDK floor (two upstream calls capture the constant answers) ------
+  for (let round = 0; round < settings.replayRounds; round++) {
+    const before = provider.calls;
+    const r = asRun(
+      await runChild({ phase: "floor", baseUrl, calls: settings.calls }),
+      `SDK floor round ${round + 1}`,
+    );
+    if (provider.calls - before !== 2) {
+      fail(`SDK floor round ${round + 1}: ${provider.calls - before} upstream calls, expected 2`);
+    }
+    if (r !== undefined) {
+      floorRuns.push(r);
+      log(
+        `SDK floor ${round + 1}/${settings.replayRounds}: ${((r.calls - 1) / ((r.steadyMs ?? 0) / 1e3)).toFixed(0)} calls/s`,
       );
     }
   }
@@ -322,6 +344,8 @@ if (flag("--json")) {
 } else if (complete && collected.direct.length > 0) {
   process.stdout.write(`${renderConsole(collected)}\n`);
 }
+if (complete && floorRuns.length > 0)
+  process.stderr.write(`${renderFloor(collected, floorRuns)}\n`);
 if (complete && writeDocs && failures.length === 0) {
   let doc = "";
   try {

@@ -20,6 +20,12 @@ export interface RootMatcher {
   /** True when there are no roots at all (nothing to look for). */
   readonly empty: boolean;
   /**
+   * How spellings start, for the scanner's anchors: `sep` when all start
+   * with `/` or `\\`, `drive` when some start with a drive letter and `:`,
+   * `any` otherwise (the scanner then tries every ASCII letter and digit).
+   */
+  readonly starts: "sep" | "drive" | "any";
+  /**
    * The longest spelling found at `start` whose end lies on a path boundary,
    * or undefined. The caller checks the boundary before `start`.
    */
@@ -50,6 +56,7 @@ export function compileRoots(spellings: readonly RootSpelling[]): RootMatcher {
   }
   const matcher: RootMatcher = {
     empty: spellings.length === 0,
+    starts: startsOf(spellings),
     matchAt(text, start) {
       const a = walk(exact, text, start, false);
       const b = walk(folded, text, start, true);
@@ -60,6 +67,17 @@ export function compileRoots(spellings: readonly RootSpelling[]): RootMatcher {
   };
   matcherCache.set(spellings, matcher);
   return matcher;
+}
+
+function startsOf(spellings: readonly RootSpelling[]): "sep" | "drive" | "any" {
+  let starts: "sep" | "drive" | "any" = "sep";
+  for (const r of spellings) {
+    const c = r.text.charCodeAt(0);
+    if (c < 128 && (CLASS[c]! & SEP) !== 0) continue;
+    if (c < 128 && (CLASS[c]! & LETTER) !== 0 && r.text.charCodeAt(1) === 58) starts = "drive";
+    else return "any";
+  }
+  return starts;
 }
 
 function walk(

@@ -14,7 +14,7 @@ import { isBoundaryBefore, type RootMatcher } from "./root-matcher.js";
 
 // Local copies: imported bindings may be compiled to getters (tsx, vitest),
 // which cost more than the rest of the hot loop together.
-const { ALNUM, BRACE, CLASS, DIGIT, HEX, LETTER, SEP } = classes;
+const { ALNUM, BRACE, CLASS, DIGIT, HEX, SEP } = classes;
 
 /** Where a rule fired, in the whitespace-collapsed text. */
 export interface RuleMatch {
@@ -176,39 +176,65 @@ function epochStartsHere(s: string, i: number, tokenEnd: number): boolean {
 }
 
 /**
+ * Where a rule can start (the scanner's anchors). Each alternative is a
+ * necessary condition of one check below, and matches one character (the
+ * rest is lookaround), so the scan resumes right after a failed candidate:
+ * - a digit not after a digit, followed by 3 digits and `-` (a timestamp) or
+ *   by 7 more hex digits (epoch millis are 13 digits; a UUID starts with 8
+ *   hex). A digit after a digit starts nothing: every rule needs a non-digit
+ *   (timestamp) or non-hex (UUID, epoch millis) before it;
+ * - a hex letter not after an alphanumeric or brace, followed by 7 more hex
+ *   digits (a UUID);
+ * - with roots, a path separator (POSIX and UNC spellings start with one),
+ *   and, when a spelling starts with a drive letter, a letter before `:`
+ *   (root-matcher.ts, `starts`).
+ */
+const DIGIT_OR_HEX =
+  "(?<![0-9])[0-9](?=[0-9]{3}-|[0-9A-Fa-f]{7})|(?<![0-9A-Za-z{}])[A-Fa-f](?=[0-9A-Fa-f]{7})";
+const CANDIDATES = new RegExp(DIGIT_OR_HEX, "g");
+const CANDIDATES_ROOTS = new RegExp(`[/\\\\]|${DIGIT_OR_HEX}`, "g");
+const CANDIDATES_DRIVE = new RegExp(`[/\\\\]|[A-Za-z](?=:)|${DIGIT_OR_HEX}`, "g");
+/** A root spelling that starts some other way: every ASCII alphanumeric or separator. */
+const CANDIDATES_ANY = /[/\\0-9A-Za-z]/g;
+
+/**
  * Apply roots, timestamps, UUIDs and epoch millis in one pass over
  * already whitespace-collapsed text. `trace`, when given, receives every match;
  * `off` holds the SCAN_* bits of rules turned off (disable-rules.ts).
  */
 export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[], off = 0): string {
-  // Hot loop: plain locals only (a closure capturing `i` would move it to the
-  // heap and cost ~10x), and most characters leave after one table lookup.
+  // Anchors first: a native regex jumps to the few positions where a rule
+  // can start (see CANDIDATES), so ordinary text costs one regex step per
+  // character instead of a JavaScript loop iteration. Each candidate is then
+  // checked exactly as before; every check reads its own context, so
+  // visiting a superset of the positions that can match changes nothing.
+  const tryRoots = !roots.empty;
+  const re = !tryRoots
+    ? CANDIDATES
+    : roots.starts === "sep"
+      ? CANDIDATES_ROOTS
+      : roots.starts === "drive"
+        ? CANDIDATES_DRIVE
+        : CANDIDATES_ANY;
   let out = "";
   let last = 0;
   let tokenEnd = -1;
-  let i = 0;
-  const n = s.length;
-  const tryRoots = !roots.empty;
-  while (i < n) {
+  re.lastIndex = 0;
+  // test(), not exec(): no match object per candidate; every alternative
+  // consumes one character, so the candidate is the one before lastIndex.
+  while (re.test(s)) {
+    const i = re.lastIndex - 1;
     const c = s.charCodeAt(i);
-    if (c >= 128) {
-      i++;
-      continue;
-    }
     const k = CLASS[c]!;
-    if ((k & (SEP | ALNUM)) === 0) {
-      i++;
-      continue;
-    }
     let end = -1;
     let rule = "";
     let token = "";
     if (tryRoots && ((k & SEP) !== 0 || s.charCodeAt(i + 1) === 58) && isBoundaryBefore(s, i)) {
-      const m = roots.matchAt(s, i);
-      if (m !== undefined) {
-        end = m.end;
-        rule = m.root.rule;
-        token = m.root.token;
+      const r = roots.matchAt(s, i);
+      if (r !== undefined) {
+        end = r.end;
+        rule = r.root.rule;
+        token = r.root.token;
       }
     }
     if (end < 0 && (k & HEX) !== 0) {
@@ -235,33 +261,13 @@ export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[], off = 0
         token = "{timestamp}";
       }
     }
-    if (end < 0) {
-      i++;
-      // Skip the rest of the word: a letter right after an alphanumeric, or a
-      // digit right after a digit, cannot start any match (every rule needs a
-      // non-alphanumeric before a root or UUID, a non-digit before a
-      // timestamp, a non-hex before epoch millis). Prose goes word by word.
-      if ((k & ALNUM) !== 0) {
-        while (i < n) {
-          const d = s.charCodeAt(i);
-          if (d >= 128) break;
-          const dk = CLASS[d]!;
-          if (
-            (dk & LETTER) !== 0 ||
-            ((dk & DIGIT) !== 0 && (CLASS[s.charCodeAt(i - 1)]! & DIGIT) !== 0)
-          )
-            i++;
-          else break;
-        }
-      }
-      continue;
-    }
+    if (end < 0) continue; // the regex moved on by one character
     if (trace !== undefined)
       trace.push({ rule, start: i, end, text: s.slice(i, end), replacement: token });
     out += s.slice(last, i) + token;
     if (rule !== "epoch-millis") tokenEnd = end;
     last = end;
-    i = end;
+    re.lastIndex = end;
   }
   return last === 0 ? s : out + s.slice(last);
 }

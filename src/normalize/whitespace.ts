@@ -69,44 +69,78 @@ export function closesFence(line: string, open: { char: number; length: number }
  */
 export function collapseWhitespace(s: string): string {
   if (!FENCE_HINT.test(s)) return collapseRuns(s);
+  // Anchors first: only lines holding a fence marker can open a block, so
+  // the text between blocks is found by searching for the markers and
+  // collapsed in one native pass (a line break is whitespace like any
+  // other); only the lines of a block are walked one by one.
   const parts: string[] = [];
-  let outside = "";
-  let open: { char: number; length: number } | undefined;
-  let block: string[] = [];
-  const flushOutside = () => {
-    const text = collapseRuns(outside);
-    if (text !== "") parts.push(text);
-    outside = "";
-  };
   const n = s.length;
-  let pos = 0;
-  for (;;) {
-    let e = pos;
-    while (e < n) {
-      const c = s.charCodeAt(e);
-      if (c === 10 || c === 13) break;
-      e++;
-    }
-    const line = s.slice(pos, e);
-    if (open === undefined) {
-      open = fenceOpener(line);
-      if (open !== undefined) {
-        flushOutside();
-        block = [line.trimEnd()];
-      } else {
-        outside += `${line} `;
-      }
-    } else {
+  let pos = 0; // start of the text not yet handled: always the start of a line
+  while (pos <= n) {
+    const opener = nextOpener(s, pos);
+    const outside = collapseRuns(s.slice(pos, opener === undefined ? n : opener.start));
+    if (outside !== "") parts.push(outside);
+    if (opener === undefined) break;
+    // The block: the opener line, then every line up to the closing one (or the end).
+    const block: string[] = [];
+    let lineStart = opener.start;
+    const open = opener.fence;
+    for (;;) {
+      const e = lineEnd(s, lineStart);
+      const line = s.slice(lineStart, e);
       block.push(line.trimEnd());
-      if (closesFence(line, open)) {
-        parts.push(block.join("\n"));
-        open = undefined;
-      }
+      const closed = block.length > 1 && closesFence(line, open);
+      lineStart =
+        e >= n ? n + 1 : s.charCodeAt(e) === 13 && s.charCodeAt(e + 1) === 10 ? e + 2 : e + 1;
+      if (closed || e >= n) break;
     }
-    if (e >= n) break;
-    pos = s.charCodeAt(e) === 13 && s.charCodeAt(e + 1) === 10 ? e + 2 : e + 1;
+    parts.push(block.join("\n"));
+    pos = lineStart;
   }
-  if (open !== undefined) parts.push(block.join("\n"));
-  flushOutside();
   return parts.join("\n").trimEnd();
+}
+
+/** End of the line starting at i (index of its `\n` or `\r`, or the text's length). */
+function lineEnd(s: string, i: number): number {
+  let e = i;
+  while (e < s.length) {
+    const c = s.charCodeAt(e);
+    if (c === 10 || c === 13) break;
+    e++;
+  }
+  return e;
+}
+
+/** Start of the line holding position i. */
+function lineStartOf(s: string, i: number): number {
+  let j = i;
+  while (j > 0) {
+    const c = s.charCodeAt(j - 1);
+    if (c === 10 || c === 13) break;
+    j--;
+  }
+  return j;
+}
+
+const MARKER = /```|~~~/g;
+
+/**
+ * The first line at or after `from` (a line start) that opens a fence:
+ * every opener holds a marker run of three, so only lines with a marker are
+ * tried, each with {@link fenceOpener} itself.
+ */
+function nextOpener(
+  s: string,
+  from: number,
+): { start: number; fence: { char: number; length: number } } | undefined {
+  MARKER.lastIndex = from;
+  while (MARKER.test(s)) {
+    const at = MARKER.lastIndex - 3; // test(): no match object per marker
+    const start = lineStartOf(s, at);
+    const end = lineEnd(s, at);
+    const fence = fenceOpener(s.slice(start, end));
+    if (fence !== undefined) return { start, fence };
+    MARKER.lastIndex = end; // no other marker on this line can open a fence
+  }
+  return undefined;
 }

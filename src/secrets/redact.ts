@@ -19,6 +19,13 @@ import {
   SECRET_PATTERNS,
   type SecretPattern,
 } from "./patterns.js";
+import { patternFilter } from "./prefilter.js";
+
+/** Shorter texts (a decoded run, a header) take the single anchor test: the filter's set-up costs more. */
+const PREFILTER_MIN = 256;
+
+/** The literal prefilter of the built-in patterns, built once. */
+const builtInFilter = patternFilter(SECRET_PATTERNS.map((p) => p.regex));
 
 /** Options of {@link redactSecrets}, {@link scanSecrets} and {@link restoreSecrets}. */
 export interface SecretOptions extends SecretEnvOptions {
@@ -114,8 +121,19 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
   /** Key shapes only (no env values): the raw text, then what percent- and base64-encoding hide. */
   const shapes = (text: string, path: string, found: SecretFinding[], depth: number): string => {
     let out = text;
-    if (!precheck || SECRET_ANCHORS.test(out)) {
-      for (const p of compiled) out = applyPattern(out, p, path, found);
+    if (!precheck || out.length < PREFILTER_MIN) {
+      if (!precheck || SECRET_ANCHORS.test(out)) {
+        for (const p of compiled) out = applyPattern(out, p, path, found);
+      }
+    } else {
+      // Only the patterns whose required literal occurs (prefilter.ts). A
+      // placeholder written by an earlier pattern adds no literal a later one
+      // can match on; the property test against the unfiltered scan checks it.
+      const on = builtInFilter.candidates(out);
+      const anchors = on.includes(undefined) && SECRET_ANCHORS.test(out);
+      for (let i = 0; i < compiled.length; i++) {
+        if (on[i] ?? anchors) out = applyPattern(out, compiled[i]!, path, found);
+      }
     }
     if (depth > 0 && compiled.length > 0) {
       if (out.includes("%"))
@@ -364,6 +382,12 @@ const PERCENT_CHARS = classTable(/[A-Za-z0-9._~!*'()%+-]/);
 const BASE64_RUN = new RegExp(`[A-Za-z0-9+/_-]{20,${MAX_TOKEN_MATCH}}`, "g");
 const BASE64_CHARS = classTable(/[A-Za-z0-9+/_=-]/);
 const PERCENT_RUN = /%[0-9A-Fa-f]{2}/g;
+/**
+ * The character before a base64 run and the run's first 20: only a
+ * non-run character can start a try, so the regex does not retry a bounded
+ * match at every position of a word (a lookbehind costs V8 that retry).
+ */
+const BASE64_START = /[^A-Za-z0-9+/_=-][A-Za-z0-9+/_=-]{20}/g;
 
 function decodePercent(run: string): string | undefined {
   // By hand, not decodeURIComponent: that throws on bad UTF-8, and an exception per run is slow.
@@ -411,24 +435,16 @@ function decodedRuns(
   depth: number,
 ): string {
   const table = seed === PERCENT_RUN ? PERCENT_CHARS : BASE64_CHARS;
-  // Base64 runs are found by a loop over the table (a regex retries at every position
-  // of ordinary text); percent runs by their `%XX` escape.
+  // Base64 runs are found where one starts (BASE64_START); percent runs by their `%XX` escape.
   const next = (from: number): { index: number; 0: string } | null => {
     if (seed === PERCENT_RUN) {
       seed.lastIndex = from;
       return seed.exec(text);
     }
-    for (let i = from; i < text.length; ) {
-      const c = text.charCodeAt(i);
-      if (c >= 128 || table[c] === 0) {
-        i++;
-        continue;
-      }
-      const e = runEnd(text, i, table);
-      if (e - i >= 20) return { index: i, 0: text.slice(i, i + 20) };
-      i = e;
-    }
-    return null;
+    if (from === 0 && runEnd(text, 0, table) >= 20) return { index: 0, 0: text.slice(0, 20) };
+    BASE64_START.lastIndex = from;
+    const m = BASE64_START.exec(text);
+    return m === null ? null : { index: m.index + 1, 0: m[0].slice(1) };
   };
   let out = "";
   let last = 0;

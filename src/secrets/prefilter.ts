@@ -1,0 +1,166 @@
+/**
+ * Which key-shape patterns can match a text, found in one native pass.
+ *
+ * Most prompts and responses hold one of the coarse anchors (`://` in any
+ * URL is one), and then every pattern ran over the whole text: about 35
+ * regex scans. Here each pattern's required literal (what every match of it
+ * must contain: `sk-`, `ghp_`'s `gh`, `AccountKey`…) is read off its regex
+ * source; one case-insensitive alternation of all literals finds where any
+ * of them occurs, and only the patterns whose literal occurs are run. A
+ * pattern whose source we cannot read a literal from is always run, so the
+ * filter only ever skips a pattern that cannot match.
+ */
+
+/** A pattern's required literals: every match contains one of them (case-folded when `fold`). */
+export interface RequiredLiterals {
+  readonly any: readonly string[];
+  readonly fold: boolean;
+}
+
+const META = new Set([..."[](){}|?*+.^$\\"]);
+const QUANTIFIER = new Set([..."?*+{"]);
+
+/** The literal at the start of a regex source (after lookbehinds and group opens), or undefined. */
+export function requiredLiterals(re: RegExp): RequiredLiterals | undefined {
+  const src = re.source;
+  const fold = re.flags.includes("i");
+  let i = 0;
+  for (;;) {
+    if (src.startsWith("(?<!", i) || src.startsWith("(?<=", i)) {
+      const end = groupEnd(src, i);
+      if (end < 0) return undefined;
+      i = end;
+    } else if (src[i] === "(" && src[i + 1] !== "?") i++;
+    else break;
+  }
+  if (src.startsWith("(?:", i)) {
+    const end = groupEnd(src, i);
+    if (end < 0) return undefined;
+    const alts = src.slice(i + 3, end - 1).split("|");
+    if (alts.some((a) => a.length < 2 || [...a].some((c) => META.has(c)))) return undefined;
+    if (QUANTIFIER.has(src[end] ?? "")) return undefined;
+    return { any: alts, fold };
+  }
+  // One leading character class (`[Bb]earer`): the literal after it is still required.
+  if (src[i] === "[") {
+    const end = classEnd(src, i);
+    if (end < 0 || QUANTIFIER.has(src[end] ?? "")) return undefined;
+    i = end;
+  }
+  let lit = "";
+  while (i < src.length) {
+    let ch = src[i]!;
+    let width = 1;
+    if (ch === "\\") {
+      const next = src[i + 1] ?? "";
+      if (!/^[./\\-]$/.test(next)) break; // \s, \d…: a class, not a literal
+      ch = next;
+      width = 2;
+    } else if (META.has(ch)) break;
+    if (QUANTIFIER.has(src[i + width] ?? "")) break; // this character is optional or repeated
+    lit += ch;
+    i += width;
+  }
+  return lit.length >= 2 ? { any: [lit], fold } : undefined;
+}
+
+/** Index just past the group opening at `i` (classes and escapes skipped), or -1. */
+function groupEnd(src: string, i: number): number {
+  let depth = 0;
+  for (let j = i; j < src.length; j++) {
+    const c = src[j];
+    if (c === "\\") j++;
+    else if (c === "[") {
+      const e = classEnd(src, j);
+      if (e < 0) return -1;
+      j = e - 1;
+    } else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return j + 1;
+  }
+  return -1;
+}
+
+/** Index just past the character class opening at `i`, or -1. */
+function classEnd(src: string, i: number): number {
+  for (let j = i + 1; j < src.length; j++) {
+    if (src[j] === "\\") j++;
+    else if (src[j] === "]") return j + 1;
+  }
+  return -1;
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+
+/** A prepared filter for a list of patterns. */
+export interface PatternFilter {
+  /**
+   * For each pattern (by index): may it match `text`? False only when its
+   * required literal occurs nowhere in the text. `undefined` for a pattern
+   * without a readable literal (the caller decides, as before).
+   */
+  candidates(text: string): (boolean | undefined)[];
+}
+
+/** Build the filter for `regexes` (one per pattern, in order). */
+export function patternFilter(regexes: readonly RegExp[]): PatternFilter {
+  const lits = regexes.map(requiredLiterals);
+  // Literals by case rule (exact, or folded for `i` patterns), each with the patterns needing it.
+  const groups = [false, true].map((fold) => {
+    const patternsOf = new Map<string, number[]>();
+    lits.forEach((l, p) => {
+      if (l === undefined || l.fold !== fold) return;
+      for (const a of l.any) {
+        const key = fold ? a.toLowerCase() : a;
+        patternsOf.set(key, [...(patternsOf.get(key) ?? []), p]);
+      }
+    });
+    const all = [...patternsOf.keys()];
+    const full =
+      all.length === 0 ? undefined : new RegExp(all.map(escapeRe).join("|"), fold ? "gi" : "g");
+    return { fold, patternsOf, full, finders: new Map<string, RegExp>() };
+  });
+  return {
+    candidates(text) {
+      const on: (boolean | undefined)[] = lits.map((l) => (l === undefined ? undefined : false));
+      for (const g of groups) {
+        if (g.full === undefined) continue;
+        g.full.lastIndex = 0;
+        const first = g.full.exec(text);
+        if (first === null) continue; // the common case: one native pass, nothing found
+        // Search for the literals not found yet; each hit finds at least one more,
+        // so there are at most as many searches as literals, each resuming where
+        // the last hit was: one pass over the text in all.
+        const left = new Set(g.patternsOf.keys());
+        let pos = first.index;
+        while (left.size > 0) {
+          const finder = finderFor(g, left);
+          finder.lastIndex = pos;
+          const m = finder.exec(text);
+          if (m === null) break;
+          pos = m.index;
+          for (const lit of [...left]) {
+            const here = text.slice(pos, pos + lit.length);
+            if ((g.fold ? here.toLowerCase() : here) !== lit) continue;
+            left.delete(lit);
+            for (const p of g.patternsOf.get(lit)!) on[p] = true;
+          }
+        }
+      }
+      return on;
+    },
+  };
+}
+
+const MAX_FINDERS = 256;
+
+/** The alternation of `left`, compiled once per set of literals. */
+function finderFor(g: { fold: boolean; finders: Map<string, RegExp> }, left: Set<string>): RegExp {
+  const key = [...left].join("\u0000");
+  let re = g.finders.get(key);
+  if (re === undefined) {
+    re = new RegExp([...left].map(escapeRe).join("|"), g.fold ? "gi" : "g");
+    if (g.finders.size >= MAX_FINDERS) g.finders.clear();
+    g.finders.set(key, re);
+  }
+  return re;
+}

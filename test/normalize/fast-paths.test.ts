@@ -1,0 +1,227 @@
+/**
+ * The anchor-first fast paths of normalization, each against the slower
+ * statement it replaces: the whitespace rule against the line-by-line
+ * reference, the secret scanner's literal prefilter against the same
+ * patterns run unfiltered, and the scanner's candidate positions against
+ * the one-regex-per-rule reference on text where every rule's anchors are
+ * dense.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type NormalizeOptions, normalizePrompt } from "../../src/normalize/index.js";
+import { collapseWhitespace } from "../../src/normalize/whitespace.js";
+import { SECRET_PATTERNS } from "../../src/secrets/patterns.js";
+import { patternFilter, requiredLiterals } from "../../src/secrets/prefilter.js";
+import { createSecretScanner } from "../../src/secrets/redact.js";
+import { referenceNormalize, referenceWhitespace } from "../reference/normalize-reference.js";
+import { lineByLineWhitespace } from "../reference/whitespace-lines.js";
+import { FAKE_AWS_SECRET, FAKE_KEYS, FAKE_PEM, noise } from "../secrets/fakes.js";
+
+const fenceText = fc
+  .array(
+    fc.constantFrom(
+      "```",
+      "```py",
+      "````",
+      "~~~",
+      "~~~~",
+      "`",
+      "``",
+      " ``` ",
+      "\t~~~",
+      "x```",
+      "```a`b",
+      "\n",
+      "\r\n",
+      "\r",
+      " ",
+      "  ",
+      "\t",
+      "\u00a0",
+      "\u2028",
+      "\v",
+      "code",
+      "    indented",
+      "a",
+      "é",
+    ),
+    { maxLength: 60 },
+  )
+  .map((a) => a.join(""));
+
+describe("whitespace fast path (markers first)", () => {
+  it("equals the line-by-line implementation it replaces on fence-dense text", () => {
+    fc.assert(
+      fc.property(fenceText, (text) => {
+        expect(collapseWhitespace(text)).toBe(lineByLineWhitespace(text));
+      }),
+      { numRuns: 5000, seed: 17 },
+    );
+  });
+
+  it("equals the regex reference on fence-dense text without U+2028", () => {
+    // U+2028 after a fence marker: the reference's `.` stops at it, the rule reads it as
+    // part of the info string (a known difference of the two statements, not of the fast path).
+    fc.assert(
+      fc.property(fenceText, (text) => {
+        const t = text.replaceAll("\u2028", " ");
+        expect(collapseWhitespace(t)).toBe(referenceWhitespace(t));
+      }),
+      { numRuns: 5000, seed: 19 },
+    );
+  });
+});
+
+describe("secret pattern prefilter", () => {
+  it("reads a literal from every built-in pattern", () => {
+    for (const p of SECRET_PATTERNS) expect(requiredLiterals(p.regex), p.name).toBeDefined();
+  });
+
+  it("every match of every pattern on the fake keys contains the pattern's literal", () => {
+    const texts = [
+      ...FAKE_KEYS.map(([, key]) => `see ${key} here`),
+      `aws_secret_access_key = ${FAKE_AWS_SECRET}`,
+      `SecretAccessKey: "${FAKE_AWS_SECRET}"`,
+      FAKE_PEM,
+      "Authorization: Bearer abcdefghij0123456789XYZ",
+      "Basic dXNlcjpwYXNzd29yZDEyMzQ1Njc4",
+      "Server=x;Password=hunter2hunter2;",
+      "postgres://user:s3cr3tpass@db.example/x",
+    ];
+    for (const p of SECRET_PATTERNS) {
+      const lit = requiredLiterals(p.regex)!;
+      for (const text of texts) {
+        for (const m of text.matchAll(new RegExp(p.regex.source, p.regex.flags))) {
+          const s = lit.fold ? m[0].toLowerCase() : m[0];
+          const any = lit.any.some((a) => s.includes(lit.fold ? a.toLowerCase() : a));
+          expect(any, `${p.name} on ${text.slice(0, 30)}`).toBe(true);
+        }
+      }
+    }
+  });
+
+  const keyPiece = fc.constantFrom(
+    ...FAKE_KEYS.map(([, k]) => k),
+    FAKE_AWS_SECRET,
+    FAKE_PEM,
+    "aws_secret_access_key = ",
+    "SECRET_ACCESS_KEY:",
+    "Bearer ",
+    "bearer\t",
+    "Basic ",
+    "AccountKey=",
+    "password=",
+    "PWD = ",
+    "https://",
+    "user:pa55word@",
+    "sk-",
+    "sk-ant-",
+    "gh",
+    "ghp_",
+    "glpat-",
+    "hf_",
+    "eyJ",
+    "{secret:openai-api-key}",
+    "{secret:AWS_SECRET_ACCESS_KEY:json}",
+    " ",
+    "\n",
+    ";",
+    "=",
+    "/",
+    "%3D",
+    noise(24, 3),
+    noise(40, 9),
+    "dXNlcjpzay1wcm9qLWExQjJjM0Q0ZTVGNmc3SDhpOUowazFMMg==",
+  );
+  const keyText = fc.array(keyPiece, { maxLength: 20 }).map((a) => a.join(""));
+
+  it("redacts exactly what the unfiltered patterns redact", () => {
+    // A copy of the list: the scanner only prefilters the built-in list itself.
+    const filtered = createSecretScanner({ env: {} });
+    const unfiltered = createSecretScanner({ env: {}, patterns: [...SECRET_PATTERNS] });
+    fc.assert(
+      fc.property(keyText, (text) => {
+        const a: never[] = [];
+        const b: never[] = [];
+        expect(filtered.redactString(text, "$", a)).toBe(unfiltered.redactString(text, "$", b));
+        expect(a).toEqual(b);
+      }),
+      { numRuns: 3000, seed: 23 },
+    );
+  });
+
+  it("reports each pattern whose literal occurs, in any case when the pattern folds case", () => {
+    const filter = patternFilter(SECRET_PATTERNS.map((p) => p.regex));
+    const on = filter.candidates("x PASSWORD= y sk-ant-z");
+    const names = SECRET_PATTERNS.filter((_, i) => on[i] === true).map((p) => p.name);
+    expect(names).toEqual(["anthropic-api-key", "openai-api-key", "connection-string-password"]);
+  });
+});
+
+describe("scanner candidates (anchors first)", () => {
+  const opts: NormalizeOptions = {
+    projectPath: "/srv/run-7",
+    homeDir: "/home/u",
+    tmpDirs: ["/tmp"],
+    roots: { win: "C:\\Users\\Me\\proj", unc: "\\\\srv\\share\\x" },
+  };
+  const dense = fc
+    .array(
+      fc.constantFrom(
+        "0",
+        "1",
+        "12",
+        "123",
+        "2026",
+        "-",
+        "a",
+        "f",
+        "g",
+        "x",
+        "X",
+        "{",
+        "}",
+        "_",
+        ".",
+        ":",
+        "T",
+        "Z",
+        "/",
+        "\\",
+        "c:",
+        "C:\\Users\\Me\\proj",
+        "\\\\srv\\share\\x",
+        "/srv/run-7",
+        "/home/u",
+        "3f2504e0",
+        "4f89",
+        "11d3-9a0c-0305e82c3301",
+        "3f2504e04f8911d39a0c0305e82c3301",
+        "2026-09-09T14:33",
+        ":21",
+        "1767225600000",
+        "é",
+      ),
+      { maxLength: 40 },
+    )
+    .map((a) => a.join(""));
+
+  it("equals the reference where digits, hex, separators and drive letters are dense", () => {
+    fc.assert(
+      fc.property(dense, (text) => {
+        expect(normalizePrompt(text, opts)).toBe(referenceNormalize(text, opts));
+      }),
+      { numRuns: 4000, seed: 29 },
+    );
+  });
+
+  it("equals the reference with no roots at all", () => {
+    const none: NormalizeOptions = { homeDir: "/nonexistent-home-p", tmpDirs: [] };
+    fc.assert(
+      fc.property(dense, (text) => {
+        expect(normalizePrompt(text, none)).toBe(referenceNormalize(text, none));
+      }),
+      { numRuns: 2000, seed: 31 },
+    );
+  });
+});
