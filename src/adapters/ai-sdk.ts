@@ -52,9 +52,28 @@ const NOT_IN_IDENTITY = new Set(["prompt", "abortSignal", "headers"]);
  * const model = wrapLanguageModel({ model: openai("gpt-5"), middleware: invocacheMiddleware({ recorder }) });
  * const { text } = await withInvocation({ role: "reviewer" }, () => generateText({ model, prompt }));
  */
-export function invocacheMiddleware(
+export function invocacheMiddleware(options: InvocacheMiddlewareOptions): InvocacheMiddleware {
+  return middleware(options);
+}
+
+/**
+ * What {@link invocacheMiddleware} returns: an `@ai-sdk/provider`
+ * `LanguageModelV3Middleware`, declared here by its shape so that the package
+ * root's types never import that optional peer (a user without the AI SDK,
+ * type-checking with `skipLibCheck: false`, must not get an error from our
+ * declarations). It is assignable to `wrapLanguageModel`'s `middleware`.
+ */
+export interface InvocacheMiddleware {
+  readonly specificationVersion: "v3";
+  // biome-ignore lint/suspicious/noExplicitAny: stands in for the AI SDK's own parameter type
+  wrapGenerate(options: any): PromiseLike<any>;
+  // biome-ignore lint/suspicious/noExplicitAny: stands in for the AI SDK's own parameter type
+  wrapStream(options: any): PromiseLike<any>;
+}
+
+function middleware(
   options: InvocacheMiddlewareOptions,
-): LanguageModelV3Middleware {
+): LanguageModelV3Middleware & InvocacheMiddleware {
   const recorder = requireRecorder(options, "invocacheMiddleware", "{ recorder }");
   const timing = options.timing ?? "none";
 
