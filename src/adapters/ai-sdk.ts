@@ -25,9 +25,9 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
 } from "@ai-sdk/provider";
+import type { JsonValue } from "../json/value.js";
 import type { Recorder } from "../recorder/recorder.js";
 import type { RecordedStream } from "../recorder/stream.js";
-import type { JsonValue } from "../store/types.js";
 import { currentInvocation, invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import { decodeJson, encodeJson } from "./json-codec.js";

@@ -8,9 +8,10 @@
  * Never stored: request headers (API keys), cookies, non-2xx responses,
  * truncated or in-band-error answers, streams that did not finish.
  */
+
+import type { JsonValue } from "../json/value.js";
 import type { Recorder } from "../recorder/recorder.js";
 import { isRecordedStream, type RecordedStream } from "../recorder/stream.js";
-import type { JsonValue } from "../store/types.js";
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 import { currentInvocation, invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";

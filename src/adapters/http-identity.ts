@@ -6,8 +6,8 @@
  * never stored.
  */
 
+import type { JsonValue } from "../json/value.js";
 import type { NormalizeOptions } from "../normalize/normalize.js";
-import type { JsonValue } from "../store/types.js";
 import type { CallDescription } from "./context.js";
 import { promptText, setMember } from "./prompt-text.js";
 

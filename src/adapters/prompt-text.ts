@@ -6,8 +6,8 @@
  * escapes, would not be seen by a pass over the whole text.
  */
 import { canonicalJson } from "../identity/canonical-json.js";
+import type { JsonValue } from "../json/value.js";
 import { type NormalizeOptions, normalizePrompt } from "../normalize/normalize.js";
-import type { JsonValue } from "../store/types.js";
 
 /**
  * Canonical JSON of `value` with each string normalized with `opts` (the

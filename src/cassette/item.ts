@@ -9,8 +9,9 @@
  * stores) goes to `values:` as `{ key, value }`. Both shapes convert back to
  * the exact item, so the file choice never changes what `get` returns.
  */
+
+import type { JsonValue } from "../json/value.js";
 import { ENTRY_VERSION, type Entry, validateEntry } from "../store/envelope.js";
-import type { JsonValue } from "../store/types.js";
 
 /** One stored key. Immutable once created: caches hang off its identity. */
 export interface CassetteItem {

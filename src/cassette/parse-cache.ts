@@ -17,7 +17,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { JsonValue } from "../store/types.js";
+import type { JsonValue } from "../json/value.js";
 import type { FileStamp } from "./files.js";
 import type { CassetteItem } from "./item.js";
 

@@ -14,10 +14,10 @@
  */
 import { type Document, isMap, isScalar, isSeq, parseDocument, type YAMLError } from "yaml";
 import { CassetteError, EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
+import type { JsonValue } from "../json/value.js";
+import { assertJsonValue } from "../json/value.js";
 import { validateEntry } from "../store/envelope.js";
-import { assertJsonValue } from "../store/json.js";
 import { assertStoreKey } from "../store/keys.js";
-import type { JsonValue } from "../store/types.js";
 import { CASSETTE_FORMAT } from "./emit.js";
 import { type CassetteItem, type FileEntry, fromFileEntry } from "./item.js";
 

@@ -9,9 +9,10 @@
 import { accessSync, constants, readdirSync, type Stats, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parseEntryKey, pruneCassette, readCassette } from "../cassette/index.js";
+import type { JsonValue } from "../json/value.js";
 import { type Entry, entryPrefix, validateEntry } from "../store/envelope.js";
 import { openStore } from "../store/open.js";
-import type { JsonValue, Store } from "../store/types.js";
+import type { Store } from "../store/types.js";
 import { defaultStoreUrl, parseStoreUrl } from "../store/url.js";
 import type { OptionSpec } from "./args.js";
 import { CliError, UsageError } from "./errors.js";

@@ -14,6 +14,7 @@ import {
   invocationManifest,
 } from "../identity/manifest.js";
 import type { Manifest } from "../identity/manifest-types.js";
+import { jsonSnapshot } from "../json/value.js";
 import { NORMALIZATION_VERSION } from "../normalize/rules.js";
 import { IDENTITY_SECRETS } from "../normalize/secrets-rule.js";
 import {
@@ -23,7 +24,6 @@ import {
   type SecretScanner,
 } from "../secrets/redact.js";
 import { type Entry, entryKey, entryLeaseKey, runKey, validateEntry } from "../store/envelope.js";
-import { assertJsonValue } from "../store/json.js";
 import { openStore } from "../store/open.js";
 import type { JsonValue, Store } from "../store/types.js";
 import { defaultStoreUrl } from "../store/url.js";
@@ -774,13 +774,15 @@ class RecorderImpl implements Recorder {
       this.stats.bypassed++;
       return { value, hit: false, durationMs };
     }
-    assertJsonValue(value, "response");
+    // Checked and copied once here; the store reuses this frozen snapshot
+    // instead of walking the response again (src/json, jsonSnapshot).
+    const response = jsonSnapshot(value, "response");
     const entry: Entry = {
       v: 1,
       id: c.id,
       manifest: c.manifest,
       // The caller gets the live value; the store never sees a secret.
-      response: this.#secrets === undefined ? value : this.#secrets.redact(value).value,
+      response: this.#secrets === undefined ? response : this.#secrets.redact(response).value,
       meta: {
         recordedAt: new Date().toISOString(),
         durationMs,

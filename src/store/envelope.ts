@@ -17,7 +17,7 @@
  */
 import { EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
 import type { Manifest } from "../identity/manifest-types.js";
-import { assertJsonValue } from "./json.js";
+import { assertJsonValue } from "../json/value.js";
 import type { JsonValue } from "./types.js";
 
 /** The envelope version this invocache writes and the highest it reads. */
