@@ -10,6 +10,7 @@
  * the exact item, so the file choice never changes what `get` returns.
  */
 
+import type { ManifestField } from "../identity/schema.js";
 import type { JsonValue } from "../json/value.js";
 import { ENTRY_VERSION, type Entry, validateEntry } from "../store/envelope.js";
 
@@ -83,7 +84,15 @@ export interface FileValue {
 }
 
 // Reading order: who and what first, the long prompt last.
-const MANIFEST_ORDER = ["role", "model", "attempt", "params", "inputs", "task", "prompt"];
+const MANIFEST_ORDER: readonly ManifestField[] = [
+  "role",
+  "model",
+  "attempt",
+  "params",
+  "inputs",
+  "task",
+  "prompt",
+];
 const META_ORDER = [
   "recordedAt",
   "durationMs",

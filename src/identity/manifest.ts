@@ -9,6 +9,8 @@ import type { NormalizationRule } from "../normalize/rules.js";
 import { scannerFor } from "../normalize/secrets-rule.js";
 import type { Manifest, ManifestValue } from "./manifest-types.js";
 
+export { assertManifest } from "./schema.js";
+
 /** A model call as the caller describes it. Only the fields of the manifest are hashed. */
 export interface InvocationRequest {
   /** Agent role: planner, builder, reviewer… */
@@ -38,8 +40,6 @@ export interface IdentityOptions
   /** Hashes of the input artifacts (e.g. from `hashArtifact`); order does not matter. */
   inputArtifactHashes?: readonly string[] | undefined;
 }
-
-const MANIFEST_KEYS = ["attempt", "inputs", "model", "params", "prompt", "role", "task"] as const;
 
 /**
  * The manifest that {@link invocationIdentity} hashes for this request.
@@ -118,38 +118,6 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
     }
   }
   return manifest;
-}
-
-/**
- * Check that a value read back from a store, a cassette or a stamp is a v1
- * manifest; returns it typed. Unknown keys are an error: they would make the
- * recomputed identity differ silently.
- */
-export function assertManifest(value: unknown, where: string): Manifest {
-  const fail = (why: string): never => {
-    throw new TypeError(`${where} is not an invocache v1 manifest: ${why}`);
-  };
-  if (value === null || typeof value !== "object" || Array.isArray(value)) fail("not an object");
-  const m = value as Record<string, unknown>;
-  for (const k of Object.keys(m)) {
-    if (!(MANIFEST_KEYS as readonly string[]).includes(k))
-      fail(`unknown field ${JSON.stringify(k)}`);
-  }
-  if (!Number.isSafeInteger(m.attempt) || (m.attempt as number) < 0)
-    fail("attempt is not an integer >= 0");
-  if (!Array.isArray(m.inputs) || m.inputs.some((x) => typeof x !== "string"))
-    fail("inputs is not a list of strings");
-  for (const k of ["model", "prompt", "role", "task"] as const) {
-    if (typeof m[k] !== "string") fail(`${k} is not a string`);
-  }
-  if (m.params !== undefined) {
-    const p = m.params;
-    if (p === null || typeof p !== "object" || Array.isArray(p) || Object.keys(p).length === 0) {
-      fail("params is present but not a non-empty object");
-    }
-    toJsonValue(p, `${where}.params`);
-  }
-  return m as unknown as Manifest;
 }
 
 function optionalString(v: unknown, field: string): string {
