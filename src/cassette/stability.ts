@@ -10,12 +10,10 @@
  */
 import { jsonEqual } from "../json/equal.js";
 import type { JsonValue } from "../json/value.js";
-import { parseEntryKey } from "./item.js";
+import { parseEntryKey, parseRunKey } from "../store/envelope.js";
 
 /** Compatibility: `jsonEqual` lives in src/json. */
 export { jsonEqual };
-
-const RUN_KEY = /:run:/;
 
 /**
  * Whether `next`, written under `key`, records the same as `prev`.
@@ -27,7 +25,7 @@ export function sameRecording(key: string, prev: JsonValue, next: JsonValue): bo
   if (parseEntryKey(key) !== undefined && isObject(prev) && isObject(next)) {
     return jsonEqual(withoutVolatileEntryFields(prev), withoutVolatileEntryFields(next));
   }
-  if (RUN_KEY.test(key) && isObject(prev) && isObject(next)) {
+  if (parseRunKey(key) !== undefined && isObject(prev) && isObject(next)) {
     const { endedAt: _a, ...p } = prev;
     const { endedAt: _b, ...n } = next;
     return jsonEqual(p, n);

@@ -112,6 +112,49 @@ export function runKey(namespace: string, runId: string): string {
   return `${checkNamespace(namespace)}:run:${runId}`;
 }
 
+// `${namespace}:e:${id}:${occurrence}`: a namespace segment, the identity, a decimal occurrence.
+const ENTRY_KEY = /^([^:\u0000-\u001f\u007f]{1,128}):e:([0-9a-f]{64}):(0|[1-9][0-9]{0,15})$/;
+// `${namespace}:run:${runId}`.
+const RUN_KEY = /^([^:\u0000-\u001f\u007f]{1,128}):run:(.+)$/s;
+
+/**
+ * The parts of an entry key, or undefined for any other key.
+ *
+ * @example
+ * parseEntryKey(`default:e:${"ab".repeat(32)}:2`) // { namespace: "default", id: "abab…", occurrence: 2 }
+ * parseEntryKey("default:run:r1") // undefined
+ */
+export function parseEntryKey(
+  key: string,
+): { namespace: string; id: string; occurrence: number } | undefined {
+  const m = ENTRY_KEY.exec(key);
+  if (m === null) return undefined;
+  const occurrence = Number(m[3]);
+  if (!Number.isSafeInteger(occurrence)) return undefined;
+  return { namespace: m[1]!, id: m[2]!, occurrence };
+}
+
+/**
+ * Whether `key` is an entry key (`ns:e:<id>:<n>`).
+ *
+ * @example
+ * isEntryKey("default:run:r1") // false
+ */
+export function isEntryKey(key: string): boolean {
+  return parseEntryKey(key) !== undefined;
+}
+
+/**
+ * The parts of a run-record key, or undefined for any other key.
+ *
+ * @example
+ * parseRunKey("default:run:ci-1") // { namespace: "default", runId: "ci-1" }
+ */
+export function parseRunKey(key: string): { namespace: string; runId: string } | undefined {
+  const m = RUN_KEY.exec(key);
+  return m === null ? undefined : { namespace: m[1]!, runId: m[2]! };
+}
+
 function checkNamespace(namespace: string): string {
   if (typeof namespace !== "string" || !NAMESPACE.test(namespace)) {
     throw new TypeError(

@@ -4,6 +4,7 @@
  */
 import { parseMaxAge } from "../../cassette/index.js";
 import { isIdentityPrefix, shortId } from "../../identity/index.js";
+import { isEntryKey } from "../../store/envelope.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
@@ -150,7 +151,7 @@ function parseUnused(text: string): (r: EntryRecord) => boolean {
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim().replace(/^-\s+/, "");
     if (line === "" || line.startsWith("#")) return;
-    if (/^[^:\s]+:e:[0-9a-f]{64}:\d+$/.test(line)) keys.add(line);
+    if (isEntryKey(line)) keys.add(line);
     else if (isIdentityPrefix(line)) prefixes.push(line.toLowerCase());
     else {
       throw new UsageError(
