@@ -25,8 +25,8 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
 } from "@ai-sdk/provider";
+import type { JsonValue } from "../json/value.js";
 import type { RecordedStream, Recorder } from "../recorder/index.js";
-import type { JsonValue } from "../store/types.js";
 import { invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import { decodeJson, encodeJson } from "./json-codec.js";

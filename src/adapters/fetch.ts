@@ -8,6 +8,7 @@
  * Never stored: request headers (API keys), cookies, non-2xx responses,
  * truncated or in-band-error answers, streams that did not finish.
  */
+import type { JsonValue } from "../json/value.js";
 import {
   answerLive,
   isRecordedStream,
@@ -15,7 +16,6 @@ import {
   type RecordedStream,
   type Recorder,
 } from "../recorder/index.js";
-import type { JsonValue } from "../store/types.js";
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 import { invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";

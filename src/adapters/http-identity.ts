@@ -6,7 +6,7 @@
  * never stored.
  */
 
-import type { JsonValue } from "../store/types.js";
+import type { JsonValue } from "../json/value.js";
 import type { CallDescription } from "./context.js";
 import { setMember } from "./prompt-text.js";
 

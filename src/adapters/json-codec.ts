@@ -18,7 +18,7 @@
  * `{ "$invocache": "unstorable", "type": "…" }` and the whole encoding is
  * reported lossy, so the adapter hands the live value back and never stores it.
  */
-import type { JsonValue } from "../store/types.js";
+import { isPlainPrototype, type JsonValue } from "../json/value.js";
 
 /** The tag key. */
 export const TAG = "$invocache";
@@ -76,7 +76,7 @@ function enc(value: unknown, state: { lossless: boolean }, seen: Set<object>): J
   try {
     if (Array.isArray(value)) return Array.from(value, (v) => enc(v, state, seen));
     const proto = Object.getPrototypeOf(value);
-    if (proto !== Object.prototype && proto !== null) {
+    if (!isPlainPrototype(proto)) {
       const name = (value as { constructor?: { name?: string } }).constructor?.name;
       return unstorable(typeof name === "string" && name !== "" ? name : "object", state);
     }

@@ -6,7 +6,7 @@
  * code that wants to see the text.
  */
 import { conversationPrompt } from "../identity/index.js";
-import type { JsonValue } from "../store/types.js";
+import type { JsonValue } from "../json/value.js";
 
 /**
  * Canonical JSON of `value` with each string normalized with `opts` (roots,

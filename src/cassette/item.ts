@@ -9,8 +9,16 @@
  * stores) goes to `values:` as `{ key, value }`. Both shapes convert back to
  * the exact item, so the file choice never changes what `get` returns.
  */
-import { ENTRY_VERSION, type Entry, validateEntry } from "../store/envelope.js";
-import type { JsonValue } from "../store/types.js";
+
+import type { ManifestField } from "../identity/schema.js";
+import type { JsonValue } from "../json/value.js";
+import {
+  ENTRY_VERSION,
+  type Entry,
+  isEntryKey,
+  parseEntryKey,
+  validateEntry,
+} from "../store/envelope.js";
 
 /** One stored key. Immutable once created: caches hang off its identity. */
 export interface CassetteItem {
@@ -28,35 +36,8 @@ export interface CassetteItem {
  */
 export const DEFAULT_NAMESPACE = "default";
 
-// `${namespace}:e:${id}:${occurrence}` (see store/envelope.ts).
-const ENTRY_KEY = /^([^:\u0000-\u001f\u007f]{1,128}):e:([0-9a-f]{64}):(0|[1-9][0-9]{0,15})$/;
-
-/**
- * The parts of an entry key, or undefined for any other key.
- *
- * @example
- * parseEntryKey(`default:e:${"ab".repeat(32)}:2`) // { namespace: "default", id: "abab…", occurrence: 2 }
- * parseEntryKey("default:run:r1") // undefined
- */
-export function parseEntryKey(
-  key: string,
-): { namespace: string; id: string; occurrence: number } | undefined {
-  const m = ENTRY_KEY.exec(key);
-  if (m === null) return undefined;
-  const occurrence = Number(m[3]);
-  if (!Number.isSafeInteger(occurrence)) return undefined;
-  return { namespace: m[1]!, id: m[2]!, occurrence };
-}
-
-/**
- * Whether `key` is an entry key (`ns:e:<id>:<n>`).
- *
- * @example
- * isEntryKey("default:run:r1") // false
- */
-export function isEntryKey(key: string): boolean {
-  return parseEntryKey(key) !== undefined;
-}
+// The key layout lives in store/envelope.ts; re-exported for compatibility.
+export { isEntryKey, parseEntryKey };
 
 /**
  * An item of the `entries:` section. Field order here is the file's order.
@@ -82,7 +63,15 @@ export interface FileValue {
 }
 
 // Reading order: who and what first, the long prompt last.
-const MANIFEST_ORDER = ["role", "model", "attempt", "params", "inputs", "task", "prompt"];
+const MANIFEST_ORDER: readonly ManifestField[] = [
+  "role",
+  "model",
+  "attempt",
+  "params",
+  "inputs",
+  "task",
+  "prompt",
+];
 const META_ORDER = [
   "recordedAt",
   "durationMs",

@@ -24,7 +24,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import type { JsonValue } from "../store/types.js";
+import type { JsonValue } from "../json/value.js";
 import type { FileStamp } from "./files.js";
 import type { CassetteItem } from "./item.js";
 

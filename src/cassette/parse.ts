@@ -16,10 +16,10 @@ import { type Document, isMap, isScalar, isSeq, parseDocument, type YAMLError } 
 import { CassetteError, EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
 import { manifestIdentity } from "../identity/identity.js";
 import type { Manifest } from "../identity/manifest-types.js";
+import type { JsonValue } from "../json/value.js";
+import { assertJsonValue } from "../json/value.js";
 import { validateEntry } from "../store/envelope.js";
-import { assertJsonValue } from "../store/json.js";
 import { assertStoreKey } from "../store/keys.js";
-import type { JsonValue } from "../store/types.js";
 import { CASSETTE_FORMAT } from "./emit.js";
 import { type CassetteItem, type FileEntry, fromFileEntry } from "./item.js";
 

@@ -8,11 +8,12 @@
  * response, occurrence, normalization version, parent, verdict and reason)
  * must be equal, compared as JSON values (key order does not matter).
  */
-import { jsonEqual } from "../store/json.js";
-import type { JsonValue } from "../store/types.js";
-import { parseEntryKey } from "./item.js";
+import { jsonEqual } from "../json/equal.js";
+import type { JsonValue } from "../json/value.js";
+import { parseEntryKey, parseRunKey } from "../store/envelope.js";
 
-const RUN_KEY = /:run:/;
+/** Compatibility: `jsonEqual` lives in src/json. */
+export { jsonEqual };
 
 /**
  * Whether `next`, written under `key`, records the same as `prev`.
@@ -24,7 +25,7 @@ export function sameRecording(key: string, prev: JsonValue, next: JsonValue): bo
   if (parseEntryKey(key) !== undefined && isObject(prev) && isObject(next)) {
     return jsonEqual(withoutVolatileEntryFields(prev), withoutVolatileEntryFields(next));
   }
-  if (RUN_KEY.test(key) && isObject(prev) && isObject(next)) {
+  if (parseRunKey(key) !== undefined && isObject(prev) && isObject(next)) {
     const { endedAt: _a, ...p } = prev;
     const { endedAt: _b, ...n } = next;
     return jsonEqual(p, n);

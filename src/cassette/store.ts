@@ -18,10 +18,11 @@
  */
 import { resolve } from "node:path";
 import { CassetteError, InvocacheError, SecretLeakError, StoreError } from "../errors.js";
+import type { JsonValue } from "../json/value.js";
+import { assertJsonValue } from "../json/value.js";
 import { createSecretScanner, restoreSecrets, type SecretOptions } from "../secrets/redact.js";
-import { assertJsonValue } from "../store/json.js";
 import { assertKeyPrefix, assertStoreKey, assertTtl } from "../store/keys.js";
-import type { JsonValue, SetOptions, Store } from "../store/types.js";
+import type { SetOptions, Store } from "../store/types.js";
 import { emitCassette, emittedChunk } from "./emit.js";
 import {
   type FileStamp,

@@ -8,6 +8,7 @@ import {
   type IdentityOptions,
   type InvocationRequest,
   invocationManifest,
+  isManifestField,
   type Manifest,
   manifestIdentity,
 } from "../identity/index.js";
@@ -34,7 +35,6 @@ export interface InvocationOverrides {
   inputs?: readonly string[] | undefined;
 }
 
-const MANIFEST_KEYS = new Set(["attempt", "inputs", "model", "params", "prompt", "role", "task"]);
 const OPTION_KEYS = new Set(["attempt", "inputArtifactHashes", "homeDir", "tmpDirs", "roots"]);
 const FORMAT_HINT =
   'expected { "request": { "role", "prompt", … }, "options": { "attempt", … } }, a bare request { "role", "prompt", … }, a manifest, or an entry; see `invocache id --help`';
@@ -75,7 +75,7 @@ export function invocationFromDocument(
   }
 
   const keys = Object.keys(obj);
-  if ("attempt" in obj && "inputs" in obj && keys.every((k) => MANIFEST_KEYS.has(k))) {
+  if ("attempt" in obj && "inputs" in obj && keys.every(isManifestField)) {
     noOverrides(hasOverrides, label, "a manifest");
     let manifest: Manifest;
     try {

@@ -4,7 +4,7 @@
  * that lists the candidates; a short or non-hex one is a usage error.
  */
 import { AmbiguousIdError } from "../errors.js";
-import { resolvePrefix } from "../identity/index.js";
+import { isIdentityPrefix, resolvePrefix } from "../identity/index.js";
 import { CliError, UsageError } from "./errors.js";
 import { shortTime } from "./format.js";
 import type { EntryRecord, EntrySource } from "./source.js";
@@ -17,7 +17,7 @@ import type { EntryRecord, EntrySource } from "./source.js";
  * looksLikePrefix("plan.json") // false
  */
 export function looksLikePrefix(arg: string): boolean {
-  return /^[0-9a-fA-F]{8,64}$/.test(arg);
+  return isIdentityPrefix(arg);
 }
 
 /**

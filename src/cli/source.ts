@@ -8,10 +8,17 @@
  */
 import { accessSync, constants, readdirSync, type Stats, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
-import { parseEntryKey, pruneCassette, readCassette } from "../cassette/index.js";
-import { type Entry, entryPrefix, validateEntry } from "../store/envelope.js";
+import { pruneCassette, readCassette } from "../cassette/index.js";
+import type { JsonValue } from "../json/value.js";
+import {
+  type Entry,
+  entryPrefix,
+  parseEntryKey,
+  parseRunKey,
+  validateEntry,
+} from "../store/envelope.js";
 import { openStore } from "../store/open.js";
-import type { JsonValue, Store } from "../store/types.js";
+import type { Store } from "../store/types.js";
 import { defaultStoreUrl, parseStoreUrl } from "../store/url.js";
 import type { OptionSpec } from "./args.js";
 import { CliError, UsageError } from "./errors.js";
@@ -239,7 +246,7 @@ function firstLine(error: unknown): string {
 }
 
 function isRunKey(key: string): boolean {
-  return /^[^:]+:run:/.test(key);
+  return parseRunKey(key) !== undefined;
 }
 
 class StoreSource implements EntrySource {

@@ -17,5 +17,15 @@ export {
   requestRulesFired,
 } from "./manifest.js";
 export type { Manifest, ManifestValue } from "./manifest-types.js";
+export {
+  isIdentity,
+  isIdentityPrefix,
+  isManifestField,
+  MANIFEST_FIELDS,
+  type ManifestField,
+  type ManifestProblem,
+  manifestProblem,
+  REQUIRED_MANIFEST_FIELDS,
+} from "./schema.js";
 export { SHA256_BACKEND, sha256Hex } from "./sha256.js";
 export { MIN_PREFIX_LENGTH, resolvePrefix, shortId } from "./short-id.js";

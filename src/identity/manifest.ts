@@ -3,6 +3,7 @@
  * (docs/identity.md). Validation lives here so every bad field is a
  * `TypeError` naming it, before anything is hashed.
  */
+import { toJsonValue } from "../json/value.js";
 import {
   explainNormalization,
   type NormalizeOptions,
@@ -12,6 +13,8 @@ import type { NormalizationRule } from "../normalize/rules.js";
 import { scannerFor } from "../normalize/secrets-rule.js";
 import { conversationPrompt } from "./conversation.js";
 import type { Manifest, ManifestValue } from "./manifest-types.js";
+
+export { assertManifest } from "./schema.js";
 
 /** A model call as the caller describes it. Only the fields of the manifest are hashed. */
 export interface InvocationRequest {
@@ -49,8 +52,6 @@ export interface IdentityOptions
   /** Hashes of the input artifacts (e.g. from `hashArtifact`); order does not matter. */
   inputArtifactHashes?: readonly string[] | undefined;
 }
-
-const MANIFEST_KEYS = ["attempt", "inputs", "model", "params", "prompt", "role", "task"] as const;
 
 /**
  * The manifest that {@link invocationIdentity} hashes for this request.
@@ -118,7 +119,7 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
         "request.params must be a plain object of JSON values, e.g. { temperature: 0.2 }",
       );
     }
-    const params = toJsonValue(req.params, "request.params", new Set());
+    const params = toJsonValue(req.params, "request.params");
     if (params === null || typeof params !== "object" || Array.isArray(params)) {
       throw new TypeError(
         "request.params must serialize to a plain object (its toJSON returned something else)",
@@ -176,38 +177,6 @@ function normalizeOptions(
   };
 }
 
-/**
- * Check that a value read back from a store, a cassette or a stamp is a v1
- * manifest; returns it typed. Unknown keys are an error: they would make the
- * recomputed identity differ silently.
- */
-export function assertManifest(value: unknown, where: string): Manifest {
-  const fail = (why: string): never => {
-    throw new TypeError(`${where} is not an invocache v1 manifest: ${why}`);
-  };
-  if (value === null || typeof value !== "object" || Array.isArray(value)) fail("not an object");
-  const m = value as Record<string, unknown>;
-  for (const k of Object.keys(m)) {
-    if (!(MANIFEST_KEYS as readonly string[]).includes(k))
-      fail(`unknown field ${JSON.stringify(k)}`);
-  }
-  if (!Number.isSafeInteger(m.attempt) || (m.attempt as number) < 0)
-    fail("attempt is not an integer >= 0");
-  if (!Array.isArray(m.inputs) || m.inputs.some((x) => typeof x !== "string"))
-    fail("inputs is not a list of strings");
-  for (const k of ["model", "prompt", "role", "task"] as const) {
-    if (typeof m[k] !== "string") fail(`${k} is not a string`);
-  }
-  if (m.params !== undefined) {
-    const p = m.params;
-    if (p === null || typeof p !== "object" || Array.isArray(p) || Object.keys(p).length === 0) {
-      fail("params is present but not a non-empty object");
-    }
-    toJsonValue(p, `${where}.params`, new Set());
-  }
-  return m as unknown as Manifest;
-}
-
 function optionalString(v: unknown, field: string): string {
   if (v === null || v === undefined) return "";
   if (typeof v !== "string")
@@ -230,85 +199,6 @@ function inputs(hashes: readonly string[] | undefined): string[] {
   // Sorted by UTF-16 code unit (the default comparison): order never matters,
   // content and multiplicity do.
   return [...hashes].sort();
-}
-
-/**
- * Turn a params value into a plain JSON value, as `JSON.stringify` would see it
- * (`toJSON` is honoured, `undefined` members are dropped), but refusing what
- * JSON would silently mangle: NaN/Infinity, BigInt, functions, symbols,
- * Map/Set and other class instances, cycles.
- */
-export function toJsonValue(value: unknown, path: string, seen: Set<object>): ManifestValue {
-  if (
-    value !== null &&
-    typeof value === "object" &&
-    typeof (value as { toJSON?: unknown }).toJSON === "function"
-  ) {
-    value = (value as { toJSON: (key: string) => unknown }).toJSON(
-      path.slice(path.lastIndexOf(".") + 1),
-    );
-  }
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return value;
-    case "number":
-      if (!Number.isFinite(value))
-        throw new TypeError(
-          `${path} is ${value}, which JSON cannot represent; use null or a finite number`,
-        );
-      return value;
-    case "object": {
-      if (value === null) return null;
-      if (seen.has(value))
-        throw new TypeError(`${path} contains a cycle; params must be a tree of JSON values`);
-      seen.add(value);
-      try {
-        if (Array.isArray(value)) {
-          return Array.from(value, (v, i) => {
-            if (v === undefined) throw new TypeError(`${path}[${i}] is undefined; use null`);
-            return toJsonValue(v, `${path}[${i}]`, seen);
-          });
-        }
-        const proto = Object.getPrototypeOf(value);
-        if (!isPlainPrototype(proto)) {
-          throw new TypeError(
-            `${path} is a ${proto?.constructor?.name ?? "non-plain object"}; params must be plain JSON objects (convert it first)`,
-          );
-        }
-        const out: Record<string, ManifestValue> = {};
-        for (const [k, v] of Object.entries(value)) {
-          if (v === undefined) continue; // as JSON.stringify does
-          // defineProperty: a "__proto__" key stays an ordinary member.
-          Object.defineProperty(out, k, {
-            value: toJsonValue(v, `${path}.${k}`, seen),
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
-        }
-        return out;
-      } finally {
-        seen.delete(value);
-      }
-    }
-    default:
-      throw new TypeError(`${path} is a ${typeof value}, which is not a JSON value`);
-  }
-}
-
-const OBJECT_SOURCE = Function.prototype.toString.call(Object);
-
-/**
- * Is `proto` the prototype of a plain object: null, our `Object.prototype`,
- * or another realm's (a node:vm context, an iframe), recognized as the end of
- * a prototype chain whose constructor is that realm's built-in `Object`.
- */
-function isPlainPrototype(proto: unknown): boolean {
-  if (proto === null || proto === Object.prototype) return true;
-  if (typeof proto !== "object" || Object.getPrototypeOf(proto) !== null) return false;
-  const ctor = Object.getOwnPropertyDescriptor(proto, "constructor")?.value;
-  return typeof ctor === "function" && Function.prototype.toString.call(ctor) === OBJECT_SOURCE;
 }
 
 function describe(v: unknown): string {

@@ -4,9 +4,7 @@
  * prefix is an error listing the candidates, never a guess.
  */
 import { AmbiguousIdError } from "../errors.js";
-
-const ID = /^[0-9a-f]{64}$/;
-const PREFIX = /^[0-9a-f]{8,64}$/;
+import { isIdentity, isIdentityPrefix } from "./schema.js";
 
 /** Minimum length of a prefix accepted by {@link resolvePrefix}. */
 export const MIN_PREFIX_LENGTH = 8;
@@ -18,7 +16,7 @@ export const MIN_PREFIX_LENGTH = 8;
  * shortId("3f2a9c0d1b7e44c2…") // "3f2a9c0d1b7e"
  */
 export function shortId(id: string): string {
-  if (typeof id !== "string" || !ID.test(id)) {
+  if (!isIdentity(id)) {
     throw new TypeError(
       `id must be a 64-character lowercase hex identity, got ${JSON.stringify(String(id).slice(0, 70))}`,
     );
@@ -37,7 +35,7 @@ export function shortId(id: string): string {
 export function resolvePrefix(prefix: string, ids: Iterable<string>): string {
   if (typeof prefix !== "string") throw new TypeError("prefix must be a string of hex characters");
   const p = prefix.toLowerCase();
-  if (!PREFIX.test(p)) {
+  if (!isIdentityPrefix(p)) {
     throw new RangeError(
       `prefix ${JSON.stringify(prefix)} must be ${MIN_PREFIX_LENGTH} to 64 hex characters; use more of the id (e.g. its 12-character short id)`,
     );

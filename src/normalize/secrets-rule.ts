@@ -5,53 +5,28 @@
  * can never be hashed, stored, stamped or shown in a miss report, and
  * rotating a key never changes an identity.
  *
- * Only env values that look like key material count (IDENTITY_SECRETS).
- * Reading the environment is this rule's one contact with the machine, like
- * resolving roots: the default scanner snapshots `process.env` on first use
- * (and again after {@link refreshSecretEnv}); recorders snapshot at creation.
+ * The rule is pure: it works through a {@link SecretRedactor} handed to it.
+ * Where that comes from when the caller gives none (a snapshot of the
+ * environment) is secret-env.ts, the rule's one contact with the machine.
  */
-import { looksLikeKeyMaterial } from "../secrets/env-names.js";
-import { createSecretScanner, type SecretOptions, type SecretScanner } from "../secrets/redact.js";
+import type { SecretOptions } from "../secrets/redact.js";
+import { defaultSecretRedactor, type SecretRedactor, secretRedactorFor } from "./secret-env.js";
+
+export {
+  IDENTITY_SECRETS,
+  refreshSecretEnv,
+  type SecretRedactor,
+} from "./secret-env.js";
 
 /** How `normalizePrompt` finds secrets: default (env + shapes), off, options, or a prepared scanner. */
-export type SecretsSetting = false | SecretOptions | SecretScanner | undefined;
+export type SecretsSetting = false | SecretOptions | SecretRedactor | undefined;
 
-/**
- * The identity only looks for env values that look like key material, so the
- * identity never depends on a machine whose `POSTGRES_PASSWORD` is
- * "postgres". (Stores still redact every secret env value in responses.)
- */
-export const IDENTITY_SECRETS: SecretOptions = { acceptValue: looksLikeKeyMaterial };
-
-let defaultScanner: SecretScanner | undefined;
-const byOptions = new WeakMap<SecretOptions, SecretScanner>();
-
-/**
- * Forget the default scanner's snapshot of the environment; the next
- * normalization reads `process.env` again.
- *
- * @example
- * process.env.MY_SERVICE_TOKEN = "t0k3n-abcdef";
- * refreshSecretEnv();
- */
-export function refreshSecretEnv(): void {
-  defaultScanner = undefined;
-}
-
-/** The scanner for a setting, or undefined when the rule is off. */
-export function scannerFor(setting: SecretsSetting): SecretScanner | undefined {
+/** The redactor for a setting, or undefined when the rule is off. */
+export function scannerFor(setting: SecretsSetting): SecretRedactor | undefined {
   if (setting === false) return undefined;
-  if (setting === undefined) {
-    defaultScanner ??= createSecretScanner(IDENTITY_SECRETS);
-    return defaultScanner;
+  if (setting === undefined) return defaultSecretRedactor();
+  if (typeof (setting as SecretRedactor).redactString === "function") {
+    return setting as SecretRedactor;
   }
-  if (typeof (setting as SecretScanner).redactString === "function")
-    return setting as SecretScanner;
-  const opts = setting as SecretOptions;
-  let scanner = byOptions.get(opts);
-  if (scanner === undefined) {
-    scanner = createSecretScanner({ ...IDENTITY_SECRETS, ...opts });
-    byOptions.set(opts, scanner);
-  }
-  return scanner;
+  return secretRedactorFor(setting as SecretOptions);
 }

@@ -7,6 +7,7 @@
 import {
   assertManifest,
   canonicalJson,
+  isIdentity,
   type Manifest,
   manifestIdentity,
 } from "../identity/index.js";
@@ -39,8 +40,6 @@ export type LineCheck =
     };
 
 type Obj = Record<string, unknown>;
-
-const HEX64 = /^[0-9a-f]{64}$/;
 
 /**
  * Check a parsed line against the artifact's current sha256 (hex, or
@@ -253,7 +252,7 @@ function checkByproducts(run: unknown, problems: string[]): string | undefined {
     return undefined;
   }
   const sha = isObject(ids[0]!.digest) ? ids[0]!.digest.sha256 : undefined;
-  if (typeof sha !== "string" || !HEX64.test(sha)) {
+  if (!isIdentity(sha)) {
     problems.push(
       `the ${IDENTITY_BYPRODUCT} byproduct's digest.sha256 must be 64 lowercase hex, got ${fmt(sha)}`,
     );

@@ -18,6 +18,7 @@ import { StampError } from "../errors.js";
 import {
   assertManifest,
   canonicalJson,
+  isIdentity,
   type Manifest,
   manifestIdentity,
   sha256Hex,
@@ -133,7 +134,6 @@ export interface StampSubject {
   digest: string;
 }
 
-const ID = /^[0-9a-f]{64}$/;
 const SHA256_REF = /^sha256:([0-9a-f]{64})$/;
 // in-toto Timestamp: RFC 3339, UTC "Z" (spec/v1/field_types.md#Timestamp).
 const UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -385,7 +385,7 @@ export function checkStampOptions(opts: StampOptions): CheckedStampOptions {
     throw new TypeError("opts must be an object like { id, manifest, entry?, replayed? }");
   }
   const { id } = opts;
-  if (typeof id !== "string" || !ID.test(id)) {
+  if (!isIdentity(id)) {
     throw new TypeError(
       `opts.id must be an invocation identity (64 lowercase hex, e.g. recorder.last.id), got ${describe(id)}`,
     );

@@ -3,7 +3,7 @@
  * and store the answer when it is storable: complete, JSON, within the entry
  * limit. What is not storable still reaches the caller; it is never stored.
  */
-import { assertJsonValue } from "../store/json.js";
+import { jsonSnapshot } from "../json/value.js";
 import type { JsonValue } from "../store/types.js";
 import { type Answer, type CallContext, type Core, completeness } from "./core.js";
 import { buildEntry, oversize, streamOversize } from "./entry.js";
@@ -49,8 +49,9 @@ async function store(
     core.stats.bypassed++;
     return notStored;
   }
-  assertJsonValue(value, "response");
-  const entry = buildEntry(core, c, value, durationMs);
+  // Checked and copied once here; the store reuses this frozen snapshot
+  // instead of walking the response again (src/json, jsonSnapshot).
+  const entry = buildEntry(core, c, jsonSnapshot(value, "response"), durationMs);
   const tooLarge = oversize(core, c, entry, value);
   if (tooLarge !== undefined) {
     if (core.mode === "record") throw tooLarge;

@@ -3,8 +3,9 @@
  * Like with like: the recording was redacted before it was stored, so the
  * live value is redacted the same way; key order is not a difference.
  */
+
+import { jsonEqual } from "../json/equal.js";
 import { validateEntry } from "../store/envelope.js";
-import { jsonEqual } from "../store/json.js";
 import type { JsonValue } from "../store/types.js";
 import { type Answer, type CallContext, type Core, storable, TRUSTED } from "./core.js";
 import { callUpstream } from "./upstream.js";

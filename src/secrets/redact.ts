@@ -10,7 +10,7 @@
  * placeholders cannot (the value was never known), which is why shape names
  * use dashes: no environment variable can be called that.
  */
-import type { JsonValue } from "../store/types.js";
+import type { JsonValue } from "../json/value.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";
 import { renderForm, type SecretForm, secretSpellings } from "./forms.js";
 import {

@@ -17,7 +17,8 @@
  */
 import { EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
 import type { Manifest } from "../identity/manifest-types.js";
-import { assertJsonValue } from "./json.js";
+import { isIdentity, manifestProblem } from "../identity/schema.js";
+import { assertJsonValue } from "../json/value.js";
 import type { JsonValue } from "./types.js";
 
 /** The envelope version this invocache writes and the highest it reads. */
@@ -64,7 +65,6 @@ export interface Entry {
   meta: EntryMeta;
 }
 
-const ID = /^[0-9a-f]{64}$/;
 // A namespace is one key segment: no ":" (it separates segments), no control characters.
 const NAMESPACE = /^[^:\u0000-\u001f\u007f]{1,128}$/;
 
@@ -112,6 +112,49 @@ export function runKey(namespace: string, runId: string): string {
   return `${checkNamespace(namespace)}:run:${runId}`;
 }
 
+// `${namespace}:e:${id}:${occurrence}`: a namespace segment, the identity, a decimal occurrence.
+const ENTRY_KEY = /^([^:\u0000-\u001f\u007f]{1,128}):e:([0-9a-f]{64}):(0|[1-9][0-9]{0,15})$/;
+// `${namespace}:run:${runId}`.
+const RUN_KEY = /^([^:\u0000-\u001f\u007f]{1,128}):run:(.+)$/s;
+
+/**
+ * The parts of an entry key, or undefined for any other key.
+ *
+ * @example
+ * parseEntryKey(`default:e:${"ab".repeat(32)}:2`) // { namespace: "default", id: "abab…", occurrence: 2 }
+ * parseEntryKey("default:run:r1") // undefined
+ */
+export function parseEntryKey(
+  key: string,
+): { namespace: string; id: string; occurrence: number } | undefined {
+  const m = ENTRY_KEY.exec(key);
+  if (m === null) return undefined;
+  const occurrence = Number(m[3]);
+  if (!Number.isSafeInteger(occurrence)) return undefined;
+  return { namespace: m[1]!, id: m[2]!, occurrence };
+}
+
+/**
+ * Whether `key` is an entry key (`ns:e:<id>:<n>`).
+ *
+ * @example
+ * isEntryKey("default:run:r1") // false
+ */
+export function isEntryKey(key: string): boolean {
+  return parseEntryKey(key) !== undefined;
+}
+
+/**
+ * The parts of a run-record key, or undefined for any other key.
+ *
+ * @example
+ * parseRunKey("default:run:ci-1") // { namespace: "default", runId: "ci-1" }
+ */
+export function parseRunKey(key: string): { namespace: string; runId: string } | undefined {
+  const m = RUN_KEY.exec(key);
+  return m === null ? undefined : { namespace: m[1]!, runId: m[2]! };
+}
+
 function checkNamespace(namespace: string): string {
   if (typeof namespace !== "string" || !NAMESPACE.test(namespace)) {
     throw new TypeError(
@@ -122,7 +165,7 @@ function checkNamespace(namespace: string): string {
 }
 
 function checkId(id: string): string {
-  if (typeof id !== "string" || !ID.test(id)) {
+  if (!isIdentity(id)) {
     throw new TypeError(
       `id must be an invocation identity (64 lowercase hex), got ${JSON.stringify(id)}`,
     );
@@ -181,7 +224,7 @@ export function validateEntry(
   }
   if (v !== ENTRY_VERSION) fail("$.v", `must be ${ENTRY_VERSION}, got ${JSON.stringify(v)}`);
   only(root, "$", ["v", "id", "manifest", "response", "meta"], [], fail);
-  if (typeof root.id !== "string" || !ID.test(root.id)) fail("$.id", "must be 64 lowercase hex");
+  if (!isIdentity(root.id)) fail("$.id", "must be 64 lowercase hex");
   const manifest = checkManifest(root.manifest, fail, deep);
   try {
     if (deep) assertJsonValue(root.response, "$.response");
@@ -213,7 +256,7 @@ export function validateEntry(
   if (meta.attempt !== manifest.attempt) {
     fail("$.meta.attempt", `must equal $.manifest.attempt (${manifest.attempt})`);
   }
-  if ("parent" in meta && (typeof meta.parent !== "string" || !ID.test(meta.parent))) {
+  if ("parent" in meta && !isIdentity(meta.parent)) {
     fail("$.meta.parent", "must be 64 lowercase hex");
   }
   if ("verdict" in meta) {
@@ -233,25 +276,13 @@ export function validateEntry(
 type Fail = (path: string, why: string) => never;
 
 function checkManifest(value: unknown, fail: Fail, deep: boolean): Manifest {
-  const m = record(value, "$.manifest", fail);
-  only(m, "$.manifest", ["attempt", "inputs", "model", "prompt", "role", "task"], ["params"], fail);
-  count(m.attempt, "$.manifest.attempt", 0, fail);
-  if (!Array.isArray(m.inputs) || !m.inputs.every((x) => typeof x === "string")) {
-    fail("$.manifest.inputs", "must be an array of strings");
+  // The manifest schema has one home: identity's manifestProblem.
+  record(value, "$.manifest", fail);
+  const problem = manifestProblem(value, { deep });
+  if (problem !== undefined) {
+    fail(problem.field === undefined ? "$.manifest" : `$.manifest.${problem.field}`, problem.why);
   }
-  for (const field of ["model", "prompt", "role", "task"] as const) {
-    if (typeof m[field] !== "string") fail(`$.manifest.${field}`, "must be a string");
-  }
-  if ("params" in m) {
-    const params = record(m.params, "$.manifest.params", fail);
-    if (Object.keys(params).length === 0) fail("$.manifest.params", "must be absent when empty");
-    try {
-      if (deep) assertJsonValue(params, "$.manifest.params");
-    } catch (error) {
-      fail("$.manifest.params", `is not JSON: ${(error as Error).message}`);
-    }
-  }
-  return m as unknown as Manifest;
+  return value as Manifest;
 }
 
 function record(value: unknown, path: string, fail: Fail): Record<string, unknown> {

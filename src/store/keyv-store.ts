@@ -5,8 +5,9 @@
  * read, and close semantics. Backends only talk to their database.
  */
 import { StoreError } from "../errors.js";
+import { jsonSnapshot } from "../json/value.js";
 import type { Backend, BackendFactory } from "./backend.js";
-import { assertJsonValue, deserializeRecord, isExpired, serializeRecord } from "./json.js";
+import { deserializeRecord, isExpired, serializeRecord } from "./json.js";
 import { assertKeyPrefix, assertStoreKey, assertTtl } from "./keys.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
 
@@ -64,12 +65,12 @@ export class KeyvStore implements Store {
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
     assertStoreKey(key, "key");
-    assertJsonValue(value, "value");
+    // Check and snapshot in one walk: the backend may still be opening, and a
+    // caller who mutates `value` after calling set() must not change what
+    // gets stored. Subtrees the recorder already snapshotted are reused.
+    const snapshot = jsonSnapshot(value, "value");
     const ttlMs = options?.ttlMs;
     if (ttlMs !== undefined) assertTtl(ttlMs, "options.ttlMs");
-    // Snapshot now: the backend may still be opening, and a caller who
-    // mutates `value` after calling set() must not change what gets stored.
-    const snapshot = structuredClone(value);
     return this.#run("set", key, async (b, notAfter) => {
       if (b.setRecord !== undefined) {
         // keyv's own envelope, so keyv reads it back as it would its own write.

@@ -5,14 +5,10 @@
  * the recorder; a store never interprets what it keeps beyond that.
  */
 
-/** A JSON value as stored: what `JSON.parse(JSON.stringify(x))` returns. */
-export type JsonValue =
-  | null
-  | boolean
-  | number
-  | string
-  | JsonValue[]
-  | { [key: string]: JsonValue };
+import type { JsonValue } from "../json/value.js";
+
+/** Compatibility: the JSON value type lives in src/json. */
+export type { JsonValue };
 
 /** Options for {@link Store.set}. */
 export interface SetOptions {

@@ -15,7 +15,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreError } from "../errors.js";
-import type { JsonValue, Store } from "../store/types.js";
+import type { JsonValue } from "../json/value.js";
+import type { Store } from "../store/types.js";
 
 /** Options of {@link storeConformance}. */
 export interface StoreConformanceOptions {

@@ -14,9 +14,10 @@ import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { parseEntryKey, readCassette } from "../cassette/index.js";
+import type { JsonValue } from "../json/value.js";
 import { type Entry, validateEntry } from "../store/envelope.js";
 import { openStore } from "../store/open.js";
-import type { JsonValue, Store } from "../store/types.js";
+import type { Store } from "../store/types.js";
 import { parseStoreUrl } from "../store/url.js";
 
 /** One entry as the list views need it. */

@@ -26,7 +26,7 @@ import {
   manifestIdentity,
   validateEntry,
 } from "../../src/index.js";
-import { assertJsonValue } from "../../src/store/json.js";
+import { assertJsonValue } from "../../src/json/value.js";
 import { assertStoreKey } from "../../src/store/keys.js";
 import { ROOT, tempDir } from "./helpers.js";
 

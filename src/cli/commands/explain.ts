@@ -4,6 +4,7 @@
  * or the id prefix of a recorded entry.
  */
 import { existsSync } from "node:fs";
+import type { ManifestField } from "../../identity/index.js";
 import {
   canonicalJson,
   explainIdentity,
@@ -24,7 +25,16 @@ import { type EntrySource, openSource, SOURCE_OPTIONS, type SourceContents } fro
 import { readAll } from "./ls.js";
 
 const OPTIONS = { ...SOURCE_OPTIONS, "exit-code": { type: "boolean" } } as const;
-const FIELDS = ["role", "model", "attempt", "task", "params", "inputs", "prompt"] as const;
+// Reading order of the manifest fields (every field of MANIFEST_FIELDS).
+const FIELDS: readonly ManifestField[] = [
+  "role",
+  "model",
+  "attempt",
+  "task",
+  "params",
+  "inputs",
+  "prompt",
+];
 
 /**
  * @example

@@ -3,7 +3,8 @@
  * cassette (older than a duration, or listed as unused by a test run).
  */
 import { parseMaxAge } from "../../cassette/index.js";
-import { shortId } from "../../identity/index.js";
+import { isIdentityPrefix, shortId } from "../../identity/index.js";
+import { isEntryKey } from "../../store/envelope.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
@@ -150,8 +151,8 @@ function parseUnused(text: string): (r: EntryRecord) => boolean {
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim().replace(/^-\s+/, "");
     if (line === "" || line.startsWith("#")) return;
-    if (/^[^:\s]+:e:[0-9a-f]{64}:\d+$/.test(line)) keys.add(line);
-    else if (/^[0-9a-fA-F]{8,64}$/.test(line)) prefixes.push(line.toLowerCase());
+    if (isEntryKey(line)) keys.add(line);
+    else if (isIdentityPrefix(line)) prefixes.push(line.toLowerCase());
     else {
       throw new UsageError(
         `--unused line ${i + 1}: ${JSON.stringify(line.slice(0, 80))} is neither an entry key (ns:e:<id>:<n>) nor an id prefix`,

@@ -6,8 +6,9 @@
  * (`{kind: "stream", head, events}`, reassembled, events expandable).
  * Anything else is shown as JSON, never dropped.
  */
+
+import type { JsonValue } from "../../json/value.js";
 import { NORMALIZATION_RULES } from "../../normalize/index.js";
-import type { JsonValue } from "../../store/types.js";
 import { html, type SafeHtml } from "../escape.js";
 
 type Obj = { [key: string]: JsonValue };

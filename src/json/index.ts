@@ -1,0 +1,9 @@
+/** JSON values: the type, its checks, snapshots and equality (a leaf module). */
+export { jsonEqual } from "./equal.js";
+export {
+  assertJsonValue,
+  isPlainPrototype,
+  type JsonValue,
+  jsonSnapshot,
+  toJsonValue,
+} from "./value.js";

@@ -1,0 +1,52 @@
+import { runInNewContext } from "node:vm";
+import { describe, expect, it } from "vitest";
+import { assertJsonValue, jsonEqual, jsonSnapshot, toJsonValue } from "../../src/json/index.js";
+import { openStore } from "../../src/store/open.js";
+
+describe("src/json: one home for JSON values", () => {
+  it("jsonSnapshot checks and copies in one walk, and reuses its own snapshots", () => {
+    const live = { a: [1, { b: "x" }] };
+    const snap = jsonSnapshot(live, "value");
+    expect(snap).toEqual(live);
+    expect(snap).not.toBe(live);
+    expect(Object.isFrozen(snap.a)).toBe(true);
+    live.a.push(2);
+    expect(snap.a).toHaveLength(2);
+    expect(jsonSnapshot(snap, "value")).toBe(snap);
+    const wrapped = jsonSnapshot({ response: snap }, "entry");
+    expect(wrapped.response).toBe(snap);
+  });
+
+  it("jsonSnapshot refuses what JSON would change, naming the path", () => {
+    expect(() => jsonSnapshot({ when: new Date() }, "value")).toThrow(/value\.when is a Date/);
+    expect(() => jsonSnapshot([Number.NaN], "value")).toThrow(/value\[0\] is NaN/);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => jsonSnapshot(cyclic, "value")).toThrow(/value\.self is a cycle/);
+  });
+
+  it("a plain object from another realm is a plain object everywhere", () => {
+    const foreign = runInNewContext("({ a: { b: [1] } })") as unknown;
+    expect(() => assertJsonValue(foreign, "value")).not.toThrow();
+    expect(toJsonValue(foreign, "params")).toEqual({ a: { b: [1] } });
+  });
+
+  it("a store still refuses non-JSON from a direct caller, and keeps a snapshot", async () => {
+    const store = openStore("memory://");
+    try {
+      await expect(store.set("k", { x: new Map() } as never)).rejects.toThrow(/value\.x is a Map/);
+      const v = { n: [1] };
+      const p = store.set("k", v);
+      v.n.push(2);
+      await p;
+      expect(await store.get("k")).toEqual({ n: [1] });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("jsonEqual ignores key order", () => {
+    expect(jsonEqual({ a: 1, b: [2] }, { b: [2], a: 1 })).toBe(true);
+    expect(jsonEqual({ a: 1 }, { a: 2 })).toBe(false);
+  });
+});
