@@ -1,0 +1,131 @@
+// The layering of docs/architecture.md as rules that fail `npm test`.
+// Each rule names the arrow it forbids and why; docs/architecture.md lists the
+// same rules in prose. Run: npx depcruise src --config .dependency-cruiser.cjs
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      severity: "error",
+      comment:
+        "No import cycles, type-only imports included: a cycle means two modules are one concept split badly.",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "leaves-import-nothing-of-ours",
+      severity: "error",
+      comment:
+        "src/secrets, src/json, src/errors.ts and src/version.ts are leaves: everything may use them, they use nothing of ours (errors may use json/secrets types only).",
+      from: { path: "^src/(secrets|json)/|^src/version\\.ts$" },
+      to: { path: "^src/", pathNot: "^src/(secrets|json)/|^src/version\\.ts$|^src/errors\\.ts$" },
+    },
+    {
+      name: "errors-is-a-leaf",
+      severity: "error",
+      comment: "src/errors.ts holds the typed errors every layer throws: it imports no layer.",
+      from: { path: "^src/errors\\.ts$" },
+      to: { path: "^src/", pathNot: "^src/(json|secrets)/|^src/version\\.ts$" },
+    },
+    {
+      name: "normalize-is-pure-core",
+      severity: "error",
+      comment:
+        "src/normalize is the pure core: it may use the leaves only (secrets through its narrow interface).",
+      from: { path: "^src/normalize/" },
+      to: { path: "^src/", pathNot: "^src/(normalize|secrets|json)/|^src/errors\\.ts$" },
+    },
+    {
+      name: "identity-is-pure-core",
+      severity: "error",
+      comment:
+        "src/identity builds manifests and digests: it may use normalize and the leaves, nothing above.",
+      from: { path: "^src/identity/" },
+      to: {
+        path: "^src/",
+        pathNot: "^src/(identity|normalize|secrets|json)/|^src/(errors|version)\\.ts$",
+      },
+    },
+    {
+      name: "core-does-no-io",
+      severity: "error",
+      comment:
+        "The pure core touches the machine in two documented places only: root resolution (normalize/roots.ts) and artifact hashing (identity/artifact.ts).",
+      from: {
+        path: "^src/(normalize|identity)/",
+        pathNot: "^src/normalize/roots\\.ts$|^src/identity/artifact\\.ts$",
+      },
+      to: {
+        dependencyTypes: ["core"],
+        path: "^(node:)?(fs|fs/promises|os|path|net|http|https|child_process|worker_threads|dgram|tls|process)$",
+      },
+    },
+    {
+      name: "core-uses-no-packages-but-hashes",
+      severity: "error",
+      comment:
+        "normalize and identity depend on no npm package except @noble/hashes and diff (word diffs in explain).",
+      from: { path: "^src/(normalize|identity)/" },
+      to: {
+        dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer"],
+        pathNot: "@noble/hashes|/diff/",
+      },
+    },
+    {
+      name: "store-below-recorder",
+      severity: "error",
+      comment:
+        "Stores keep values: they know nothing of replay policy, adapters, the CLI or provenance.",
+      from: { path: "^src/(store|cassette)/" },
+      to: { path: "^src/(recorder|adapters|cli|provenance|testing|integrations|viewer)/" },
+    },
+    {
+      name: "recorder-below-adapters",
+      severity: "error",
+      comment: "The recorder is called by adapters, never the reverse.",
+      from: { path: "^src/recorder/" },
+      to: { path: "^src/(adapters|cli|testing|integrations|viewer)/" },
+    },
+    {
+      name: "adapters-only-translate",
+      severity: "error",
+      comment:
+        "Adapters translate a framework call into an InvocationRequest: they never normalize or hash, and reach the recorder only through its public index.",
+      from: { path: "^src/(adapters|integrations)/" },
+      to: {
+        path: "^src/(normalize|store|cassette)/|^src/(identity|recorder)/(?!index\\.ts$)",
+      },
+    },
+    {
+      name: "library-does-not-import-cli",
+      severity: "error",
+      comment: "The CLI is a client of the library, not a part other modules reach into.",
+      from: { path: "^src/", pathNot: "^src/cli/" },
+      to: { path: "^src/cli/" },
+    },
+    {
+      name: "root-does-not-load-optional-peers",
+      severity: "error",
+      comment:
+        "Optional integrations are optional peers behind their own subpath; the root's modules never import them at module load.",
+      from: {
+        path: "^src/(index\\.ts|normalize|identity|store|cassette|recorder|secrets|json|provenance)",
+      },
+      to: {
+        dependencyTypes: ["npm-peer", "npm-optional"],
+        dynamic: false,
+      },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".js", ".d.ts"],
+    },
+    moduleSystems: ["es6"],
+  },
+};
