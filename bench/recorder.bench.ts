@@ -11,12 +11,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRecorder, entryKey, invocationIdentity } from "../src/index.js";
+import { createRecorder, invocationIdentity } from "../src/index.js";
 import type { Backend } from "../src/store/backend.js";
 import { createMemoryBackend } from "../src/store/backends/memory.js";
 import { createPostgresBackend } from "../src/store/backends/postgres.js";
 import { createRedisBackend } from "../src/store/backends/redis.js";
 import { createSqliteBackend } from "../src/store/backends/sqlite.js";
+import { entryKey } from "../src/store/index.js";
 import type { Store } from "../src/store/types.js";
 import { countingStore, writesOf } from "../test/helpers/counting-store.js";
 import { postgresAvailable, startPostgresServer } from "../test/helpers/postgres-server.js";

@@ -1,5 +1,9 @@
 // Adapters: put invocache in front of real SDKs and workflow steps. Re-exports only.
-export { type InvocacheMiddlewareOptions, invocacheMiddleware } from "./ai-sdk.js";
+export {
+  type InvocacheMiddleware,
+  type InvocacheMiddlewareOptions,
+  invocacheMiddleware,
+} from "./ai-sdk.js";
 export { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 export {
   type CallDescription,

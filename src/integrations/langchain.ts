@@ -26,13 +26,8 @@ import {
   serializeGeneration,
 } from "@langchain/core/caches";
 import type { Generation } from "@langchain/core/outputs";
-import {
-  type CallOptions,
-  type InvocationRequest,
-  invocationCall,
-  type JsonValue,
-  type Recorder,
-} from "../index.js";
+import { invocationCall } from "../adapters/index.js";
+import type { CallOptions, InvocationRequest, JsonValue, Recorder } from "../index.js";
 import { IntegrationError } from "./errors.js";
 import { describeLlmString, notSerialized } from "./llm-string.js";
 import { requireIntegrationRecorder } from "./recorder-option.js";

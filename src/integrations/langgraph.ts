@@ -28,10 +28,10 @@ import {
   type CacheNamespace,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
+import { encodeJson } from "../adapters/index.js";
+import { canonicalJson } from "../identity/index.js";
 import {
-  canonicalJson,
   currentInvocation,
-  encodeJson,
   type InvocationRequest,
   type JsonValue,
   type Recorder,

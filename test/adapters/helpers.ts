@@ -1,7 +1,8 @@
 /** Shared setup for the adapter suites: temp SQLite stores, recorders, byte greps. */
 import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { createRecorder, entryPrefix, type Mode, type Recorder } from "../../src/index.js";
+import { createRecorder, type Mode, type Recorder } from "../../src/index.js";
+import { entryPrefix } from "../../src/store/index.js";
 import { tempDir } from "../helpers/tmp.js";
 
 /** A temp directory holding one SQLite store; `recorder(mode)` opens recorders on it. */

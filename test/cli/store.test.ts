@@ -8,14 +8,12 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   createRecorder,
-  defaultStoreUrl,
-  type Entry,
-  entryKey,
   INVOCACHE_VERSION,
   invocationIdentity,
   NORMALIZATION_VERSION,
   openStore,
 } from "../../src/index.js";
+import { defaultStoreUrl, type Entry, entryKey } from "../../src/store/index.js";
 import { tempDir } from "../helpers/tmp.js";
 import { BUILD_TIMEOUT, buildCli, cli } from "./helpers.js";
 

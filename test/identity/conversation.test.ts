@@ -1,12 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  conversationPrompt,
-  invocationIdentity,
-  invocationManifest,
-  normalizePrompt,
-  requestRulesFired,
-} from "../../src/index.js";
+import { conversationPrompt, requestRulesFired } from "../../src/identity/index.js";
+import { invocationIdentity, invocationManifest, normalizePrompt } from "../../src/index.js";
 
 const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
 

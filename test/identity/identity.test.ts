@@ -5,6 +5,7 @@ import { Readable } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, wtf8 } from "../../src/identity/canonical-json.js";
+import { manifestIdentity, resolvePrefix } from "../../src/identity/index.js";
 import { SHA256_BACKEND, sha256Hex, sha256HexNoble } from "../../src/identity/sha256.js";
 import {
   AmbiguousIdError,
@@ -14,8 +15,6 @@ import {
   type InvocationRequest,
   invocationIdentity,
   invocationManifest,
-  manifestIdentity,
-  resolvePrefix,
   shortId,
 } from "../../src/index.js";
 import { tempDir } from "../helpers/tmp.js";

@@ -9,13 +9,7 @@ import { Annotation, END, GraphRecursionError, START, StateGraph } from "@langch
 import { InMemoryCache } from "@langchain/langgraph-checkpoint";
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  createFetch,
-  type Recorder,
-  ReplayMissError,
-  runKey,
-  withInvocation,
-} from "../../src/index.js";
+import { createFetch, type Recorder, ReplayMissError, withInvocation } from "../../src/index.js";
 import {
   graphRunId,
   IntegrationError,
@@ -23,6 +17,7 @@ import {
   invocacheCachePolicy,
   runGraph,
 } from "../../src/integrations/langgraph.js";
+import { runKey } from "../../src/store/index.js";
 import { sqliteSandbox } from "../adapters/helpers.js";
 import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
 

@@ -1,6 +1,6 @@
 /**
  * Integrations only translate: they reach invocache through its public API
- * (`../index.js`) and never hash or normalize themselves, so there is one
+ * (`../index.js`, or a public subpath's index) and never hash or normalize themselves, so there is one
  * identity recipe everywhere.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -29,6 +29,7 @@ describe("src/integrations layering", () => {
       for (const s of specifiers) {
         const ok =
           s === "../index.js" ||
+          /^\.\.\/(adapters|identity|recorder)\/index\.js$/.test(s) ||
           /^\.\/[a-z-]+\.js$/.test(s) ||
           s.startsWith("node:") ||
           FRAMEWORKS.test(s);

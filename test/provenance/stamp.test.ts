@@ -18,15 +18,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { StampError } from "../../src/errors.js";
-import {
-  createRecorder,
-  type Entry,
-  entryKey,
-  hashArtifact,
-  invocationManifest,
-  manifestIdentity,
-  validateEntry,
-} from "../../src/index.js";
+import { manifestIdentity } from "../../src/identity/index.js";
+import { createRecorder, hashArtifact, invocationManifest } from "../../src/index.js";
 import {
   IDENTITY_BYPRODUCT,
   INVOCACHE_BUILDER_ID,
@@ -42,6 +35,7 @@ import {
   verifyStamp,
 } from "../../src/provenance/index.js";
 import { inputDescriptor, modelUri } from "../../src/provenance/statement.js";
+import { type Entry, entryKey, validateEntry } from "../../src/store/index.js";
 import { INVOCACHE_VERSION } from "../../src/version.js";
 import { tempDir } from "../helpers/tmp.js";
 import { MACHINE, PLAN_REQUEST, PLAN_TEXT, planId, planManifest, SPEC_HASH } from "./fixtures.js";

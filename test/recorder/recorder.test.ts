@@ -11,12 +11,11 @@ import {
   type Recorder,
   type RecorderEvents,
   ReplayMissError,
-  resolveMode,
-  runContentHash,
   type Store,
   StoreError,
   UnknownInvocationError,
 } from "../../src/index.js";
+import { resolveMode, runContentHash } from "../../src/recorder/index.js";
 import { useRedisServer } from "../helpers/servers.js";
 import { tempDir } from "../helpers/tmp.js";
 import { upstream } from "../helpers/upstream.js";

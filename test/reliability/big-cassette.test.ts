@@ -14,7 +14,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type CassetteItem, emitCassette, readCassette } from "../../src/cassette/index.js";
-import { entryKey, invocationManifest, manifestIdentity } from "../../src/index.js";
+import { manifestIdentity } from "../../src/identity/index.js";
+import { invocationManifest } from "../../src/index.js";
+import { entryKey } from "../../src/store/index.js";
 import type { JsonValue } from "../../src/store/types.js";
 import { startWorker, tempDir, workerScript } from "./helpers.js";
 

@@ -21,11 +21,11 @@ import { cassetteStore, readCassette } from "../../src/cassette/index.js";
 import { lockPath } from "../../src/cassette/lock.js";
 import {
   createRecorder,
-  entryKey,
   invocationIdentity,
   ReplayMissError,
   StoreError,
 } from "../../src/index.js";
+import { entryKey } from "../../src/store/index.js";
 import {
   canMount,
   type ErrorInfo,

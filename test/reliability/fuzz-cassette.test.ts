@@ -18,15 +18,10 @@ import type { CassetteItem } from "../../src/cassette/item.js";
 import { parseCassette } from "../../src/cassette/parse.js";
 import { cassetteSource, decodeCassette } from "../../src/cassette/source.js";
 import { CassetteError } from "../../src/errors.js";
-import {
-  type Entry,
-  entryKey,
-  invocationManifest,
-  type JsonValue,
-  manifestIdentity,
-  validateEntry,
-} from "../../src/index.js";
+import { manifestIdentity } from "../../src/identity/index.js";
+import { invocationManifest, type JsonValue } from "../../src/index.js";
 import { assertJsonValue } from "../../src/json/value.js";
+import { type Entry, entryKey, validateEntry } from "../../src/store/index.js";
 import { assertStoreKey } from "../../src/store/keys.js";
 import { ROOT, tempDir } from "./helpers.js";
 

@@ -10,12 +10,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  CONVERSATION_FIELDS,
-  createFetch,
-  createRecorder,
-  type Recorder,
-} from "../../src/index.js";
+import { CONVERSATION_FIELDS } from "../../src/adapters/index.js";
+import { createFetch, createRecorder, type Recorder } from "../../src/index.js";
 
 interface Reply {
   status: number;

@@ -12,7 +12,8 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRecorder, entryPrefix } from "../../src/index.js";
+import { createRecorder } from "../../src/index.js";
+import { entryPrefix } from "../../src/store/index.js";
 import { useRedisServer } from "../helpers/servers.js";
 import { startUpstream, startWorker, tempDir, type Upstream, workerScript } from "./helpers.js";
 

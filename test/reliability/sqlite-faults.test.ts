@@ -19,7 +19,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createRecorder,
-  entryKey,
   invocationIdentity,
   openStore,
   type Recorder,
@@ -27,6 +26,7 @@ import {
   type Store,
   StoreError,
 } from "../../src/index.js";
+import { entryKey } from "../../src/store/index.js";
 import {
   bindReadOnly,
   canChattr,

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { cassetteStore } from "../../src/cassette/index.js";
-import { createRecorder, manifestIdentity } from "../../src/index.js";
+import { manifestIdentity } from "../../src/identity/index.js";
+import { createRecorder } from "../../src/index.js";
 import {
   isSecretEnvName,
   looksLikeKeyMaterial,

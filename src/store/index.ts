@@ -1,0 +1,18 @@
+// The store toolkit (`invocache/store`): the Store contract, opening stores
+// by URL, and the entry/key schema every store holds. Re-exports only.
+export {
+  ENTRY_VERSION,
+  type Entry,
+  type EntryMeta,
+  type EntryVerdict,
+  entryKey,
+  entryLeaseKey,
+  entryPrefix,
+  runKey,
+  validateEntry,
+} from "./envelope.js";
+export { MAX_KEY_LENGTH } from "./keys.js";
+export { type OpenStoreOptions, openStore } from "./open.js";
+export { STORE_TIMEOUT_MS } from "./timeout.js";
+export type { JsonValue, SetOptions, Store } from "./types.js";
+export { DEFAULT_SQLITE_PATH, defaultStoreUrl, redactUrl, STORE_SCHEMES } from "./url.js";
