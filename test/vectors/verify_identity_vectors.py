@@ -16,6 +16,9 @@ import sys
 from pathlib import Path
 
 DOMAIN = b"invocache/invocation/v1\n"
+# Tool calls (docs/identity.md, "Tool identities"): a manifest with kind "tool"
+# is hashed under its own domain tag.
+TOOL_DOMAIN = b"invocache/tool/v1\n"
 SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
@@ -91,7 +94,8 @@ def wtf8(s):
 
 
 def identity(manifest):
-    return hashlib.sha256(DOMAIN + wtf8(jcs(manifest))).hexdigest()
+    domain = TOOL_DOMAIN if manifest.get("kind") == "tool" else DOMAIN
+    return hashlib.sha256(domain + wtf8(jcs(manifest))).hexdigest()
 
 
 def main(argv):
