@@ -4,6 +4,7 @@
  * must never break a model call.
  */
 import type { FieldDiff } from "../identity/explain.js";
+import type { ValueDiff } from "./json-diff.js";
 
 /** Everything a recorder reports. */
 export interface RecorderEvents {
@@ -23,6 +24,8 @@ export interface RecorderEvents {
     expected: unknown;
     actual: unknown;
     diffs?: FieldDiff[];
+    /** Tool calls in verify mode: the differing paths of the result. */
+    fields?: ValueDiff[];
   };
   verdict: { id: string; occurrence: number; verdict: "accepted" | "rejected"; reason?: string };
   run: { runId: string; contentHash: string; calls: number; explicitId: boolean };

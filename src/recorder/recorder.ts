@@ -13,6 +13,12 @@ import {
   invocationManifest,
 } from "../identity/manifest.js";
 import type { Manifest } from "../identity/manifest-types.js";
+import {
+  isToolKind,
+  type ToolInvocationRequest,
+  type ToolManifest,
+  toolManifest,
+} from "../identity/tool-manifest.js";
 import { NORMALIZATION_VERSION } from "../normalize/rules.js";
 import { IDENTITY_SECRETS } from "../normalize/secrets-rule.js";
 import {
@@ -29,10 +35,15 @@ import { defaultStoreUrl } from "../store/url.js";
 import { INVOCACHE_VERSION } from "../version.js";
 import { DivergenceError, EntryTooLargeError, UnknownInvocationError } from "./errors.js";
 import { Emitter, type Listener, type RecorderEvents } from "./events.js";
+import { diffJson } from "./json-diff.js";
+import { type KindModes, type ResolvedModes, resolveKindModes } from "./kind-modes.js";
 import { missError } from "./miss-report.js";
-import { type Mode, resolveMode } from "./mode.js";
+import type { Mode } from "./mode.js";
 import { type RunInfo, RunScope, type ServedCall } from "./run-scope.js";
 import { type StreamOptions, type StreamResult, streamCall } from "./stream.js";
+import { ToolDivergenceError } from "./tool-errors.js";
+import { toolMissError } from "./tool-miss.js";
+import { sideEffectBypass, type ToolPolicy } from "./tool-policy.js";
 
 /** Identity options a recorder applies to every call (per-call options win). */
 export type RecorderIdentityDefaults = Pick<
@@ -44,8 +55,11 @@ export type RecorderIdentityDefaults = Pick<
 export interface RecorderOptions {
   /** A store, or a store URL (`sqlite://…`, `memory://`, `redis://…`, `postgres://…`). Default: `.invocache/cache.sqlite` under `projectRoot`. */
   store?: Store | string;
-  /** Default: `INVOCACHE_MODE`, else `replay` under `CI`, else `auto`. */
-  mode?: Mode;
+  /**
+   * Default: `INVOCACHE_MODE`, else `replay` under `CI`, else `auto`. One mode
+   * per kind: `{ model: "replay", tool: "verify" }` (docs/tools.md).
+   */
+  mode?: Mode | KindModes;
   /** Keeps several caches apart in one store. Default `"default"`. */
   namespace?: string;
   /** Expire recordings after this many milliseconds. Default: never. */
@@ -86,6 +100,8 @@ export interface CallOptions extends IdentityOptions {
    * `recorder.last`, it is per call, so it is exact under concurrency.
    */
   onServed?: ((served: ServedInfo) => void) | undefined;
+  /** Tool calls only: side-effect hints and opt-ins (docs/tools.md, "Side effects"). */
+  tool?: ToolPolicy | undefined;
 }
 
 /** What answered one call (see {@link CallOptions.onServed}). */
@@ -109,11 +125,18 @@ export interface RecorderStats {
 
 /** A recorder: see {@link createRecorder}. */
 export interface Recorder {
+  /** The mode of model calls (and of tool calls unless `modes.tool` differs). */
   readonly mode: Mode;
+  /** The mode of each kind of invocation. */
+  readonly modes: ResolvedModes;
   readonly namespace: string;
   readonly store: Store;
-  /** Replay or call `fn` for `req`, per mode. */
-  call<T>(req: InvocationRequest, fn: () => Promise<T>, opts?: CallOptions): Promise<T>;
+  /** Replay or call `fn` for `req`, per mode. A `{ kind: "tool", … }` request is a tool call. */
+  call<T>(
+    req: InvocationRequest | ToolInvocationRequest,
+    fn: () => Promise<T>,
+    opts?: CallOptions,
+  ): Promise<T>;
   /**
    * Record or replay a streaming call: `fn` resolves to a head and an async
    * iterable of JSON events. Live events reach the caller while they are
@@ -168,10 +191,13 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
 interface Answer {
   value: unknown;
   hit: boolean;
+  /** Called live and not recorded (a tool bypassed by the side-effect rule). */
+  live?: boolean;
 }
 
 class RecorderImpl implements Recorder {
   readonly mode: Mode;
+  readonly modes: ResolvedModes;
   readonly namespace: string;
   readonly identity: Readonly<RecorderIdentityDefaults>;
   readonly store: Store;
@@ -201,7 +227,8 @@ class RecorderImpl implements Recorder {
     if (opts === null || typeof opts !== "object")
       throw new TypeError("createRecorder: options must be an object");
     this.#opts = opts;
-    this.mode = resolveMode(opts.mode, opts.env);
+    this.modes = resolveKindModes(opts.mode, opts.env);
+    this.mode = this.modes.model;
     this.#secrets = opts.secrets === false ? undefined : createSecretScanner(opts.secrets ?? {});
     // The manifest uses only key-material-looking env values (so identities
     // do not depend on the machine); responses are scrubbed of every secret.
@@ -245,11 +272,21 @@ class RecorderImpl implements Recorder {
     return result;
   }
 
-  async call<T>(req: InvocationRequest, fn: () => Promise<T>, opts: CallOptions = {}): Promise<T> {
+  async call<T>(
+    req: InvocationRequest | ToolInvocationRequest,
+    fn: () => Promise<T>,
+    opts: CallOptions = {},
+  ): Promise<T> {
     if (typeof fn !== "function")
       throw new TypeError("recorder.call: fn must be a function returning a promise");
     const identityOpts: IdentityOptions = { ...this.identity, ...stripCallOnly(opts) };
-    const manifest = invocationManifest(req, identityOpts);
+    // [tools] the request's kind picks the recipe and the mode (tool-manifest.ts, kind-modes.ts).
+    const kind = isToolKind(req) ? "tool" : "model";
+    const mode = this.modes[kind];
+    const manifest =
+      kind === "tool"
+        ? (toolManifest(req as ToolInvocationRequest, identityOpts) as unknown as Manifest)
+        : invocationManifest(req as InvocationRequest, identityOpts);
     const id = manifestIdentity(manifest);
     const scope = this.#runs.getStore();
     const served: ServedCall = scope?.reserve(id) ?? { id, occurrence: 0, from: "pending" };
@@ -257,7 +294,9 @@ class RecorderImpl implements Recorder {
     const key = entryKey(this.namespace, id, occurrence);
     try {
       const answer = await this.#answer({
-        req,
+        req: req as InvocationRequest,
+        kind,
+        mode,
         fn,
         opts,
         identityOpts,
@@ -269,7 +308,7 @@ class RecorderImpl implements Recorder {
       });
       served.from = answer.hit
         ? "hit"
-        : this.mode === "passthrough" || this.mode === "verify"
+        : mode === "passthrough" || mode === "verify" || answer.live === true
           ? "live"
           : "recorded";
       if (scope === undefined) this.#rememberServed(served);
@@ -404,7 +443,13 @@ class RecorderImpl implements Recorder {
   // ---- policy ---------------------------------------------------------------
 
   async #answer(c: CallContext): Promise<Answer> {
-    switch (this.mode) {
+    if (c.kind === "tool") {
+      // [tools] side-effect rule (tool-policy.ts): never replay "send the email" from a shared cache.
+      const name = (c.manifest as unknown as ToolManifest).name;
+      const reason = sideEffectBypass(name, c.mode, this.store.url, c.opts.tool);
+      if (reason !== undefined) return this.#bypass(c, reason).then((a) => ({ ...a, live: true }));
+    }
+    switch (c.mode) {
       case "passthrough": {
         this.stats.bypassed++;
         this.#events.emit("bypass", {
@@ -427,15 +472,27 @@ class RecorderImpl implements Recorder {
           id: c.id,
           occurrence: c.occurrence,
           key: c.key,
-          mode: this.mode,
+          mode: c.mode,
         });
-        if (this.mode === "replay") {
+        if (c.mode === "replay") {
+          // [tools] a tool miss names the tool and its nearest recordings.
+          if (c.kind === "tool") {
+            throw await toolMissError({
+              store: this.store,
+              namespace: this.namespace,
+              id: c.id,
+              occurrence: c.occurrence,
+              mode: c.mode,
+              manifest: c.manifest as unknown as ToolManifest,
+              rerecord: this.#opts.rerecordHint,
+            });
+          }
           throw await missError({
             store: this.store,
             namespace: this.namespace,
             id: c.id,
             occurrence: c.occurrence,
-            mode: this.mode,
+            mode: c.mode,
             manifest: c.manifest,
             raw: { prompt: c.req.prompt, task: c.req.task },
             normalize: { ...c.identityOpts, projectPath: c.req.projectPath },
@@ -454,7 +511,7 @@ class RecorderImpl implements Recorder {
     try {
       raw = await this.store.get(c.key);
     } catch (error) {
-      if (this.mode === "replay") throw error;
+      if (c.mode === "replay") throw error;
       this.#warn(
         `store ${this.store.url} failed on read; calling upstream without the cache`,
         error,
@@ -603,12 +660,12 @@ class RecorderImpl implements Recorder {
     const bytes = Buffer.byteLength(JSON.stringify(entry));
     if (bytes > this.#maxEntryBytes) {
       const error = new EntryTooLargeError(c.id, bytes, this.#maxEntryBytes, value);
-      if (this.mode === "record") throw error;
+      if (c.mode === "record") throw error;
       this.#warn(error.message, error, c.id);
       this.stats.bypassed++;
       return { value, hit: false };
     }
-    await this.#write(c.key, entry, c.id);
+    await this.#write(c.key, entry, c.id, c.mode);
     this.stats.recorded++;
     this.#events.emit("record", { id: c.id, occurrence: c.occurrence, key: c.key, durationMs });
     return { value, hit: false };
@@ -628,18 +685,25 @@ class RecorderImpl implements Recorder {
         : validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED).response;
     if (JSON.stringify(recorded) !== JSON.stringify(value)) {
       this.stats.divergences++;
+      // [tools] field-by-field, and an error while the model is strictly replayed.
+      const fields = c.kind === "tool" ? diffJson(recorded, value) : undefined;
       this.#events.emit("divergence", {
         kind: "response",
         id: c.id,
         occurrence: c.occurrence,
         expected: recorded ?? null,
         actual: value,
+        ...(fields === undefined ? {} : { fields }),
       });
+      if (fields !== undefined && this.modes.model === "replay") {
+        const name = (c.manifest as unknown as ToolManifest).name;
+        throw new ToolDivergenceError(name, c.id, c.occurrence, fields);
+      }
     }
     return { value, hit: false };
   }
 
-  async #write(key: string, entry: Entry, id: string): Promise<void> {
+  async #write(key: string, entry: Entry, id: string, mode: Mode = this.mode): Promise<void> {
     const ttl = this.#opts.ttl;
     const p = this.store.set(
       key,
@@ -650,7 +714,7 @@ class RecorderImpl implements Recorder {
     try {
       await p;
     } catch (error) {
-      if (this.mode === "record") throw error;
+      if (mode === "record") throw error;
       this.#warn(
         `store ${this.store.url} failed to write ${key}; the response was returned but not recorded`,
         error,
@@ -733,6 +797,9 @@ class RecorderImpl implements Recorder {
 
 interface CallContext {
   req: InvocationRequest;
+  /** [tools] which recipe made the manifest, and the mode of that kind. */
+  kind: "model" | "tool";
+  mode: Mode;
   fn: () => Promise<unknown>;
   opts: CallOptions;
   identityOpts: IdentityOptions;
@@ -759,7 +826,7 @@ function parentId(c: CallContext): string {
 }
 
 function stripCallOnly(opts: CallOptions): IdentityOptions {
-  const { signal: _s, isComplete: _c, onServed: _o, ...rest } = opts;
+  const { signal: _s, isComplete: _c, onServed: _o, tool: _t, ...rest } = opts;
   return rest;
 }
 
