@@ -14,6 +14,7 @@ import type { JsonValue } from "../store/types.js";
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 import { currentInvocation, invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
+import { checkRecordErrors, retryHeaders } from "./http-errors.js";
 import {
   describeHttpCall,
   looksLikeModelCall,
@@ -61,6 +62,13 @@ export interface CreateFetchOptions {
   isComplete?: ((response: HttpResponseView) => boolean) | undefined;
   /** Replay streams as fast as possible (default) or with the recorded gaps. */
   timing?: "none" | "recorded" | undefined;
+  /**
+   * HTTP error statuses to record and replay, e.g. `[429, 500]` (with their
+   * JSON bodies and retry headers), so a test of retry logic replays offline.
+   * Default: none. Network failures and truncated streams are never recorded.
+   * Use inside `recorder.run`, so each retry is its own occurrence.
+   */
+  recordErrors?: readonly number[] | undefined;
 }
 
 /**
@@ -111,9 +119,13 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
   const volatile = new Set(options.volatileFields ?? VOLATILE_BODY_FIELDS);
   const shouldRecord = options.shouldRecord ?? looksLikeModelCall;
   const timing = options.timing ?? "none";
+  const recordErrors = checkRecordErrors(options.recordErrors);
+  const admit = (res: Response): HttpHead => admitWith(res, recordErrors);
   const complete = (view: HttpResponseView): boolean =>
-    (view.body !== undefined ? isCompleteJsonBody(view.body) : isCompleteSse(view.events ?? [])) &&
-    (options.isComplete?.(view) ?? true);
+    // A chosen error answer is complete as it is: its body is the error.
+    (view.status >= 400 && recordErrors.has(view.status)) ||
+    ((view.body !== undefined ? isCompleteJsonBody(view.body) : isCompleteSse(view.events ?? [])) &&
+      (options.isComplete?.(view) ?? true));
 
   const invocacheFetch: FetchLike = async (input, init) => {
     const seen = await readJsonPost(input, init);
@@ -134,18 +146,22 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     const opts = { ...callOpts, signal: userSignal };
     try {
       if (!wantsStream(seen.url, seen.body)) {
-        const value = await recorder.call<HttpRecording>(req, () => recordPlain(live), {
+        const value = await recorder.call<HttpRecording>(req, () => recordPlain(live, admit), {
           ...opts,
           isComplete: (v) => complete(viewOf(v as HttpRecording)),
         });
-        return toResponse(asRecording(value));
+        return toResponse(asRecording(value, recordErrors));
       }
-      const result = await recorder.stream<HttpHead, SseEvent>(req, () => recordStream(live), {
-        ...opts,
-        timing,
-        isComplete: (v) => complete(streamView(v as RecordedStream<HttpHead, SseEvent>)),
-      });
-      const head = asHead(result.head);
+      const result = await recorder.stream<HttpHead, SseEvent>(
+        req,
+        () => recordStream(live, admit),
+        {
+          ...opts,
+          timing,
+          isComplete: (v) => complete(streamView(v as RecordedStream<HttpHead, SseEvent>)),
+        },
+      );
+      const head = asHead(result.head, recordErrors);
       if (head.body !== undefined) return toResponse(head);
       return new Response(
         sseBody(result.events, (reason) => upstream.abort(reason)),
@@ -162,7 +178,10 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
 }
 
 /** A live response, read whole: JSON, or SSE that arrived without being asked for. */
-async function recordPlain(live: () => Promise<Response>): Promise<HttpRecording> {
+async function recordPlain(
+  live: () => Promise<Response>,
+  admit: (res: Response) => HttpHead,
+): Promise<HttpRecording> {
   const res = await live();
   const head = admit(res);
   if (isSse(res)) {
@@ -176,6 +195,7 @@ async function recordPlain(live: () => Promise<Response>): Promise<HttpRecording
 /** A live response as a head and its events, read as they come. */
 async function recordStream(
   live: () => Promise<Response>,
+  admit: (res: Response) => HttpHead,
 ): Promise<{ head: HttpHead; events: AsyncIterable<SseEvent> }> {
   const res = await live();
   const head = admit(res);
@@ -186,12 +206,18 @@ async function recordStream(
 async function* none(): AsyncGenerator<SseEvent> {}
 
 /** The head of a storable response, or a PassThrough for anything else. */
-function admit(res: Response): HttpHead {
-  if (!res.ok) throw new PassThrough(res);
-  if (!isSse(res) && !isJsonType(mediaType(res.headers.get("content-type")))) {
-    throw new PassThrough(res);
-  }
-  const head: HttpHead = { status: res.status, headers: safeResponseHeaders(res.headers) };
+function admitWith(res: Response, recordErrors: ReadonlySet<number>): HttpHead {
+  const chosenError = !res.ok && recordErrors.has(res.status);
+  if (!res.ok && !chosenError) throw new PassThrough(res);
+  const json = isJsonType(mediaType(res.headers.get("content-type")));
+  // A recorded error answer must be JSON: an error stream is never stored.
+  if (chosenError ? !json : !isSse(res) && !json) throw new PassThrough(res);
+  const head: HttpHead = {
+    status: res.status,
+    headers: chosenError
+      ? { ...safeResponseHeaders(res.headers), ...retryHeaders(res.headers) }
+      : safeResponseHeaders(res.headers),
+  };
   if (res.statusText !== "") head.statusText = res.statusText;
   return head;
 }
@@ -270,14 +296,13 @@ function init200(head: HttpHead, type: string): ResponseInit {
   };
 }
 
-function asHead(value: unknown): HttpHead {
+function asHead(value: unknown, recordErrors: ReadonlySet<number> = new Set()): HttpHead {
   const v = value as Partial<HttpHead> | null;
   if (
     v === null ||
     typeof v !== "object" ||
     typeof v.status !== "number" ||
-    v.status < 200 ||
-    v.status > 299 ||
+    ((v.status < 200 || v.status > 299) && !recordErrors.has(v.status)) ||
     v.headers === null ||
     typeof v.headers !== "object"
   ) {
@@ -288,13 +313,13 @@ function asHead(value: unknown): HttpHead {
   return v as HttpHead;
 }
 
-function asRecording(value: unknown): HttpRecording {
+function asRecording(value: unknown, recordErrors: ReadonlySet<number>): HttpRecording {
   if (isRecordedStream(value)) {
     throw new TypeError(
       "invocache: the recording for this identity is a stream but the request did not ask to stream; re-record it with INVOCACHE_MODE=record",
     );
   }
-  const r = asHead(value) as HttpRecording;
+  const r = asHead(value, recordErrors) as HttpRecording;
   if (r.body === undefined && !Array.isArray(r.sse)) return asHead(undefined);
   return r;
 }
