@@ -106,6 +106,14 @@ describe("identity-tool-v1.json golden vectors", () => {
     expect(r.status).toBe(0);
   });
 
+  it("docs/identity.md quotes only ids that are in the vector file", () => {
+    const doc = readFileSync(fileURLToPath(new URL("../../docs/identity.md", import.meta.url)), "utf8");
+    const section = doc.slice(doc.indexOf("## Tool identities"));
+    const quoted = section.match(/\b[0-9a-f]{64}\b/g) ?? [];
+    expect(quoted.length).toBeGreaterThanOrEqual(2);
+    for (const id of quoted) expect(vectors.map((v) => v.id)).toContain(id);
+  });
+
   it("bad tool requests are TypeErrors naming the field", () => {
     expect(() => toolManifest({ kind: "tool", name: "" })).toThrow(/request.name/);
     expect(() => toolManifest({ kind: "tool", name: "t", args: { n: Number.NaN } })).toThrow(
