@@ -104,12 +104,19 @@ export function wrapMcpClient<C extends McpClientLike>(
     return result;
   };
 
-  /** Hints only matter in auto mode on a shared store; only then ask the server for them. */
+  /**
+   * The tool's hints: the server's annotations from tools/list, overridden
+   * per tool by `options.tools`. When none are known yet, tools/list is asked
+   * once, through the recorder and in every mode, so the run's trajectory is
+   * the same whether it is recorded, replayed or served from a shared cache.
+   */
+  let lookup: Promise<unknown> | undefined;
   const policyOf = async (name: string): Promise<ToolPolicy | undefined> => {
     const override = options.tools?.[name];
-    if (recorder.modes.tool !== "auto" || recorder.store.url.startsWith("cassette://"))
-      return override;
-    if (!annotations.has(name) && override === undefined) await listTools();
+    if (!annotations.has(name) && override === undefined) {
+      lookup ??= listTools();
+      await lookup;
+    }
     return { ...annotations.get(name), ...override };
   };
 

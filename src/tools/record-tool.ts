@@ -79,6 +79,14 @@ export async function recordTool<R>(call: ToolCall): Promise<R> {
   try {
     return (await call.recorder.call(req, live, opts)) as R;
   } catch (error) {
+    if (call.signal?.aborted === true && error === call.signal.reason) {
+      // Aborted before the live call started (the recorder checks first).
+      throw new ToolCallError(
+        name,
+        `invocache: tool ${JSON.stringify(label)} was aborted; nothing was recorded. Call it again to record it.`,
+        error,
+      );
+    }
     if (error instanceof EntryTooLargeError) {
       throw new ToolResultError(
         name,

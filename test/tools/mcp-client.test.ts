@@ -148,7 +148,11 @@ describe("wrapMcpClient: failures store nothing and name the tool", () => {
     const file = cassette();
     const { client } = await stdioClient(join(dir, "crash-counter"));
     const rec = createRecorder({ store: cassetteStore(file), mode: "record" });
-    const wrapped = wrapMcpClient(client, { recorder: rec });
+    // Hints given here, so no tools/list lookup is recorded either.
+    const wrapped = wrapMcpClient(client, {
+      recorder: rec,
+      tools: { crash: { readOnlyHint: true } },
+    });
     const error = await wrapped.callTool({ name: "crash", arguments: {} }).catch((e) => e);
     expect(error).toBeInstanceOf(ToolCallError);
     expect(error.message).toContain('tool "calculator/crash" failed');
@@ -163,7 +167,10 @@ describe("wrapMcpClient: failures store nothing and name the tool", () => {
     const counter = newCounter();
     const live = await inMemoryClient(counter);
     const rec = createRecorder({ store: "memory://", mode: "record" });
-    const wrapped = wrapMcpClient(live.client, { recorder: rec });
+    const wrapped = wrapMcpClient(live.client, {
+      recorder: rec,
+      tools: { slow: { readOnlyHint: true } },
+    });
     const ac = new AbortController();
     const pending = wrapped.callTool({ name: "slow", arguments: { label: "x" } }, undefined, {
       signal: ac.signal,
@@ -181,7 +188,10 @@ describe("wrapMcpClient: failures store nothing and name the tool", () => {
   it("a result over the entry size limit", async () => {
     const live = await inMemoryClient(newCounter());
     const rec = createRecorder({ store: "memory://", mode: "record", maxEntryBytes: 4096 });
-    const wrapped = wrapMcpClient(live.client, { recorder: rec });
+    const wrapped = wrapMcpClient(live.client, {
+      recorder: rec,
+      tools: { big: { readOnlyHint: true } },
+    });
     const error = await wrapped.callTool({ name: "big", arguments: { kb: 8 } }).catch((e) => e);
     expect(error).toBeInstanceOf(ToolResultError);
     expect(error.message).toMatch(
@@ -295,9 +305,10 @@ describe("one trajectory and mixed modes", () => {
       { kind: "tool", name: "accumulate", server: "calculator", args: { n: 1 } },
       { secrets: false },
     );
-    expect(recorded.calls.map((c) => c.split(":")[1])).toEqual(["0", "0", "1", "1"]);
-    expect(recorded.calls[1]).toBe(`${toolId.slice(0, 8)}:0`);
-    expect(recorded.calls[2]).toBe(`${toolId.slice(0, 8)}:1`);
+    // model, tools/list (the annotations lookup), the tool twice, model again.
+    expect(recorded.calls.map((c) => c.split(":")[1])).toEqual(["0", "0", "0", "1", "1"]);
+    expect(recorded.calls[2]).toBe(`${toolId.slice(0, 8)}:0`);
+    expect(recorded.calls[3]).toBe(`${toolId.slice(0, 8)}:1`);
 
     const replayer = createRecorder({ store: cassetteStore(file), mode: "replay" });
     const replayed = await step(
