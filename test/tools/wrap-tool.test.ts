@@ -123,6 +123,50 @@ describe("wrapTool", () => {
     expect(text).not.toContain(key);
   });
 
+  it("mixed modes: { model: record, tool: replay } re-records the model against recorded tools; verify reports without throwing", async () => {
+    const path = file();
+    let toolRuns = 0;
+    let modelRuns = 0;
+    const step = async (rec: ReturnType<typeof createRecorder>) => {
+      const lookup = wrapTool(async ({ k }: { k: string }) => ({ v: `${k}${++toolRuns}` }), {
+        name: "lookup",
+        recorder: rec,
+      });
+      const found = await lookup({ k: "a" });
+      const answer = await rec.call({ role: "writer", prompt: `use ${found.v}` }, async () => ({
+        text: `model ${++modelRuns}`,
+      }));
+      return { found, answer };
+    };
+    const all = createRecorder({ store: cassetteStore(path), mode: "record" });
+    await step(all);
+    await all.store.close();
+    expect([toolRuns, modelRuns]).toEqual([1, 1]);
+
+    const reverse = createRecorder({
+      store: cassetteStore(path),
+      mode: { model: "record", tool: "replay" },
+    });
+    const out = await step(reverse);
+    expect(out.found).toEqual({ v: "a1" }); // replayed: the tool did not run
+    expect(out.answer).toEqual({ text: "model 2" }); // recorded again
+    expect([toolRuns, modelRuns]).toEqual([1, 2]);
+    await reverse.store.close();
+
+    // Tools in verify while the model is not strictly replayed: an event, not an error.
+    const verify = createRecorder({
+      store: cassetteStore(path),
+      mode: { model: "auto", tool: "verify" },
+    });
+    const events: Array<{ fields?: unknown }> = [];
+    verify.on("divergence", (e) => events.push(e));
+    const again = await step(verify);
+    expect(again.found).toEqual({ v: "a2" }); // live
+    expect(events).toHaveLength(1);
+    expect(events[0]?.fields).toEqual([{ path: "$.v", expected: "a1", actual: "a2" }]);
+    await verify.store.close();
+  });
+
   it("bad options are TypeErrors saying what to pass", () => {
     const rec = createRecorder({ store: "memory://", mode: "record" });
     expect(() => wrapTool(async () => 1, { recorder: rec })).toThrow(/pass \{ name: "search" \}/);
