@@ -4,7 +4,8 @@
  * Python script reproduces every id from its manifest under the tool domain.
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -106,8 +107,30 @@ describe("identity-tool-v1.json golden vectors", () => {
     expect(r.status).toBe(0);
   });
 
+  it("the Python implementation fails on a tampered tool manifest", () => {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-toolvec-"));
+    try {
+      const tampered = structuredClone(vectors.slice(0, 2));
+      (tampered[0] as Vector).manifest.args = { a: 2, b: 4 };
+      // A kind other than "tool" hashes under the model domain: the id no longer matches.
+      (tampered[1] as unknown as { manifest: Record<string, unknown> }).manifest.kind = "model";
+      const file = join(dir, "tampered.json");
+      writeFileSync(file, JSON.stringify(tampered));
+      const r = spawnSync("python3", [join(DIR, "verify_identity_vectors.py"), file], {
+        encoding: "utf8",
+      });
+      expect(r.status).toBe(1);
+      expect(r.stdout).toContain("0/2 vectors reproduced");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("docs/identity.md quotes only ids that are in the vector file", () => {
-    const doc = readFileSync(fileURLToPath(new URL("../../docs/identity.md", import.meta.url)), "utf8");
+    const doc = readFileSync(
+      fileURLToPath(new URL("../../docs/identity.md", import.meta.url)),
+      "utf8",
+    );
     const section = doc.slice(doc.indexOf("## Tool identities"));
     const quoted = section.match(/\b[0-9a-f]{64}\b/g) ?? [];
     expect(quoted.length).toBeGreaterThanOrEqual(2);
