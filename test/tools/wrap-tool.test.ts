@@ -61,6 +61,27 @@ describe("wrapTool", () => {
     await rec.close();
   });
 
+  it("attempt lineage and verdicts work for tool calls as for model calls", async () => {
+    const rec = createRecorder({ store: "memory://", mode: "record" });
+    const check = wrapTool(async ({ file }: { file: string }) => ({ ok: file.length > 3 }), {
+      name: "lint",
+      recorder: rec,
+    });
+    await withInvocation({ role: "builder", attempt: 0 }, () => check({ file: "a.ts" }));
+    const first = rec.last?.id as string;
+    await rec.verdict(first, "rejected", { reason: "lint failed" });
+    await withInvocation({ role: "builder", attempt: 1 }, () => check({ file: "a.ts" }));
+    const second = rec.last?.id as string;
+    expect(second).not.toBe(first);
+    const entry = (await rec.store.get(`default:e:${second}:0`)) as { meta: { parent?: string } };
+    expect(entry.meta.parent).toBe(first);
+    const rejected = (await rec.store.get(`default:e:${first}:0`)) as {
+      meta: { verdict?: { verdict: string } };
+    };
+    expect(rejected.meta.verdict?.verdict).toBe("rejected");
+    await rec.close();
+  });
+
   it("a tool that throws: ToolCallError naming the tool, nothing stored, cause kept", async () => {
     const rec = createRecorder({ store: "memory://", mode: "record" });
     const boom = new Error("disk full");
