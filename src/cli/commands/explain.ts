@@ -4,12 +4,7 @@
  * or the id prefix of a recorded entry.
  */
 import { existsSync } from "node:fs";
-import {
-  canonicalJson,
-  type FieldDiff,
-  type Manifest,
-  shortId,
-} from "../../identity/index.js";
+import { canonicalJson, type FieldDiff, type Manifest, shortId } from "../../identity/index.js";
 import { explainNormalization } from "../../normalize/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
