@@ -82,6 +82,21 @@ export {
   resolvePrefix,
   shortId,
 } from "./identity/index.js";
+// Tool calls and MCP (issue 13): the tool identity kind, the side-effect
+// rule, per-kind modes and wrapTool. wrapMcpClient lives in "invocache/mcp".
+export {
+  assertToolManifest,
+  isToolKind,
+  TOOL_IDENTITY_DOMAIN_V1,
+  TOOL_METHODS,
+  type ToolInvocationRequest,
+  type ToolManifest,
+  type ToolMethod,
+  toolIdentity,
+  toolManifest,
+  toolManifestBytes,
+  toolManifestIdentity,
+} from "./identity/tool-manifest.js";
 export {
   explainNormalization,
   NORMALIZATION_RULES,
@@ -171,6 +186,15 @@ export {
   type StreamStart,
   UnknownInvocationError,
 } from "./recorder/index.js";
+export { diffJson, type ValueDiff } from "./recorder/json-diff.js";
+export {
+  type InvocationKind,
+  type KindModes,
+  type ResolvedModes,
+  resolveKindModes,
+} from "./recorder/kind-modes.js";
+export { ToolCallError, ToolDivergenceError, ToolResultError } from "./recorder/tool-errors.js";
+export { isCacheSafe, type ToolEffects, type ToolPolicy } from "./recorder/tool-policy.js";
 export * from "./secrets/index.js";
 export {
   ENTRY_VERSION,
@@ -188,6 +212,13 @@ export { type OpenStoreOptions, openStore } from "./store/open.js";
 export { STORE_TIMEOUT_MS } from "./store/timeout.js";
 export type { JsonValue, SetOptions, Store } from "./store/types.js";
 export { defaultStoreUrl, redactUrl, STORE_SCHEMES } from "./store/url.js";
+export {
+  type AiSdkToolLike,
+  type RecordAiSdkToolsOptions,
+  recordAiSdkTools,
+  type WrapToolOptions,
+  wrapTool,
+} from "./tools/index.js";
 export { INVOCACHE_VERSION } from "./version.js";
 export {
   appendMiss,

@@ -42,6 +42,7 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
       } catch {
         continue;
       }
+      if ((entry.manifest as { kind?: unknown }).kind === "tool") continue; // [tools] other recipe
       if (entry.id === ctx.id) {
         recordedOccurrences.push(entry.meta.occurrence);
         continue;

@@ -17,6 +17,7 @@
  */
 import { EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
 import type { Manifest } from "../identity/manifest-types.js";
+import { assertToolManifest } from "../identity/tool-manifest.js";
 import { assertJsonValue } from "./json.js";
 import type { JsonValue } from "./types.js";
 
@@ -234,6 +235,15 @@ type Fail = (path: string, why: string) => never;
 
 function checkManifest(value: unknown, fail: Fail, deep: boolean): Manifest {
   const m = record(value, "$.manifest", fail);
+  if (m.kind === "tool") {
+    // Tool kind (issue 13): a tool call's manifest, checked by its own recipe.
+    try {
+      assertToolManifest(m, "$.manifest");
+    } catch (error) {
+      fail("$.manifest", (error as Error).message);
+    }
+    return m as unknown as Manifest;
+  }
   only(m, "$.manifest", ["attempt", "inputs", "model", "prompt", "role", "task"], ["params"], fail);
   count(m.attempt, "$.manifest.attempt", 0, fail);
   if (!Array.isArray(m.inputs) || !m.inputs.every((x) => typeof x === "string")) {

@@ -4,13 +4,7 @@
  * or the id prefix of a recorded entry.
  */
 import { existsSync } from "node:fs";
-import {
-  canonicalJson,
-  explainIdentity,
-  type FieldDiff,
-  type Manifest,
-  shortId,
-} from "../../identity/index.js";
+import { canonicalJson, type FieldDiff, type Manifest, shortId } from "../../identity/index.js";
 import { explainNormalization } from "../../normalize/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
@@ -19,6 +13,7 @@ import { oneLine, renderTable } from "../format.js";
 import { label, readDocument } from "../input.js";
 import { invocationFromDocument, type LoadedInvocation } from "../invocation.js";
 import type { Io } from "../io.js";
+import { explainAny } from "../manifest-label.js";
 import { looksLikePrefix, resolveEntries } from "../resolve.js";
 import { type EntrySource, openSource, SOURCE_OPTIONS, type SourceContents } from "../source.js";
 import { readAll } from "./ls.js";
@@ -85,7 +80,7 @@ Examples:
     try {
       const a = await load(positionals[0]!);
       const b = await load(positionals[1]!);
-      const diffs = explainIdentity(a.manifest, b.manifest);
+      const diffs = explainAny(a.manifest, b.manifest);
       const same = a.id === b.id;
       if (values.json) {
         printJson(io, {
