@@ -58,6 +58,21 @@ export {
   type ManifestValue,
   shortId,
 } from "./identity/index.js";
+// Tool calls and MCP (issue 13): the tool identity kind, the side-effect
+// rule, per-kind modes and wrapTool. wrapMcpClient lives in "invocache/mcp".
+export {
+  assertToolManifest,
+  isToolKind,
+  TOOL_IDENTITY_DOMAIN_V1,
+  TOOL_METHODS,
+  type ToolInvocationRequest,
+  type ToolManifest,
+  type ToolMethod,
+  toolIdentity,
+  toolManifest,
+  toolManifestBytes,
+  toolManifestIdentity,
+} from "./identity/tool-manifest.js";
 export {
   NORMALIZATION_RULES,
   NORMALIZATION_VERSION,
@@ -82,6 +97,8 @@ export {
   DivergenceError,
   type EntrySizes,
   EntryTooLargeError,
+  type InvocationKind,
+  type KindModes,
   type Listener,
   Live,
   type LiveStreamResult,
@@ -95,12 +112,18 @@ export {
   type RecorderOptions,
   type RecorderStats,
   ReplayMissError,
+  type ResolvedModes,
   type RunInfo,
   type ServedInfo,
   type StreamOpened,
   type StreamOptions,
   type StreamResult,
   type StreamStart,
+  ToolCallError,
+  ToolDivergenceError,
+  type ToolEffects,
+  type ToolPolicy,
+  ToolResultError,
   UnknownInvocationError,
 } from "./recorder/index.js";
 export {
@@ -110,4 +133,11 @@ export {
   type SetOptions,
   type Store,
 } from "./store/index.js";
+export {
+  type AiSdkToolLike,
+  type RecordAiSdkToolsOptions,
+  recordAiSdkTools,
+  type WrapToolOptions,
+  wrapTool,
+} from "./tools/index.js";
 export { INVOCACHE_VERSION } from "./version.js";

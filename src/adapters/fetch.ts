@@ -5,8 +5,9 @@
  *
  * What is stored: the status, an allowlist of response headers
  * (headers.ts), and the body: parsed JSON, or the SSE events of a stream.
- * Never stored: request headers (API keys), cookies, non-2xx responses,
- * truncated or in-band-error answers, streams that did not finish.
+ * Never stored: request headers (API keys), cookies, non-2xx responses
+ * (unless chosen with `recordErrors`), truncated or in-band-error answers,
+ * streams that did not finish.
  */
 import type { JsonValue } from "../json/value.js";
 import {
@@ -19,6 +20,7 @@ import {
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 import { invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
+import { checkRecordErrors, retryHeaders } from "./http-errors.js";
 import {
   checkHostAliases,
   describeHttpCall,
@@ -75,6 +77,13 @@ export interface CreateFetchOptions {
    * (keys: origin, host or hostname) or `(url) => name | undefined`.
    */
   hostAliases?: HostAliases | undefined;
+  /**
+   * HTTP error statuses to record and replay, e.g. `[429, 500]` (with their
+   * JSON bodies and retry headers), so a test of retry logic replays offline.
+   * Default: none. Network failures and truncated streams are never recorded.
+   * Use inside `recorder.run`, so each retry is its own occurrence.
+   */
+  recordErrors?: readonly number[] | undefined;
 }
 
 /**
@@ -107,9 +116,13 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
   const shouldRecord = options.shouldRecord ?? looksLikeModelCall;
   const timing = options.timing ?? "none";
   const hostAliases = checkHostAliases(options.hostAliases);
+  const recordErrors = checkRecordErrors(options.recordErrors);
+  const admit = (res: Response): HttpHead | Response => admitWith(res, recordErrors);
   const complete = (view: HttpResponseView): boolean =>
-    (view.body !== undefined ? isCompleteJsonBody(view.body) : isCompleteSse(view.events ?? [])) &&
-    (options.isComplete?.(view) ?? true);
+    // A chosen error answer is complete as it is: its body is the error.
+    (view.status >= 400 && recordErrors.has(view.status)) ||
+    ((view.body !== undefined ? isCompleteJsonBody(view.body) : isCompleteSse(view.events ?? [])) &&
+      (options.isComplete?.(view) ?? true));
 
   const invocacheFetch: FetchLike = async (input, init) => {
     const seen = await readJsonPost(input, init);
@@ -125,18 +138,23 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
       userSignal === undefined ? upstream.signal : AbortSignal.any([userSignal, upstream.signal]);
     const live = () => base(input instanceof Request ? input.clone() : input, { ...init, signal });
     const opts = { ...callOpts, signal: userSignal };
-    // A response that must not be stored (non-2xx, not JSON/SSE, unparsable)
-    // comes back as answerLive(response): the caller gets it, nothing is stored.
+    // A response that must not be stored (non-2xx not chosen by recordErrors,
+    // not JSON/SSE, unparsable) comes back as answerLive(response): the
+    // caller gets it, nothing is stored.
     if (!wantsStream(seen.url, seen.body)) {
-      const value = await recorder.call<HttpRecording | Response>(req, () => recordPlain(live), {
-        ...opts,
-        isComplete: (v) => complete(viewOf(v as HttpRecording)),
-      });
-      return value instanceof Response ? value : toResponse(asRecording(value));
+      const value = await recorder.call<HttpRecording | Response>(
+        req,
+        () => recordPlain(live, admit),
+        {
+          ...opts,
+          isComplete: (v) => complete(viewOf(v as HttpRecording)),
+        },
+      );
+      return value instanceof Response ? value : toResponse(asRecording(value, recordErrors));
     }
     const result = await recorder.stream<HttpHead, SseEvent, Response>(
       req,
-      () => recordStream(live),
+      () => recordStream(live, admit),
       {
         ...opts,
         timing,
@@ -144,7 +162,7 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
       },
     );
     if ("live" in result) return result.live;
-    const head = asHead(result.head);
+    const head = asHead(result.head, recordErrors);
     if (head.body !== undefined) return toResponse(head);
     return new Response(
       sseBody(result.events, (reason) => upstream.abort(reason)),
@@ -155,7 +173,10 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
 }
 
 /** A live response, read whole: JSON, or SSE that arrived without being asked for. */
-async function recordPlain(live: () => Promise<Response>): Promise<HttpRecording | Live<Response>> {
+async function recordPlain(
+  live: () => Promise<Response>,
+  admit: (res: Response) => HttpHead | Response,
+): Promise<HttpRecording | Live<Response>> {
   const res = await live();
   const head = admit(res);
   if (head instanceof Response) return answerLive(head);
@@ -171,6 +192,7 @@ async function recordPlain(live: () => Promise<Response>): Promise<HttpRecording
 /** A live response as a head and its events, read as they come. */
 async function recordStream(
   live: () => Promise<Response>,
+  admit: (res: Response) => HttpHead | Response,
 ): Promise<{ head: HttpHead; events: AsyncIterable<SseEvent> } | Live<Response>> {
   const res = await live();
   const head = admit(res);
@@ -183,11 +205,22 @@ async function recordStream(
 
 async function* none(): AsyncGenerator<SseEvent> {}
 
-/** The head of a storable response, or the response itself when it must pass through unstored. */
-function admit(res: Response): HttpHead | Response {
-  if (!res.ok) return res;
-  if (!isSse(res) && !isJsonType(mediaType(res.headers.get("content-type")))) return res;
-  const head: HttpHead = { status: res.status, headers: safeResponseHeaders(res.headers) };
+/**
+ * The head of a storable response, or the response itself when it must pass
+ * through unstored: a non-2xx not chosen by `recordErrors`, or not JSON/SSE.
+ */
+function admitWith(res: Response, recordErrors: ReadonlySet<number>): HttpHead | Response {
+  const chosenError = !res.ok && recordErrors.has(res.status);
+  if (!res.ok && !chosenError) return res;
+  const json = isJsonType(mediaType(res.headers.get("content-type")));
+  // A recorded error answer must be JSON: an error stream is never stored.
+  if (chosenError ? !json : !isSse(res) && !json) return res;
+  const head: HttpHead = {
+    status: res.status,
+    headers: chosenError
+      ? { ...safeResponseHeaders(res.headers), ...retryHeaders(res.headers) }
+      : safeResponseHeaders(res.headers),
+  };
   if (res.statusText !== "") head.statusText = res.statusText;
   return head;
 }
@@ -265,14 +298,13 @@ function init200(head: HttpHead, type: string): ResponseInit {
   };
 }
 
-function asHead(value: unknown): HttpHead {
+function asHead(value: unknown, recordErrors: ReadonlySet<number> = new Set()): HttpHead {
   const v = value as Partial<HttpHead> | null;
   if (
     v === null ||
     typeof v !== "object" ||
     typeof v.status !== "number" ||
-    v.status < 200 ||
-    v.status > 299 ||
+    ((v.status < 200 || v.status > 299) && !recordErrors.has(v.status)) ||
     v.headers === null ||
     typeof v.headers !== "object"
   ) {
@@ -283,13 +315,13 @@ function asHead(value: unknown): HttpHead {
   return v as HttpHead;
 }
 
-function asRecording(value: unknown): HttpRecording {
+function asRecording(value: unknown, recordErrors: ReadonlySet<number>): HttpRecording {
   if (isRecordedStream(value)) {
     throw new TypeError(
       "invocache: the recording for this identity is a stream but the request did not ask to stream; re-record it with INVOCACHE_MODE=record",
     );
   }
-  const r = asHead(value) as HttpRecording;
+  const r = asHead(value, recordErrors) as HttpRecording;
   if (r.body === undefined && !Array.isArray(r.sse)) return asHead(undefined);
   return r;
 }

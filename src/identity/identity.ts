@@ -6,6 +6,7 @@ import { type CanonicalValue, canonicalJson, writeCanonicalJson, wtf8 } from "./
 import { type IdentityOptions, type InvocationRequest, invocationManifest } from "./manifest.js";
 import type { Manifest } from "./manifest-types.js";
 import { createSha256 } from "./sha256.js";
+import { type ToolManifest, toolManifestIdentity } from "./tool-manifest.js";
 
 /** Domain tag of recipe v1: no other invocache digest starts with these bytes. */
 export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
@@ -21,7 +22,10 @@ export function manifestBytes(manifest: Manifest): Uint8Array {
  * The identity of a manifest: what {@link invocationIdentity} returns for the
  * request it came from. Used to re-check stored entries and stamps.
  */
-export function manifestIdentity(manifest: Manifest): string {
+export function manifestIdentity(manifest: Manifest | ToolManifest): string {
+  // Tool kind (issue 13): its own recipe and domain tag, see tool-manifest.ts.
+  if ((manifest as { kind?: unknown }).kind === "tool")
+    return toolManifestIdentity(manifest as ToolManifest);
   // Hash the canonical text piece by piece: the same bytes as
   // manifestBytes(manifest), without ever building a copy of a large prompt
   // (docs/performance.md, "Identity core"). Well-formed pieces go in as text

@@ -10,6 +10,7 @@ import type { SecretScanner } from "../secrets/redact.js";
 import type { JsonValue, Store } from "../store/types.js";
 import type { Emitter } from "./events.js";
 import type { FailOpen } from "./fail-open.js";
+import type { InvocationKind } from "./kind-modes.js";
 import type { Mode } from "./mode.js";
 import type { RunScope } from "./run-scope.js";
 import type { CallOptions, RecorderOptions, RecorderStats } from "./types.js";
@@ -19,6 +20,11 @@ export const TRUSTED = { deep: false } as const;
 
 /** One recorder's settings, counters and event channel. */
 export interface Core {
+  /**
+   * The mode of model calls. A call is answered by its own mode
+   * (`CallContext.mode`); this one governs what belongs to the run as a
+   * whole (run records, verdicts) and whether the model is strictly replayed.
+   */
   readonly mode: Mode;
   readonly namespace: string;
   readonly store: Store;
@@ -36,7 +42,12 @@ export interface Core {
 
 /** One call, from identity to answer. */
 export interface CallContext {
+  /** A tool request is cast here: its fields are only read through `manifest` (tool-manifest.ts). */
   readonly req: InvocationRequest;
+  /** Which recipe made the manifest (model or tool). */
+  readonly kind: InvocationKind;
+  /** The mode of this call: the recorder's mode for its kind. */
+  readonly mode: Mode;
   readonly fn: () => Promise<unknown>;
   readonly opts: CallOptions;
   readonly identityOpts: IdentityOptions;
@@ -59,6 +70,12 @@ export interface Answer {
   unshareable?: boolean;
   /** `fn` answered with `answerLive`: nothing stored, the call does not count in the run. */
   live?: boolean;
+  /**
+   * Called upstream by policy and not stored, yet it counts in the run: a
+   * tool with side effects on a shared store (tool-policy.ts). Served live,
+   * so a verdict on it has no recording to attach to.
+   */
+  uncached?: boolean;
 }
 
 /** The `isComplete` in effect for a call (per call, else the recorder's). */

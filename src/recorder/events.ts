@@ -5,6 +5,7 @@
  */
 import type { FieldDiff } from "../identity/explain.js";
 import type { Manifest } from "../identity/manifest-types.js";
+import type { ValueDiff } from "./json-diff.js";
 
 /** Everything a recorder reports. */
 export interface RecorderEvents {
@@ -25,6 +26,8 @@ export interface RecorderEvents {
     expected: unknown;
     actual: unknown;
     diffs?: FieldDiff[];
+    /** Tool calls in verify mode: the differing paths of the result. */
+    fields?: ValueDiff[];
   };
   verdict: { id: string; occurrence: number; verdict: "accepted" | "rejected"; reason?: string };
   /** A run ended; `parentRunId` when it was nested in another. */

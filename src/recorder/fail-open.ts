@@ -74,15 +74,19 @@ export class FailOpen {
     }
   }
 
-  /** Write an entry: a failure is thrown in record mode, a warning otherwise. */
-  async write(key: string, value: JsonValue, id: string): Promise<void> {
+  /**
+   * Write an entry: a failure is thrown in record mode, a warning otherwise.
+   * `mode` is the mode of the call being written (a tool call may differ
+   * from the recorder's model mode).
+   */
+  async write(key: string, value: JsonValue, id: string, mode: Mode = this.mode): Promise<void> {
     const ttl = this.ttl;
     const p = this.store.set(key, value, ttl === undefined ? undefined : { ttlMs: ttl });
     this.#pending.add(p);
     try {
       await p;
     } catch (error) {
-      if (this.mode === "record") throw error;
+      if (mode === "record") throw error;
       this.storeFailed(
         `store ${this.store.url} failed to write ${key}; the response was returned but not recorded`,
         error,

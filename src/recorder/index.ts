@@ -8,11 +8,20 @@ export {
   UnknownInvocationError,
 } from "./errors.js";
 export type { Listener, RecorderEvents } from "./events.js";
+export { diffJson, type ValueDiff } from "./json-diff.js";
+export {
+  type InvocationKind,
+  type KindModes,
+  type ResolvedModes,
+  resolveKindModes,
+} from "./kind-modes.js";
 export { answerLive, Live } from "./live.js";
 export { MODES, type Mode, resolveMode } from "./mode.js";
 export { createRecorder } from "./recorder.js";
 export { RUN_DOMAIN_V1, type RunInfo, runContentHash, type ServedCall } from "./run-scope.js";
 export { isRecordedStream, streamCall } from "./stream.js";
+export { ToolCallError, ToolDivergenceError, ToolResultError } from "./tool-errors.js";
+export { isCacheSafe, type ToolEffects, type ToolPolicy } from "./tool-policy.js";
 export type {
   CallOptions,
   LiveStreamResult,

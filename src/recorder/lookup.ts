@@ -20,7 +20,7 @@ export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
   try {
     raw = await core.store.get(c.key);
   } catch (error) {
-    if (core.mode === "replay") throw error;
+    if (c.mode === "replay") throw error;
     core.failOpen.storeFailed(
       `store ${core.store.url} failed on read; calling upstream without the cache`,
       error,
@@ -59,7 +59,7 @@ export function countMiss(core: Core, c: CallContext): void {
     id: c.id,
     occurrence: c.occurrence,
     key: c.key,
-    mode: core.mode,
+    mode: c.mode,
     manifest: c.manifest,
   });
 }

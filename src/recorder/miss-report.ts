@@ -42,6 +42,7 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
       } catch {
         continue;
       }
+      if ((entry.manifest as { kind?: unknown }).kind === "tool") continue; // a tool call: another recipe (tool-manifest.ts)
       if (entry.id === ctx.id) {
         recordedOccurrences.push(entry.meta.occurrence);
         continue;

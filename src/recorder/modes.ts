@@ -1,19 +1,26 @@
 /**
  * Mode policy: what each mode does with a call (docs/recorder.md, "Modes").
+ * A call is answered by the mode of its kind (model or tool, kind-modes.ts).
  *
  * - passthrough: call upstream; neither read nor write.
  * - record: call upstream and (re)write, sharing in-process identical calls.
  * - verify: call upstream and compare with the recording; write nothing.
  * - replay: serve the recording; a miss is a `ReplayMissError`.
  * - auto: serve the recording; record a miss under the cross-process lease.
+ *
+ * Before any of these, a tool call with side effects in auto mode on a
+ * shared store runs live and unstored (tool-policy.ts).
  */
 import { requestRulesFired } from "../identity/index.js";
+import type { ToolManifest } from "../identity/tool-manifest.js";
 import type { Answer, CallContext, Core } from "./core.js";
 import { recordUnderLease } from "./lease.js";
 import { countMiss, lookup } from "./lookup.js";
 import { missError } from "./miss-report.js";
 import { recordLive } from "./record.js";
 import { bypass, type SingleFlight } from "./single-flight.js";
+import { toolMissError } from "./tool-miss.js";
+import { sideEffectBypass } from "./tool-policy.js";
 import { verifyCall } from "./verify.js";
 
 /** Answer one call as the recorder's mode says. */
@@ -22,7 +29,16 @@ export async function answerByMode(
   flights: SingleFlight,
   c: CallContext,
 ): Promise<Answer> {
-  switch (core.mode) {
+  if (c.kind === "tool") {
+    // Never replay "send the email" from a shared cache (tool-policy.ts).
+    const name = (c.manifest as unknown as ToolManifest).name;
+    const reason = sideEffectBypass(name, c.mode, core.store.url, c.opts.tool);
+    if (reason !== undefined) {
+      const answer = await bypass(core, c, reason);
+      return answer.live === true ? answer : { ...answer, uncached: true };
+    }
+  }
+  switch (c.mode) {
     case "passthrough":
       return bypass(core, c, "passthrough mode");
     case "record":
@@ -41,14 +57,26 @@ export async function answerByMode(
 async function replayOrRecord(core: Core, flights: SingleFlight, c: CallContext): Promise<Answer> {
   const found = await lookup(core, c);
   if (found.kind === "hit") return found.answer;
-  if (core.mode === "replay") {
+  if (c.mode === "replay") {
     countMiss(core, c);
+    if (c.kind === "tool") {
+      // A tool miss names the tool and its nearest recordings.
+      throw await toolMissError({
+        store: core.store,
+        namespace: core.namespace,
+        id: c.id,
+        occurrence: c.occurrence,
+        mode: c.mode,
+        manifest: c.manifest as unknown as ToolManifest,
+        rerecord: core.opts.rerecordHint,
+      });
+    }
     throw await missError({
       store: core.store,
       namespace: core.namespace,
       id: c.id,
       occurrence: c.occurrence,
-      mode: core.mode,
+      mode: c.mode,
       manifest: c.manifest,
       rulesFired: requestRulesFired(c.req, c.identityOpts),
       rerecord: core.opts.rerecordHint,

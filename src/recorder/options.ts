@@ -9,7 +9,8 @@ import { entryKey } from "../store/envelope.js";
 import { openStore } from "../store/open.js";
 import type { Store } from "../store/types.js";
 import { defaultStoreUrl } from "../store/url.js";
-import { type Mode, resolveMode } from "./mode.js";
+import { type ResolvedModes, resolveKindModes } from "./kind-modes.js";
+import type { Mode } from "./mode.js";
 import type { RecorderIdentityDefaults, RecorderOptions } from "./types.js";
 
 const DEFAULT_MAX_ENTRY = 8 * 1024 * 1024;
@@ -17,7 +18,10 @@ const DEFAULT_LEASE_MS = 30_000;
 
 /** Options resolved: what a recorder runs with. */
 export interface Settings {
+  /** The mode of model calls (`modes.model`). */
   mode: Mode;
+  /** The mode of each kind of invocation. */
+  modes: ResolvedModes;
   namespace: string;
   identity: Readonly<RecorderIdentityDefaults>;
   store: Store;
@@ -32,7 +36,8 @@ export interface Settings {
 export function resolveOptions(opts: RecorderOptions): Settings {
   if (opts === null || typeof opts !== "object")
     throw new TypeError("createRecorder: options must be an object");
-  const mode = resolveMode(opts.mode, opts.env);
+  const modes = resolveKindModes(opts.mode, opts.env);
+  const mode = modes.model;
   const secrets = opts.secrets === false ? undefined : createSecretScanner(opts.secrets ?? {});
   // The manifest uses only key-material-looking env values (so identities
   // do not depend on the machine); responses are scrubbed of every secret.
@@ -47,6 +52,7 @@ export function resolveOptions(opts: RecorderOptions): Settings {
   const { store, ownsStore } = storeOf(opts);
   return {
     mode,
+    modes,
     namespace,
     identity,
     store,

@@ -34,7 +34,7 @@ async function store(
   if (got.kind === "too-large") {
     // A stream that passed the entry limit: recording stopped there, the reader goes on live.
     const error = streamOversize(core, c, got.limit, value);
-    if (core.mode === "record") throw error;
+    if (c.mode === "record") throw error;
     core.failOpen.warn(error.message, error, c.id);
     core.stats.bypassed++;
     return { ...notStored, unshareable: true };
@@ -54,12 +54,12 @@ async function store(
   const entry = buildEntry(core, c, jsonSnapshot(value, "response"), durationMs);
   const tooLarge = oversize(core, c, entry, value);
   if (tooLarge !== undefined) {
-    if (core.mode === "record") throw tooLarge;
+    if (c.mode === "record") throw tooLarge;
     core.failOpen.warn(tooLarge.message, tooLarge, c.id);
     core.stats.bypassed++;
     return notStored;
   }
-  await core.failOpen.write(c.key, entry as unknown as JsonValue, c.id);
+  await core.failOpen.write(c.key, entry as unknown as JsonValue, c.id, c.mode);
   core.stats.recorded++;
   core.events.emit("record", { id: c.id, occurrence: c.occurrence, key: c.key, durationMs });
   return notStored;

@@ -2,7 +2,8 @@
  * The recorder: the one place where replay policy lives. `createRecorder` is
  * the entry point; this file holds the call pipeline, top to bottom:
  *
- * 1. identity: the request becomes a manifest and an id (src/identity);
+ * 1. identity: the request becomes a manifest and an id (src/identity); its
+ *    kind (model or tool) picks the recipe and the call's mode;
  * 2. run scope: the occurrence of that id in the run (run-scope.ts);
  * 3. answer by mode (modes.ts): lookup.ts, single-flight.ts, lease.ts,
  *    record.ts (entry.ts for the entry and its size limit), verify.ts;
@@ -18,14 +19,17 @@ import {
   type IdentityOptions,
   type InvocationRequest,
   invocationManifest,
+  type Manifest,
   manifestIdentity,
 } from "../identity/index.js";
+import { isToolKind, type ToolInvocationRequest, toolManifest } from "../identity/tool-manifest.js";
 import { entryKey } from "../store/envelope.js";
 import type { JsonValue, Store } from "../store/types.js";
 import type { Answer, CallContext, Core } from "./core.js";
 import { UnknownInvocationError } from "./errors.js";
 import { Emitter, type Listener, type RecorderEvents } from "./events.js";
 import { FailOpen } from "./fail-open.js";
+import type { ResolvedModes } from "./kind-modes.js";
 import type { Live } from "./live.js";
 import type { Mode } from "./mode.js";
 import { answerByMode } from "./modes.js";
@@ -75,6 +79,7 @@ export function createRecorder(options: RecorderOptions = {}): Recorder {
 
 class RecorderImpl implements Recorder {
   readonly mode: Mode;
+  readonly modes: ResolvedModes;
   readonly namespace: string;
   readonly identity: Readonly<RecorderIdentityDefaults>;
   readonly store: Store;
@@ -101,6 +106,7 @@ class RecorderImpl implements Recorder {
   constructor(opts: RecorderOptions) {
     const s = resolveOptions(opts);
     this.mode = s.mode;
+    this.modes = s.modes;
     this.namespace = s.namespace;
     this.identity = s.identity;
     this.store = s.store;
@@ -127,21 +133,39 @@ class RecorderImpl implements Recorder {
   }
 
   async call<T>(
-    req: InvocationRequest,
+    req: InvocationRequest | ToolInvocationRequest,
     fn: () => Promise<T | Live<T>>,
     opts: CallOptions = {},
   ): Promise<T> {
     if (typeof fn !== "function")
       throw new TypeError("recorder.call: fn must be a function returning a promise");
     const identityOpts: IdentityOptions = { ...this.identity, ...stripCallOnly(opts) };
-    const manifest = invocationManifest(req, identityOpts);
+    // The request's kind picks the recipe and the mode (tool-manifest.ts, kind-modes.ts).
+    const kind = isToolKind(req) ? "tool" : "model";
+    const mode = this.modes[kind];
+    const manifest =
+      kind === "tool"
+        ? (toolManifest(req as ToolInvocationRequest, identityOpts) as unknown as Manifest)
+        : invocationManifest(req as InvocationRequest, identityOpts);
     const id = manifestIdentity(manifest);
     const scope = this.#scopeOf(opts.run, "recorder.call: opts.run");
     if (scope === undefined && this.#activeRoots.size > 0) this.#checkLostRun(id);
     const served: ServedCall = scope?.reserve(id) ?? { id, occurrence: 0, from: "pending" };
     const { occurrence } = served;
     const key = entryKey(this.namespace, id, occurrence);
-    const c: CallContext = { req, fn, opts, identityOpts, manifest, id, occurrence, key, scope };
+    const c: CallContext = {
+      req: req as InvocationRequest,
+      kind,
+      mode,
+      fn,
+      opts,
+      identityOpts,
+      manifest,
+      id,
+      occurrence,
+      key,
+      scope,
+    };
     let answer: Answer;
     try {
       answer = await answerByMode(this.#core, this.#flights, c);
@@ -153,7 +177,7 @@ class RecorderImpl implements Recorder {
       this.#unserved(served, scope);
       return answer.value as T;
     }
-    served.from = servedFrom(answer, this.mode);
+    served.from = servedFrom(answer, mode);
     if (scope === undefined) this.#served.remember(served);
     this.last = { id, occurrence, hit: answer.hit, manifest };
     opts.onServed?.({ id, occurrence, hit: answer.hit, manifest });
@@ -301,10 +325,11 @@ class RecorderImpl implements Recorder {
 function servedFrom(answer: Answer, mode: Mode): ServedCall["from"] {
   if (answer.shared) return "recorded"; // a follower: its verdict goes with the leader's recording
   if (answer.hit) return "hit";
+  if (answer.uncached === true) return "live"; // a tool with side effects: nothing recorded
   return mode === "passthrough" || mode === "verify" ? "live" : "recorded";
 }
 
 function stripCallOnly(opts: CallOptions): IdentityOptions {
-  const { signal: _s, isComplete: _c, onServed: _o, run: _r, ...rest } = opts;
+  const { signal: _s, isComplete: _c, onServed: _o, run: _r, tool: _t, ...rest } = opts;
   return rest;
 }

@@ -4,12 +4,15 @@
  * the recorder (and stream.ts) can name them without importing the class.
  */
 import type { IdentityOptions, InvocationRequest, Manifest } from "../identity/index.js";
+import type { ToolInvocationRequest } from "../identity/tool-manifest.js";
 import type { SecretOptions } from "../secrets/redact.js";
 import type { JsonValue, Store } from "../store/types.js";
 import type { Listener, RecorderEvents } from "./events.js";
+import type { KindModes, ResolvedModes } from "./kind-modes.js";
 import type { Live } from "./live.js";
 import type { Mode } from "./mode.js";
 import type { RunInfo } from "./run-scope.js";
+import type { ToolPolicy } from "./tool-policy.js";
 
 /** Identity options a recorder applies to every call (per-call options win). */
 export type RecorderIdentityDefaults = Pick<
@@ -21,8 +24,11 @@ export type RecorderIdentityDefaults = Pick<
 export interface RecorderOptions {
   /** A store, or a store URL (`sqlite://…`, `memory://`, `redis://…`, `postgres://…`). Default: `.invocache/cache.sqlite` under `projectRoot`. */
   store?: Store | string;
-  /** Default: `INVOCACHE_MODE`, else `replay` under `CI`, else `auto`. */
-  mode?: Mode;
+  /**
+   * Default: `INVOCACHE_MODE`, else `replay` under `CI`, else `auto`. One mode
+   * per kind: `{ model: "replay", tool: "verify" }` (docs/tools.md).
+   */
+  mode?: Mode | KindModes;
   /** Keeps several caches apart in one store. Default `"default"`. */
   namespace?: string;
   /** Expire recordings after this many milliseconds. Default: never. */
@@ -70,6 +76,8 @@ export interface CallOptions extends IdentityOptions {
    * run is in effect. See also {@link Recorder.withRun}.
    */
   run?: RunInfo | undefined;
+  /** Tool calls only: side-effect hints and opt-ins (docs/tools.md, "Side effects"). */
+  tool?: ToolPolicy | undefined;
 }
 
 /** What answered one call (see {@link CallOptions.onServed}). */
@@ -133,15 +141,23 @@ export interface StreamOpened<H, E> {
 
 /** A recorder: see `createRecorder`. */
 export interface Recorder {
+  /** The mode of model calls (and of tool calls unless `modes.tool` differs). */
   readonly mode: Mode;
+  /** The mode of each kind of invocation. */
+  readonly modes: ResolvedModes;
   readonly namespace: string;
   readonly store: Store;
   /**
    * Replay or call `fn` for `req`, per mode. `fn` may resolve to
    * `answerLive(value)`: `value` goes back to the caller, nothing is stored
-   * and the call does not count in the run (as for a failure).
+   * and the call does not count in the run (as for a failure). A
+   * `{ kind: "tool", … }` request is a tool call (docs/tools.md).
    */
-  call<T>(req: InvocationRequest, fn: () => Promise<T | Live<T>>, opts?: CallOptions): Promise<T>;
+  call<T>(
+    req: InvocationRequest | ToolInvocationRequest,
+    fn: () => Promise<T | Live<T>>,
+    opts?: CallOptions,
+  ): Promise<T>;
   /**
    * Record or replay a streaming call: `fn` resolves to a head and an async
    * iterable of JSON events. Live events reach the caller while they are

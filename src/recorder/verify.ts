@@ -2,12 +2,18 @@
  * Verify mode: call live and compare with the recording, writing nothing.
  * Like with like: the recording was redacted before it was stored, so the
  * live value is redacted the same way; key order is not a difference.
+ * A tool call's divergence lists the differing paths of its result, and is
+ * an error while the model is strictly replayed (the run is then a test of
+ * the tools against a fixed model: a changed tool result fails it).
  */
 
+import type { ToolManifest } from "../identity/tool-manifest.js";
 import { jsonEqual } from "../json/equal.js";
 import { validateEntry } from "../store/envelope.js";
 import type { JsonValue } from "../store/types.js";
 import { type Answer, type CallContext, type Core, storable, TRUSTED } from "./core.js";
+import { diffJson } from "./json-diff.js";
+import { ToolDivergenceError } from "./tool-errors.js";
 import { callUpstream } from "./upstream.js";
 
 export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
@@ -40,13 +46,19 @@ export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
   const actual = storable(core, value as JsonValue);
   if (recorded === undefined ? actual !== undefined : !jsonEqual(recorded, actual)) {
     core.stats.divergences++;
+    const fields = c.kind === "tool" ? diffJson(recorded, actual) : undefined;
     core.events.emit("divergence", {
       kind: "response",
       id: c.id,
       occurrence: c.occurrence,
       expected: recorded ?? null,
       actual,
+      ...(fields === undefined ? {} : { fields }),
     });
+    if (fields !== undefined && core.mode === "replay") {
+      const name = (c.manifest as unknown as ToolManifest).name;
+      throw new ToolDivergenceError(name, c.id, c.occurrence, fields);
+    }
   }
   return { value, hit: false };
 }

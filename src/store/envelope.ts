@@ -18,6 +18,7 @@
 import { EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
 import type { Manifest } from "../identity/manifest-types.js";
 import { isIdentity, manifestProblem } from "../identity/schema.js";
+import { assertToolManifest } from "../identity/tool-manifest.js";
 import { assertJsonValue } from "../json/value.js";
 import type { JsonValue } from "./types.js";
 
@@ -276,8 +277,17 @@ export function validateEntry(
 type Fail = (path: string, why: string) => never;
 
 function checkManifest(value: unknown, fail: Fail, deep: boolean): Manifest {
+  const m = record(value, "$.manifest", fail);
+  if (m.kind === "tool") {
+    // Tool kind (issue 13): a tool call's manifest, checked by its own recipe.
+    try {
+      assertToolManifest(m, "$.manifest");
+    } catch (error) {
+      fail("$.manifest", (error as Error).message);
+    }
+    return m as unknown as Manifest;
+  }
   // The manifest schema has one home: identity's manifestProblem.
-  record(value, "$.manifest", fail);
   const problem = manifestProblem(value, { deep });
   if (problem !== undefined) {
     fail(problem.field === undefined ? "$.manifest" : `$.manifest.${problem.field}`, problem.why);

@@ -8,6 +8,7 @@ type Schema = { [keyword: string]: unknown };
 
 const ANNOTATIONS = new Set(["$schema", "$id", "title", "description", "$defs"]);
 const KNOWN = new Set([
+  "anyOf",
   ...ANNOTATIONS,
   "$ref",
   "type",
@@ -50,6 +51,15 @@ function check(root: Schema, schema: Schema, value: unknown, path: string, error
     const target = name === undefined ? undefined : (root.$defs as Record<string, Schema>)[name];
     if (target === undefined) throw new Error(`unresolvable $ref ${schema.$ref}`);
     check(root, target, value, path, errors);
+  }
+  if (Array.isArray(schema.anyOf)) {
+    // Tool manifests (kind "tool") are the second shape of a manifest.
+    const passes = (schema.anyOf as Schema[]).some((alt) => {
+      const errs: string[] = [];
+      check(root, alt, value, path, errs);
+      return errs.length === 0;
+    });
+    if (!passes) errors.push(`${path}: matches none of the allowed shapes`);
   }
   const t = typeOf(value);
   if (schema.type !== undefined) {

@@ -18,6 +18,7 @@ interface Step {
   occurrence: number;
   hit: boolean;
   ms: number;
+  kind: "model" | "tool";
   verdict: "accepted" | "rejected" | null;
   reason: string | null;
 }
@@ -68,25 +69,29 @@ describe("invocache demo", () => {
 
     expect(record.mode).toBe("auto");
     expect(record.upstreamCalls).toBe(5);
-    expect(record.misses).toBe(5);
+    // 5 model calls and 2 tool calls (run_tests), one trajectory.
+    expect(record.misses).toBe(7);
     expect(record.hits).toBe(0);
-    expect(record.steps.map((s) => [s.role, s.attempt, s.hit])).toEqual([
-      ["planner", 0, false],
-      ["builder", 0, false],
-      ["reviewer", 0, false],
-      ["builder", 1, false],
-      ["reviewer", 1, false],
+    expect(record.steps.map((s) => [s.role, s.kind, s.attempt, s.hit])).toEqual([
+      ["planner", "model", 0, false],
+      ["builder", "model", 0, false],
+      ["run_tests", "tool", 0, false],
+      ["reviewer", "model", 0, false],
+      ["builder", "model", 1, false],
+      ["run_tests", "tool", 1, false],
+      ["reviewer", "model", 1, false],
     ]);
     // The gate rejected the first build; the retry (attempt 1) is a new identity and was accepted.
     const builders = record.steps.filter((s) => s.role === "builder");
     expect(builders.map((s) => s.verdict)).toEqual(["rejected", "accepted"]);
     expect(builders[0]!.id).not.toBe(builders[1]!.id);
-    for (const s of record.steps) expect(s.ms).toBeGreaterThanOrEqual(140);
+    for (const s of record.steps.filter((x) => x.kind === "model"))
+      expect(s.ms).toBeGreaterThanOrEqual(140);
 
     expect(replay.mode).toBe("replay");
     expect(replay.upstreamCalls).toBe(0);
     expect(replay.misses).toBe(0);
-    expect(replay.hits).toBe(5);
+    expect(replay.hits).toBe(7);
     expect(replay.steps.every((s) => s.hit)).toBe(true);
     expect(replay.steps.map((s) => s.id)).toEqual(record.steps.map((s) => s.id));
     expect(replay.contentHash).toBe(record.contentHash);
@@ -151,8 +156,9 @@ describe("invocache demo", () => {
     expect(out).toMatch(/Run 2 · mode replay/);
     expect(out).toMatch(/step\s+role\s+id\s+attempt\s+cache\s+time\s+verdict/);
     expect(out).toMatch(/builder\s+[0-9a-f]{12}\s+0\s+miss\s+\d+ ms\s+rejected/);
-    expect(out).toMatch(/5 misses, 5 upstream calls/);
-    expect(out).toMatch(/5 hits, 0 upstream calls/);
+    expect(out).toMatch(/7 misses, 5 upstream calls/);
+    expect(out).toMatch(/7 hits, 0 upstream calls/);
+    expect(out).toMatch(/run_tests\s+[0-9a-f]{12}\s+1\s+hit/);
     expect(out).toMatch(/same trajectory/);
     expect(out).toMatch(/Run 2 saved [\d.]+ (s|ms) of model time and 5 upstream calls/);
     expect(out).toMatch(/invocache ls --namespace demo/);
@@ -171,10 +177,17 @@ describe("invocache demo", () => {
     const ls = cli(["ls", "--namespace", "demo", "--json"], { cwd });
     expect(ls.status, ls.stderr).toBe(0);
     const entries = ls.json<{
-      entries: Array<{ id: string; role: string; attempt: number; verdict: string | null }>;
+      entries: Array<{
+        id: string;
+        role: string;
+        model: string;
+        attempt: number;
+        verdict: string | null;
+      }>;
     }>().entries;
-    expect(entries).toHaveLength(5);
-    const [b0, b1] = entries.filter((e) => e.role === "builder");
+    expect(entries).toHaveLength(7);
+    expect(entries.filter((e) => e.model === "tool run_tests")).toHaveLength(2);
+    const [b0, b1] = entries.filter((e) => e.role === "builder" && e.model === "sim-1");
     expect([b0!.verdict, b1!.verdict]).toEqual(["rejected", "accepted"]);
 
     const explain = cli(["explain", b0!.id.slice(0, 8), b1!.id.slice(0, 10), "--json"], { cwd });
@@ -192,7 +205,7 @@ describe("invocache demo", () => {
     expect(
       stats.json<{ entries: number; byRole: Record<string, { entries: number }> }>().byRole.builder
         ?.entries,
-    ).toBe(2);
+    ).toBe(4); // two builds and the two run_tests tool calls of the builder step
 
     const verify = cli(
       [

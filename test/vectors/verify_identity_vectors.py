@@ -3,6 +3,9 @@
 
     id = sha256(b"invocache/invocation/v1\\n" + wtf8(jcs(manifest))).hexdigest()
 
+Tool calls (a manifest with "kind": "tool") use b"invocache/tool/v1\\n" instead;
+their vectors are in identity-tool-v1.json (pass its path as the argument).
+
 Reads the golden vectors (default: identity-v1.json next to this file), recomputes
 each id from its manifest, prints one line per vector, and exits 1 on any mismatch.
 Standard library only. JCS is RFC 8785; WTF-8 is UTF-8 that also encodes lone
@@ -16,6 +19,9 @@ import sys
 from pathlib import Path
 
 DOMAIN = b"invocache/invocation/v1\n"
+# Tool calls (docs/identity.md, "Tool identities"): a manifest with kind "tool"
+# is hashed under its own domain tag.
+TOOL_DOMAIN = b"invocache/tool/v1\n"
 SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
@@ -91,7 +97,8 @@ def wtf8(s):
 
 
 def identity(manifest):
-    return hashlib.sha256(DOMAIN + wtf8(jcs(manifest))).hexdigest()
+    domain = TOOL_DOMAIN if manifest.get("kind") == "tool" else DOMAIN
+    return hashlib.sha256(domain + wtf8(jcs(manifest))).hexdigest()
 
 
 def main(argv):

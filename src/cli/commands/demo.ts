@@ -83,7 +83,7 @@ Options:
                     (default: .invocache/demo)
   --json            {"ok", "store", "namespace", "cleared", "model", "outDir", "runs": [{"run",
                     "mode", "upstreamCalls", "hits", "misses", "ms", "savedMs", "contentHash",
-                    "steps": [{"step", "role", "artifact", "id", "attempt", "occurrence", "hit",
+                    "steps": [{"step", "role", "kind", "artifact", "id", "attempt", "occurrence", "hit",
                     "ms", "verdict", "reason"}]}], "key": {"keyid", "privateKey", "publicKey",
                     "generated"}, "stamps": [verify rows], "savedMs"}
   -h, --help        this help
@@ -191,7 +191,12 @@ Examples:
         }
       }
 
-      const artifacts = [...new Set(runs.flatMap((r) => r.steps.map((x) => x.artifact)))];
+      // Tool calls write no artifact (and are not stamped): only model steps do.
+      const artifacts = [
+        ...new Set(
+          runs.flatMap((r) => r.steps.flatMap((x) => (x.artifact === "" ? [] : [x.artifact]))),
+        ),
+      ];
       const reports = await verifyAll(
         io,
         artifacts.map((a) => join(outDir, a)),

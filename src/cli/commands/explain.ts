@@ -20,6 +20,7 @@ import { oneLine, renderTable } from "../format.js";
 import { label, readDocument } from "../input.js";
 import { invocationFromDocument, type LoadedInvocation } from "../invocation.js";
 import type { Io } from "../io.js";
+import { explainAny } from "../manifest-label.js";
 import { looksLikePrefix, resolveEntries } from "../resolve.js";
 import { type EntrySource, openSource, SOURCE_OPTIONS, type SourceContents } from "../source.js";
 import { readAll } from "./ls.js";
@@ -95,7 +96,7 @@ Examples:
     try {
       const a = await load(positionals[0]!);
       const b = await load(positionals[1]!);
-      const diffs = explainIdentity(a.manifest, b.manifest);
+      const diffs = explainAny(a.manifest, b.manifest);
       const same = a.id === b.id;
       if (values.json) {
         printJson(io, {

@@ -7,6 +7,7 @@ import { type Command, printJson } from "../command.js";
 import { EXIT } from "../errors.js";
 import { formatBytes, formatMs, oneLine, plural, renderTable, shortTime } from "../format.js";
 import type { Io } from "../io.js";
+import { modelLabel } from "../manifest-label.js";
 import { progress } from "../progress.js";
 import {
   type EntryRecord,
@@ -57,7 +58,7 @@ export function entryRow(r: EntryRecord): EntryRow {
     shortId: shortId(r.id),
     occurrence: r.occurrence,
     role: manifest.role,
-    model: manifest.model,
+    model: modelLabel(manifest),
     task: manifest.task,
     attempt: manifest.attempt,
     verdict: meta.verdict?.verdict ?? null,

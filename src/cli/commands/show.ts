@@ -7,6 +7,7 @@ import { type Command, printJson } from "../command.js";
 import { CliError, EXIT } from "../errors.js";
 import { formatBytes, formatMs } from "../format.js";
 import type { Io } from "../io.js";
+import { modelLabel } from "../manifest-label.js";
 import { resolveEntries } from "../resolve.js";
 import { type EntryRecord, openSource, SOURCE_OPTIONS } from "../source.js";
 import { readAll, warnProblems } from "./ls.js";
@@ -97,7 +98,8 @@ function printEntry(io: Io, r: EntryRecord, full: boolean): void {
   io.out(`${s.bold("entry")} ${s.cyan(r.key)}\n`);
   row("id", r.id);
   row("role", m.role);
-  row("model", m.model === "" ? s.dim("(none)") : m.model);
+  const label = modelLabel(m);
+  row("model", label === "" ? s.dim("(none)") : label);
   row("attempt", String(m.attempt));
   row("occurrence", String(r.occurrence));
   if (m.task !== "") row("task", m.task);
@@ -113,7 +115,11 @@ function printEntry(io: Io, r: EntryRecord, full: boolean): void {
     const word = v.verdict === "accepted" ? s.green(v.verdict) : s.red(v.verdict);
     row("verdict", `${word}${v.reason === undefined ? "" : `: ${v.reason}`} (${v.at})`);
   }
-  io.out(`  ${s.dim("prompt")}\n${indent(m.prompt)}\n`);
+  // A tool call (docs/tools.md) has arguments where a model call has a prompt.
+  const tool = m as unknown as { kind?: string; args?: unknown };
+  if (tool.kind === "tool")
+    io.out(`  ${s.dim("args")}\n${indent(JSON.stringify(tool.args, null, 2))}\n`);
+  else io.out(`  ${s.dim("prompt")}\n${indent(m.prompt)}\n`);
   const text = JSON.stringify(response, null, 2);
   const lines = text.split("\n");
   io.out(`  ${s.dim(`response (${formatBytes(Buffer.byteLength(JSON.stringify(response)))})`)}\n`);

@@ -6,6 +6,7 @@ import { type Command, printJson } from "../command.js";
 import { EXIT } from "../errors.js";
 import { formatBytes, formatMs, plural, renderTable, shortTime } from "../format.js";
 import type { Io } from "../io.js";
+import { modelLabel } from "../manifest-label.js";
 import { type EntryRecord, openSource, SOURCE_OPTIONS } from "../source.js";
 import { readAll, warnProblems } from "./ls.js";
 
@@ -74,7 +75,7 @@ export function computeStats(
     report.verdicts[r.entry.meta.verdict?.verdict ?? "none"]++;
     add(groupOf(report.byNamespace, r.namespace), r);
     add(groupOf(report.byRole, r.entry.manifest.role), r);
-    add(groupOf(report.byModel, r.entry.manifest.model), r);
+    add(groupOf(report.byModel, modelLabel(r.entry.manifest)), r);
   }
   report.recordedMs = Math.round(report.recordedMs * 1000) / 1000;
   return report;

@@ -14,6 +14,7 @@ import { createFetch, withInvocation } from "../../adapters/index.js";
 import { hashArtifact } from "../../identity/index.js";
 import { type SigningKey, stampArtifact } from "../../provenance/index.js";
 import type { Recorder } from "../../recorder/index.js";
+import { wrapTool } from "../../tools/wrap-tool.js";
 import { FEEDBACK_MARKER } from "./script.js";
 
 /** The model name the pipeline asks for. */
@@ -26,8 +27,11 @@ const MAX_ATTEMPTS = 3;
 /** One model call of the pipeline, as the demo reports it. */
 export interface StepResult {
   step: number;
+  /** The step's role; for a tool call, the tool's name. */
   role: string;
-  /** The artifact file the step wrote (relative to the output folder). */
+  /** A model call or a tool call (docs/tools.md): both are in the run's trajectory. */
+  kind: "model" | "tool";
+  /** The artifact file the step wrote (relative to the output folder); "" for a tool call. */
   artifact: string;
   id: string;
   attempt: number;
@@ -131,6 +135,7 @@ export async function runPipeline(opts: PipelineOptions): Promise<StepResult[]> 
     const result: StepResult = {
       step: steps.length + 1,
       role,
+      kind: "model",
       artifact,
       id: served.id,
       attempt,
@@ -142,6 +147,40 @@ export async function runPipeline(opts: PipelineOptions): Promise<StepResult[]> 
     };
     steps.push(result);
     return { text, result };
+  };
+
+  // A tool call between build and review: "run the tests" of the draft. It is
+  // recorded and replayed like the model calls, and takes its place in the
+  // trajectory (idempotent: running the same tests again changes nothing).
+  const runTests = wrapTool(
+    async ({ draft }: { draft: string }) => {
+      const tests = draft.split("test(").length - 1;
+      return { tests, passed: tests };
+    },
+    { name: "run_tests", recorder, idempotentHint: true },
+  );
+  const toolStep = async (attempt: number, draft: string) => {
+    const t0 = performance.now();
+    const report = await withInvocation(
+      { role: "builder", task: DEMO_TASK, attempt, projectPath },
+      () => runTests({ draft }),
+    );
+    const served = recorder.last!;
+    const result: StepResult = {
+      step: steps.length + 1,
+      role: "run_tests",
+      kind: "tool",
+      artifact: "",
+      id: served.id,
+      attempt,
+      occurrence: served.occurrence,
+      hit: served.hit,
+      ms: performance.now() - t0,
+      verdict: null,
+      reason: null,
+    };
+    steps.push(result);
+    return { report, result };
   };
 
   // Volatile on purpose: the run's time, a session id and the absolute
@@ -170,12 +209,13 @@ export async function runPipeline(opts: PipelineOptions): Promise<StepResult[]> 
       draftName,
     );
     const draftHash = await hashArtifact(join(outDir, draftName));
+    const tests = await toolStep(attempt, build.text);
     const review = await step(
       "reviewer",
       attempt,
       [planHash, draftHash],
       "You are the reviewer, the gate of a coding agent. First line ACCEPT or REJECT, then why.",
-      `Plan:\n${plan.text}\nDraft (attempt ${attempt}):\n${build.text}`,
+      `Plan:\n${plan.text}\nDraft (attempt ${attempt}):\n${build.text}\nTests: ${tests.report.passed}/${tests.report.tests} passed`,
       `review.attempt-${attempt}.md`,
     );
     const [first = "", ...rest] = review.text.trim().split("\n");
@@ -187,6 +227,7 @@ export async function runPipeline(opts: PipelineOptions): Promise<StepResult[]> 
     build.result.verdict = accepted ? "accepted" : "rejected";
     build.result.reason = reason;
     opts.onStep?.(build.result);
+    opts.onStep?.(tests.result);
     opts.onStep?.(review.result);
     if (accepted) break;
     feedback = reason;

@@ -1,0 +1,35 @@
+/**
+ * What the CLI shows in its "model" column: the model of a model call, or
+ * `tool <server>/<name>` for a tool call (docs/tools.md), whose manifest has
+ * no model.
+ */
+import { explainIdentity, type FieldDiff } from "../identity/explain.js";
+import type { Manifest } from "../identity/manifest-types.js";
+import type { ToolManifest } from "../identity/tool-manifest.js";
+import { diffJson } from "../recorder/json-diff.js";
+
+export function modelLabel(manifest: Manifest | ToolManifest): string {
+  if ((manifest as { kind?: unknown }).kind === "tool") {
+    const t = manifest as ToolManifest;
+    return `tool ${t.server ? `${t.server}/` : ""}${t.name}`;
+  }
+  return (manifest as Manifest).model;
+}
+
+/**
+ * Field diffs of two manifests of any kind: `explainIdentity` for two model
+ * calls; for a tool call (whose fields differ from a model call's), every
+ * differing path of the manifests, e.g. `args.q: "a" → "b"`.
+ */
+export function explainAny(a: Manifest, b: Manifest): FieldDiff[] {
+  const isTool = (m: Manifest) => (m as { kind?: unknown }).kind === "tool";
+  if (!isTool(a) && !isTool(b)) return explainIdentity(a, b);
+  return diffJson(a, b).map((d) => {
+    const path = d.path.replace(/^\$\.?/, "");
+    const show = (v: unknown) => (v === undefined ? "(absent)" : JSON.stringify(v));
+    return {
+      field: path.split(/[.[]/)[0] as FieldDiff["field"],
+      summary: `${path}: ${show(d.expected)} → ${show(d.actual)}`,
+    };
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * Replay misses of tool calls: name the tool and the nearest recordings of
+ * the same tool, field by field (args, attempt, role…), like a model miss.
+ */
+import type { Manifest } from "../identity/manifest-types.js";
+import { isToolKind, type ToolManifest } from "../identity/tool-manifest.js";
+import { entryPrefix, validateEntry } from "../store/envelope.js";
+import type { Store } from "../store/types.js";
+import { ReplayMissError } from "./errors.js";
+import { diffJson, formatDiffs } from "./json-diff.js";
+
+const SCAN_LIMIT = 5_000;
+const NEAREST = 3;
+
+export interface ToolMissContext {
+  store: Store;
+  namespace: string;
+  id: string;
+  occurrence: number;
+  mode: string;
+  manifest: ToolManifest;
+  rerecord?: string | undefined;
+}
+
+export async function toolMissError(ctx: ToolMissContext): Promise<ReplayMissError> {
+  const m = ctx.manifest;
+  const recordedOccurrences: number[] = [];
+  const near: Array<{ id: string; manifest: ToolManifest; recordedAt: string }> = [];
+  try {
+    let seen = 0;
+    for await (const [key, value] of ctx.store.list(entryPrefix(ctx.namespace))) {
+      if (++seen > SCAN_LIMIT) break;
+      let entry: ReturnType<typeof validateEntry>;
+      try {
+        entry = validateEntry(value, `${ctx.store.url} ${key}`);
+      } catch {
+        continue;
+      }
+      if (!isToolKind(entry.manifest)) continue;
+      if (entry.id === ctx.id) {
+        recordedOccurrences.push(entry.meta.occurrence);
+        continue;
+      }
+      const other = entry.manifest as unknown as ToolManifest;
+      if (
+        other.name === m.name &&
+        other.server === m.server &&
+        !near.some((n) => n.id === entry.id)
+      )
+        near.push({ id: entry.id, manifest: other, recordedAt: entry.meta.recordedAt });
+    }
+  } catch {
+    // A store that cannot list still gets the basic message.
+  }
+  recordedOccurrences.sort((a, b) => a - b);
+  const rerecord =
+    ctx.rerecord ??
+    "INVOCACHE_MODE=record <your command>   (or INVOCACHE_MODE=auto to record only what is missing)";
+  const lines = [
+    `invocache: no recording for tool ${JSON.stringify(m.name)}${m.server ? ` on server ${JSON.stringify(m.server)}` : ""} (${m.method}) call ${ctx.id.slice(0, 12)}, attempt ${m.attempt}, occurrence ${ctx.occurrence} in ${ctx.store.url} [mode ${ctx.mode}]`,
+  ];
+  if (recordedOccurrences.length > 0) {
+    lines.push(
+      `  This tool call is recorded as occurrence ${recordedOccurrences.join(", ")}: the step called it more often than when it was recorded.`,
+    );
+  } else if (near.length === 0) {
+    lines.push("  No other call of this tool is recorded in this namespace.");
+  }
+  const nearest = near.slice(0, NEAREST).map((n, i) => {
+    const diffs = diffJson(n.manifest, m);
+    lines.push(`  Nearest ${i + 1}: ${n.id.slice(0, 12)} (recorded ${n.recordedAt}) differs in:`);
+    lines.push(formatDiffs(diffs).replace(/^ {2}/gm, "    - "));
+    return {
+      id: n.id,
+      occurrence: 0,
+      recordedAt: n.recordedAt,
+      diffs: diffs.map((d) => ({
+        field: d.path.replace(/^\$\.?/, "").split(/[.[]/)[0] as "params",
+        summary: `${d.path.replace(/^\$\./, "")}: ${JSON.stringify(d.expected)} → ${JSON.stringify(d.actual)}`,
+      })),
+    };
+  });
+  lines.push(`  To record it: ${rerecord}`);
+  return new ReplayMissError(
+    {
+      id: ctx.id,
+      occurrence: ctx.occurrence,
+      mode: ctx.mode,
+      store: ctx.store.url,
+      manifest: m as unknown as Manifest,
+      recordedOccurrences,
+      nearest,
+      rulesFired: {},
+      rerecord,
+    },
+    lines.join("\n"),
+  );
+}

@@ -1,0 +1,105 @@
+/**
+ * The one path every tool adapter takes: a tool call, already translated to
+ * a `{ kind: "tool" }` request, goes through the public `recorder.call`. Here
+ * only translation of failures happens (naming the tool); replay policy stays
+ * in the recorder.
+ */
+import { currentInvocation } from "../adapters/context.js";
+import type { ToolInvocationRequest, ToolMethod } from "../identity/tool-manifest.js";
+import { assertJsonValue } from "../json/value.js";
+import { EntryTooLargeError } from "../recorder/errors.js";
+import type { CallOptions, Recorder } from "../recorder/recorder.js";
+import { ToolCallError, ToolResultError } from "../recorder/tool-errors.js";
+import { checkToolPolicy, type ToolPolicy } from "../recorder/tool-policy.js";
+
+/** One tool call as an adapter describes it. */
+export interface ToolCall {
+  recorder: Recorder;
+  name: string;
+  server: string;
+  method: ToolMethod;
+  args: Record<string, unknown> | undefined;
+  policy: ToolPolicy | undefined;
+  signal?: AbortSignal | undefined;
+  /** The live call. */
+  live: () => Promise<unknown>;
+}
+
+/** Record or replay one tool call; role, task, attempt and inputs come from `withInvocation`. */
+export async function recordTool<R>(call: ToolCall): Promise<R> {
+  const { name } = call;
+  const label = `${call.server ? `${call.server}/` : ""}${name}`;
+  const policy = checkToolPolicy(call.policy, name);
+  const ctx = currentInvocation();
+  const req: ToolInvocationRequest = {
+    kind: "tool",
+    name,
+    server: call.server,
+    method: call.method,
+    args: call.args ?? null,
+    role: ctx.role,
+    task: ctx.task,
+    projectPath: ctx.projectPath,
+  };
+  const opts: CallOptions = {
+    attempt: ctx.attempt,
+    ...(ctx.inputArtifactHashes.length > 0 ? { inputArtifactHashes: ctx.inputArtifactHashes } : {}),
+    ...(call.signal === undefined ? {} : { signal: call.signal }),
+    ...(policy === undefined ? {} : { tool: policy }),
+  };
+  const live = async (): Promise<unknown> => {
+    let result: unknown;
+    try {
+      call.signal?.throwIfAborted();
+      result = await call.live();
+      call.signal?.throwIfAborted();
+    } catch (error) {
+      const aborted = call.signal?.aborted === true;
+      throw new ToolCallError(
+        name,
+        aborted
+          ? `invocache: tool ${JSON.stringify(label)} was aborted; nothing was recorded. Call it again to record it.`
+          : `invocache: tool ${JSON.stringify(label)} failed (${errorText(error)}); nothing was recorded. ` +
+              "Fix the tool or its server, or return an error result (MCP isError: true) if the failure is part of the answer: results are recorded, thrown errors never are.",
+        error,
+      );
+    }
+    try {
+      assertJsonValue(result, "result");
+    } catch (error) {
+      throw new ToolResultError(
+        name,
+        `invocache: tool ${JSON.stringify(label)} returned a result that is not JSON (${errorText(error)}); nothing was recorded. ` +
+          "Return plain JSON (convert Dates, Maps, class instances; use null, not undefined).",
+        error,
+      );
+    }
+    return result;
+  };
+  try {
+    return (await call.recorder.call(req, live, opts)) as R;
+  } catch (error) {
+    if (call.signal?.aborted === true && error === call.signal.reason) {
+      // Aborted before the live call started (the recorder checks first).
+      throw new ToolCallError(
+        name,
+        `invocache: tool ${JSON.stringify(label)} was aborted; nothing was recorded. Call it again to record it.`,
+        error,
+      );
+    }
+    if (error instanceof EntryTooLargeError) {
+      throw new ToolResultError(
+        name,
+        `invocache: tool ${JSON.stringify(label)} returned ${error.bytes} bytes, over the ${error.limit}-byte entry limit; it was not recorded (never truncated). ` +
+          "Return less, or raise createRecorder({ maxEntryBytes }).",
+        error,
+      );
+    }
+    throw error;
+  }
+}
+
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}

@@ -1,0 +1,94 @@
+/**
+ * wrapTool: record and replay any async tool function (arguments in, JSON
+ * result out). Returns a function of the same signature.
+ */
+import type { Recorder } from "../recorder/recorder.js";
+import { checkToolPolicy, type ToolPolicy } from "../recorder/tool-policy.js";
+import { recordTool } from "./record-tool.js";
+
+/** Options of {@link wrapTool}. Side-effect hints have MCP's names and defaults. */
+export interface WrapToolOptions<A extends unknown[]> extends ToolPolicy {
+  /** The tool's name, part of its identity. Default: the function's name. */
+  name?: string | undefined;
+  recorder: Recorder;
+  /** A server or toolbox name, part of the identity. Default "". */
+  server?: string | undefined;
+  /**
+   * The arguments that make up the identity. Default: the first argument when
+   * it is a plain object (so an AI SDK `execute(input, { toolCallId })` hashes
+   * the input only), else `{ args: [...all arguments] }`.
+   */
+  args?: ((...args: A) => Record<string, unknown>) | undefined;
+  /** The abort signal of a call, if any (e.g. `(_input, o) => o.abortSignal`). */
+  signal?: ((...args: A) => AbortSignal | undefined) | undefined;
+}
+
+/**
+ * Wrap a tool function so its calls are recorded and replayed like model calls.
+ *
+ * @example
+ * const getWeather = wrapTool(async ({ city }: { city: string }) => fetchWeather(city), {
+ *   name: "get_weather",
+ *   recorder,
+ *   readOnlyHint: true,
+ * });
+ * await getWeather({ city: "Oslo" }); // recorded; replayed on the next run
+ */
+export function wrapTool<A extends unknown[], R>(
+  fn: (...args: A) => Promise<R> | R,
+  options: WrapToolOptions<A>,
+): (...args: A) => Promise<R> {
+  if (typeof fn !== "function") throw new TypeError("wrapTool: fn must be a function");
+  if (options === null || typeof options !== "object" || options.recorder === undefined) {
+    throw new TypeError(
+      'wrapTool: pass { recorder, name? }, e.g. wrapTool(fn, { recorder, name: "search" })',
+    );
+  }
+  const name = options.name ?? fn.name;
+  if (typeof name !== "string" || name === "") {
+    throw new TypeError(
+      'wrapTool: the tool needs a name (its identity depends on it); pass { name: "search" } for an anonymous function',
+    );
+  }
+  if (options.server !== undefined && typeof options.server !== "string") {
+    throw new TypeError(`wrapTool ${name}: server must be a string`);
+  }
+  const { recorder, args: toArgs, signal: toSignal } = options;
+  const policy: ToolPolicy = checkToolPolicy(
+    {
+      readOnlyHint: options.readOnlyHint,
+      destructiveHint: options.destructiveHint,
+      idempotentHint: options.idempotentHint,
+      openWorldHint: options.openWorldHint,
+      cacheSideEffects: options.cacheSideEffects,
+    },
+    name,
+  ) as ToolPolicy;
+  const wrapped = (...a: A): Promise<R> =>
+    recordTool<R>({
+      recorder,
+      name,
+      server: options.server ?? "",
+      method: "tools/call",
+      args: toArgs ? toArgs(...a) : defaultArgs(a),
+      policy,
+      signal: toSignal?.(...a),
+      live: async () => fn(...a),
+    });
+  Object.defineProperty(wrapped, "name", { value: name });
+  return wrapped;
+}
+
+function defaultArgs(a: readonly unknown[]): Record<string, unknown> {
+  const first = a[0];
+  if (
+    a.length >= 1 &&
+    first !== null &&
+    typeof first === "object" &&
+    !Array.isArray(first) &&
+    (Object.getPrototypeOf(first) === Object.prototype || Object.getPrototypeOf(first) === null)
+  ) {
+    return first as Record<string, unknown>;
+  }
+  return { args: [...a] };
+}
