@@ -91,9 +91,19 @@ module.exports = {
       severity: "error",
       comment:
         "Adapters translate a framework call into an InvocationRequest: they never normalize or hash, and reach the recorder only through its public index.",
-      from: { path: "^src/(adapters|integrations)/" },
+      from: { path: "^src/(adapters|integrations|tools)/" },
       to: {
         path: "^src/(normalize|store|cassette)/|^src/(identity|recorder)/(?!index\\.ts$)",
+      },
+    },
+    {
+      name: "readers-use-the-public-api",
+      severity: "error",
+      comment:
+        "The CLI and the viewer read stores through the public API: the root and the modules' index files (the package's subpaths), never a module's internals.",
+      from: { path: "^src/(cli|viewer)/" },
+      to: {
+        path: "^src/(normalize|identity|secrets|json|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage)/(?!index\\.ts$)",
       },
     },
     {

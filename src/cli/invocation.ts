@@ -13,7 +13,7 @@ import {
   manifestIdentity,
 } from "../identity/index.js";
 import type { NormalizeOptions } from "../normalize/index.js";
-import { validateEntry } from "../store/envelope.js";
+import { validateEntry } from "../store/index.js";
 import { UsageError } from "./errors.js";
 
 /** An invocation read from a file, stdin or a store. */

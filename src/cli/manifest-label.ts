@@ -3,10 +3,10 @@
  * `tool <server>/<name>` for a tool call (docs/tools.md), whose manifest has
  * no model.
  */
-import { explainIdentity, type FieldDiff } from "../identity/explain.js";
-import type { Manifest } from "../identity/manifest-types.js";
-import type { ToolManifest } from "../identity/tool-manifest.js";
-import { diffJson } from "../recorder/json-diff.js";
+
+import type { Manifest, ToolManifest } from "../identity/index.js";
+import { explainIdentity, type FieldDiff } from "../identity/index.js";
+import { diffJson } from "../recorder/index.js";
 
 export function modelLabel(manifest: Manifest | ToolManifest): string {
   if ((manifest as { kind?: unknown }).kind === "tool") {

@@ -9,17 +9,18 @@
 import { accessSync, constants, readdirSync, type Stats, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { pruneCassette, readCassette } from "../cassette/index.js";
-import type { JsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
+import type { Store } from "../store/index.js";
 import {
+  defaultStoreUrl,
   type Entry,
   entryPrefix,
+  openStore,
   parseEntryKey,
   parseRunKey,
+  parseStoreUrl,
   validateEntry,
-} from "../store/envelope.js";
-import { openStore } from "../store/open.js";
-import type { Store } from "../store/types.js";
-import { defaultStoreUrl, parseStoreUrl } from "../store/url.js";
+} from "../store/index.js";
 import type { OptionSpec } from "./args.js";
 import { CliError, UsageError } from "./errors.js";
 import type { Io } from "./io.js";

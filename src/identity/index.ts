@@ -29,3 +29,4 @@ export {
 } from "./schema.js";
 export { SHA256_BACKEND, sha256Hex } from "./sha256.js";
 export { MIN_PREFIX_LENGTH, resolvePrefix, shortId } from "./short-id.js";
+export type { ToolInvocationRequest, ToolManifest, ToolMethod } from "./tool-manifest.js";

@@ -21,7 +21,7 @@ export { createRecorder } from "./recorder.js";
 export { RUN_DOMAIN_V1, type RunInfo, runContentHash, type ServedCall } from "./run-scope.js";
 export { isRecordedStream, streamCall } from "./stream.js";
 export { ToolCallError, ToolDivergenceError, ToolResultError } from "./tool-errors.js";
-export { isCacheSafe, type ToolEffects, type ToolPolicy } from "./tool-policy.js";
+export { checkToolPolicy, isCacheSafe, type ToolEffects, type ToolPolicy } from "./tool-policy.js";
 export type {
   CallOptions,
   LiveStreamResult,

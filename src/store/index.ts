@@ -8,6 +8,9 @@ export {
   entryKey,
   entryLeaseKey,
   entryPrefix,
+  isEntryKey,
+  parseEntryKey,
+  parseRunKey,
   runKey,
   validateEntry,
 } from "./envelope.js";
@@ -15,4 +18,10 @@ export { MAX_KEY_LENGTH } from "./keys.js";
 export { type OpenStoreOptions, openStore } from "./open.js";
 export { STORE_TIMEOUT_MS } from "./timeout.js";
 export type { JsonValue, SetOptions, Store } from "./types.js";
-export { DEFAULT_SQLITE_PATH, defaultStoreUrl, redactUrl, STORE_SCHEMES } from "./url.js";
+export {
+  DEFAULT_SQLITE_PATH,
+  defaultStoreUrl,
+  parseStoreUrl,
+  redactUrl,
+  STORE_SCHEMES,
+} from "./url.js";

@@ -6,8 +6,7 @@
  * recorded `execute`. The identity hashes the tool input only, never the
  * SDK's per-call `toolCallId`, messages or abort signal.
  */
-import type { Recorder } from "../recorder/recorder.js";
-import type { ToolPolicy } from "../recorder/tool-policy.js";
+import type { Recorder, ToolPolicy } from "../recorder/index.js";
 import { wrapTool } from "./wrap-tool.js";
 
 interface ExecuteOptions {

@@ -9,8 +9,7 @@
  * Only translation lives here: the side-effect rule reads the tool's MCP
  * annotations, which this adapter passes on with each call.
  */
-import type { Recorder } from "../recorder/recorder.js";
-import type { ToolPolicy } from "../recorder/tool-policy.js";
+import type { Recorder, ToolPolicy } from "../recorder/index.js";
 import { recordTool } from "./record-tool.js";
 
 /** The part of the SDK `Client` this adapter uses (structural, so the SDK stays an optional peer). */

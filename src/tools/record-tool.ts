@@ -5,12 +5,16 @@
  * in the recorder.
  */
 import { currentInvocation } from "../adapters/context.js";
-import type { ToolInvocationRequest, ToolMethod } from "../identity/tool-manifest.js";
+import type { ToolInvocationRequest, ToolMethod } from "../identity/index.js";
 import { assertJsonValue } from "../json/value.js";
-import { EntryTooLargeError } from "../recorder/errors.js";
-import type { CallOptions, Recorder } from "../recorder/recorder.js";
-import { ToolCallError, ToolResultError } from "../recorder/tool-errors.js";
-import { checkToolPolicy, type ToolPolicy } from "../recorder/tool-policy.js";
+import type { CallOptions, Recorder } from "../recorder/index.js";
+import {
+  checkToolPolicy,
+  EntryTooLargeError,
+  ToolCallError,
+  type ToolPolicy,
+  ToolResultError,
+} from "../recorder/index.js";
 
 /** One tool call as an adapter describes it. */
 export interface ToolCall {

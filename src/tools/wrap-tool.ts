@@ -2,8 +2,8 @@
  * wrapTool: record and replay any async tool function (arguments in, JSON
  * result out). Returns a function of the same signature.
  */
-import type { Recorder } from "../recorder/recorder.js";
-import { checkToolPolicy, type ToolPolicy } from "../recorder/tool-policy.js";
+import type { Recorder } from "../recorder/index.js";
+import { checkToolPolicy, type ToolPolicy } from "../recorder/index.js";
 import { recordTool } from "./record-tool.js";
 
 /** Options of {@link wrapTool}. Side-effect hints have MCP's names and defaults. */

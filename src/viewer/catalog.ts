@@ -14,11 +14,9 @@ import { existsSync } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { parseEntryKey, readCassette } from "../cassette/index.js";
-import type { JsonValue } from "../json/value.js";
-import { type Entry, validateEntry } from "../store/envelope.js";
-import { openStore } from "../store/open.js";
-import type { Store } from "../store/types.js";
-import { parseStoreUrl } from "../store/url.js";
+import type { JsonValue } from "../json/index.js";
+import type { Store } from "../store/index.js";
+import { type Entry, openStore, parseStoreUrl, validateEntry } from "../store/index.js";
 
 /** One entry as the list views need it. */
 export interface EntrySummary {

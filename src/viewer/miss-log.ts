@@ -10,7 +10,7 @@
  */
 import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import type { Manifest } from "../identity/manifest-types.js";
+import type { Manifest } from "../identity/index.js";
 import type { Recorder } from "../recorder/index.js";
 
 /** Misses kept; older ones are dropped when the log is compacted. */

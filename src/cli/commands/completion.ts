@@ -2,16 +2,18 @@
  * `invocache completion bash|zsh|fish`: print a shell completion script.
  */
 import { parseCommandArgs } from "../args.js";
-import type { Command } from "../command.js";
+import type { Command, CommandEntry } from "../command.js";
 import { completionCommands, completionScript, SHELLS, type Shell } from "../completion.js";
 import { EXIT, UsageError } from "../errors.js";
-import { COMMANDS } from "./index.js";
 
 /**
+ * The command, completing the commands of `registry`: the registry hands
+ * itself in (no import back from here, so no cycle).
+ *
  * @example
  * // source <(invocache completion bash)
  */
-export const completionCommand: Command = {
+export const completionCommandFor = (registry: readonly CommandEntry[]): Command => ({
   name: "completion",
   help: `Usage: invocache completion <bash|zsh|fish>
 
@@ -43,7 +45,7 @@ Examples:
         `completion: unknown shell ${JSON.stringify(shell)}; pass one of ${SHELLS.join(", ")}`,
       );
     }
-    io.out(completionScript(shell as Shell, await completionCommands(COMMANDS)));
+    io.out(completionScript(shell as Shell, await completionCommands(registry)));
     return EXIT.ok;
   },
-};
+});

@@ -15,10 +15,8 @@ import {
   writeKeyPair,
 } from "../../provenance/index.js";
 import { createRecorder, type Mode } from "../../recorder/index.js";
-import { entryPrefix } from "../../store/envelope.js";
-import { openStore } from "../../store/open.js";
-import type { Store } from "../../store/types.js";
-import { defaultStoreUrl, parseStoreUrl } from "../../store/url.js";
+import type { Store } from "../../store/index.js";
+import { defaultStoreUrl, entryPrefix, openStore, parseStoreUrl } from "../../store/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { startSimulatedModel } from "../demo/model-server.js";

@@ -69,7 +69,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: "completion",
     summary: "print a shell completion script: bash, zsh or fish",
-    load: async () => (await import("./completion.js")).completionCommand,
+    load: async () => (await import("./completion.js")).completionCommandFor(COMMANDS),
   },
   {
     name: "view",

@@ -4,7 +4,7 @@
  */
 import { parseMaxAge } from "../../cassette/index.js";
 import { isIdentityPrefix, shortId } from "../../identity/index.js";
-import { isEntryKey } from "../../store/envelope.js";
+import { isEntryKey } from "../../store/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";

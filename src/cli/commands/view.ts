@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { parseMaxAge } from "../../cassette/index.js";
-import { defaultStoreUrl } from "../../store/url.js";
+import { defaultStoreUrl } from "../../store/index.js";
 import { exportReport, startViewer } from "../../viewer/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";

@@ -14,7 +14,7 @@ import { createFetch, withInvocation } from "../../adapters/index.js";
 import { hashArtifact } from "../../identity/index.js";
 import { type SigningKey, stampArtifact } from "../../provenance/index.js";
 import type { Recorder } from "../../recorder/index.js";
-import { wrapTool } from "../../tools/wrap-tool.js";
+import { wrapTool } from "../../tools/index.js";
 import { FEEDBACK_MARKER } from "./script.js";
 
 /** The model name the pipeline asks for. */

@@ -7,7 +7,7 @@
  * Anything else is shown as JSON, never dropped.
  */
 
-import type { JsonValue } from "../../json/value.js";
+import type { JsonValue } from "../../json/index.js";
 import { NORMALIZATION_RULES } from "../../normalize/index.js";
 import { html, type SafeHtml } from "../escape.js";
 

@@ -6,8 +6,8 @@
  * from the same `diff` library explain uses.
  */
 import { diffWordsWithSpace } from "diff";
-import { explainIdentity, type FieldDiff } from "../../identity/explain.js";
-import type { Entry } from "../../store/envelope.js";
+import { explainIdentity, type FieldDiff } from "../../identity/index.js";
+import type { Entry } from "../../store/index.js";
 import { html, type SafeHtml } from "../escape.js";
 import { type Links, paths } from "../links.js";
 import { short, verdictBadge, when } from "./common.js";

@@ -5,7 +5,7 @@
  * commands for it. Secrets are shown exactly as stored: `{secret:NAME}`.
  */
 
-import type { Entry } from "../../store/envelope.js";
+import type { Entry } from "../../store/index.js";
 import type { CatalogSnapshot } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { retriesOf, retryOf } from "../lineage.js";

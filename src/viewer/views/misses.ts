@@ -3,7 +3,7 @@
  * its nearest recordings (same namespace and role) with explain's field
  * diff and the command that re-records it.
  */
-import { explainIdentity, type FieldDiff } from "../../identity/explain.js";
+import { explainIdentity, type FieldDiff } from "../../identity/index.js";
 import type { Catalog, CatalogSnapshot } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { type Links, paths } from "../links.js";
