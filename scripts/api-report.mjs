@@ -30,6 +30,7 @@ try {
     const config = ExtractorConfig.prepare({
       configObject: {
         projectFolder: root,
+        newlineKind: "lf",
         mainEntryPointFilePath: entry.types,
         compiler: { tsconfigFilePath: join(root, "tsconfig.build.json") },
         apiReport: {

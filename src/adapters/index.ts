@@ -37,5 +37,6 @@ export {
 } from "./http-identity.js";
 export { decodeJson, type Encoded, encodeJson } from "./json-codec.js";
 export { promptText } from "./prompt-text.js";
+export { requireRecorder } from "./recorder-option.js";
 export { formatSse, parseBlock, type SseEvent, SseParser, sseData } from "./sse.js";
 export { type StepRequest, type WrapStepOptions, wrapStep } from "./wrap-step.js";

@@ -1,5 +1,5 @@
 /**
- * The one check every adapter makes of its options: a real recorder, so a
+ * The one check every adapter and integration makes of its options: a real recorder, so a
  * wrong argument fails at set-up with the fix, not on the first model call.
  */
 import type { Recorder } from "../recorder/index.js";
@@ -19,6 +19,7 @@ export function requireRecorder(options: unknown, who: string, shape: string): R
     recorder === null ||
     typeof recorder !== "object" ||
     typeof recorder.call !== "function" ||
+    typeof recorder.run !== "function" ||
     typeof recorder.stream !== "function"
   ) {
     throw new TypeError(`${who}: options.recorder must be a recorder (createRecorder())`);

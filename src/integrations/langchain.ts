@@ -26,11 +26,10 @@ import {
   serializeGeneration,
 } from "@langchain/core/caches";
 import type { Generation } from "@langchain/core/outputs";
-import { invocationCall } from "../adapters/index.js";
+import { invocationCall, requireRecorder } from "../adapters/index.js";
 import type { CallOptions, InvocationRequest, JsonValue, Recorder } from "../index.js";
 import { IntegrationError } from "./errors.js";
 import { describeLlmString, notSerialized } from "./llm-string.js";
-import { requireIntegrationRecorder } from "./recorder-option.js";
 
 export { IntegrationError } from "./errors.js";
 export { describeLlmString, LLM_STRING_IGNORED, type LlmStringParts } from "./llm-string.js";
@@ -64,7 +63,7 @@ export class InvocacheCache extends BaseCache<Generation[]> {
 
   constructor(options: InvocacheCacheOptions) {
     super();
-    this.recorder = requireIntegrationRecorder(options, "InvocacheCache", "{ recorder }");
+    this.recorder = requireRecorder(options, "InvocacheCache", "{ recorder }");
   }
 
   /** The recorded generations for this prompt and model, or null to let LangChain call the model. */

@@ -28,7 +28,7 @@ import {
   type CacheNamespace,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
-import { encodeJson } from "../adapters/index.js";
+import { encodeJson, requireRecorder } from "../adapters/index.js";
 import { canonicalJson } from "../identity/index.js";
 import {
   currentInvocation,
@@ -37,7 +37,6 @@ import {
   type Recorder,
 } from "../index.js";
 import { IntegrationError } from "./errors.js";
-import { requireIntegrationRecorder } from "./recorder-option.js";
 
 export { IntegrationError } from "./errors.js";
 
@@ -80,11 +79,7 @@ export class InvocacheNodeCache extends BaseCache<unknown> {
 
   constructor(options: InvocacheNodeCacheOptions) {
     super(options?.serde);
-    this.recorder = requireIntegrationRecorder(
-      options,
-      "InvocacheNodeCache",
-      "{ recorder, graph }",
-    );
+    this.recorder = requireRecorder(options, "InvocacheNodeCache", "{ recorder, graph }");
     if (typeof options.graph !== "string" || options.graph === "") {
       throw new TypeError(
         'InvocacheNodeCache: options.graph must be a non-empty string naming the graph (e.g. "release")',
@@ -265,7 +260,7 @@ export function runGraph<I, O>(
   input: I,
   config?: GraphRunConfig,
 ): Promise<O> {
-  requireIntegrationRecorder({ recorder }, "runGraph", "runGraph(recorder, graph, input, config)");
+  requireRecorder({ recorder }, "runGraph", "runGraph(recorder, graph, input, config)");
   if (graph === null || typeof graph !== "object" || typeof graph.invoke !== "function") {
     throw new TypeError("runGraph: graph must be a compiled LangGraph graph (graph.compile())");
   }

@@ -11,9 +11,10 @@
  * The SDK's tracing never reaches the model request body, and its retries
  * repeat the same body, so neither changes an identity.
  */
+
 import { type OpenAIClient, OpenAIProvider } from "@openai/agents";
+import { requireRecorder } from "../adapters/index.js";
 import { type CreateFetchOptions, createFetch, type Recorder } from "../index.js";
-import { requireIntegrationRecorder } from "./recorder-option.js";
 
 /**
  * What is needed of the OpenAI client: `withOptions` (openai v6). Structural,
@@ -45,11 +46,7 @@ export interface InvocacheModelProviderOptions {
  * const result = await withInvocation({ role: "triage" }, () => runner.run(agent, "Where is order 42?"));
  */
 export function invocacheModelProvider(options: InvocacheModelProviderOptions): OpenAIProvider {
-  const recorder = requireIntegrationRecorder(
-    options,
-    "invocacheModelProvider",
-    "{ recorder, client }",
-  );
+  const recorder = requireRecorder(options, "invocacheModelProvider", "{ recorder, client }");
   return new OpenAIProvider({
     openAIClient: invocacheClient({ ...options, recorder }),
     useResponses: options.useResponses ?? true,
@@ -64,7 +61,7 @@ export function invocacheModelProvider(options: InvocacheModelProviderOptions): 
  * setDefaultOpenAIClient(invocacheClient({ recorder, client: new OpenAI() }));
  */
 export function invocacheClient(options: InvocacheModelProviderOptions): OpenAIClient {
-  const recorder = requireIntegrationRecorder(options, "invocacheClient", "{ recorder, client }");
+  const recorder = requireRecorder(options, "invocacheClient", "{ recorder, client }");
   const { client } = options;
   if (client === null || typeof client !== "object" || typeof client.withOptions !== "function") {
     throw new TypeError(

@@ -1,8 +1,7 @@
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, symlinkSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { StoreError } from "../../src/errors.js";
 import { createSqliteBackend, loadSqlite3 } from "../../src/store/backends/sqlite.js";
 import { openStore } from "../../src/store/open.js";

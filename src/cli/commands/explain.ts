@@ -5,13 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import type { ManifestField } from "../../identity/index.js";
-import {
-  canonicalJson,
-  explainIdentity,
-  type FieldDiff,
-  type Manifest,
-  shortId,
-} from "../../identity/index.js";
+import { canonicalJson, type FieldDiff, type Manifest, shortId } from "../../identity/index.js";
 import { explainNormalization } from "../../normalize/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
