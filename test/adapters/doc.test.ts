@@ -17,7 +17,8 @@ import {
 
 const doc = readFileSync(join(ROOT, "docs", "integrations.md"), "utf8");
 const PRELUDE = join(ROOT, "test", "helpers", "doc-prelude.ts");
-const blocks = docBlocks(doc).filter((b) => b.lang === "ts");
+// Framework snippets (`<!-- snippet: NAME -->`) run in test/integrations/doc-snippets.test.ts.
+const blocks = docBlocks(doc).filter((b) => b.lang === "ts" && b.snippet === undefined);
 const sections = docSections(doc);
 const refs = testedBy(doc);
 

@@ -19,6 +19,12 @@ export interface DocBlock {
   readonly line: number;
   /** The nearest `##`/`###` heading above it. */
   readonly heading: string;
+  /**
+   * The name of a `<!-- snippet: NAME -->` marker on the line above the
+   * fence: such a snippet is run by its own test (against the framework it
+   * needs), not by the generic block runner.
+   */
+  readonly snippet?: string;
 }
 
 /** Every fenced block of `markdown`, in order. */
@@ -34,7 +40,14 @@ export function docBlocks(markdown: string): DocBlock[] {
     const start = i;
     const body: string[] = [];
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
-    out.push({ lang: open[1] ?? "", body: body.join("\n"), line: start + 1, heading });
+    const marker = /^<!-- snippet: ([\w-]+) -->$/.exec(lines[start - 1] ?? "");
+    out.push({
+      lang: open[1] ?? "",
+      body: body.join("\n"),
+      line: start + 1,
+      heading,
+      ...(marker === null ? {} : { snippet: marker[1]! }),
+    });
   }
   return out;
 }
