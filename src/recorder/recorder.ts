@@ -16,6 +16,12 @@ import {
 import type { Manifest } from "../identity/manifest-types.js";
 import { NORMALIZATION_VERSION } from "../normalize/rules.js";
 import { IDENTITY_SECRETS } from "../normalize/secrets-rule.js";
+// [hook: accounting/telemetry] usage, cost and spans are computed outside the policy code.
+import {
+  type CallTelemetry,
+  createTelemetry,
+  type TelemetryOptions,
+} from "../observability/otel.js";
 import {
   createSecretScanner,
   restoreSecrets,
@@ -27,6 +33,15 @@ import { assertJsonValue } from "../store/json.js";
 import { openStore } from "../store/open.js";
 import type { JsonValue, Store } from "../store/types.js";
 import { defaultStoreUrl } from "../store/url.js";
+import { extractUsage, type Usage } from "../usage/extract.js";
+import {
+  type Accounts,
+  addToAccounts,
+  type CallSummary,
+  emptyAccounts,
+  emptyTally,
+  priceCall,
+} from "../usage/summary.js";
 import { INVOCACHE_VERSION } from "../version.js";
 import { DivergenceError, EntryTooLargeError, UnknownInvocationError } from "./errors.js";
 import { Emitter, type Listener, type RecorderEvents } from "./events.js";
@@ -80,6 +95,12 @@ export interface RecorderOptions {
   restoreSecrets?: boolean;
   /** Environment used to choose the mode (tests). Default `process.env`. */
   env?: Record<string, string | undefined>;
+  /**
+   * OpenTelemetry spans and counters per call (docs/observability.md). Default
+   * on when `@opentelemetry/api` is installed (a no-op until an SDK is
+   * registered); `false` turns it off; providers may be given.
+   */
+  telemetry?: boolean | TelemetryOptions;
 }
 
 /** Per-call options of {@link Recorder.call}. */
@@ -110,8 +131,12 @@ export interface ServedInfo {
   manifest: Manifest;
 }
 
-/** Counters since the recorder was created. */
-export interface RecorderStats {
+/**
+ * Counters since the recorder was created. Besides these, the savings
+ * accounts (src/usage/summary.ts): calls, upstream calls, tokens and dollars
+ * spent and saved, by run, role, model and namespace.
+ */
+export interface RecorderStats extends Omit<Accounts, "hits" | "misses"> {
   hits: number;
   misses: number;
   recorded: number;
@@ -207,6 +232,8 @@ interface Answer {
   shared?: boolean;
   /** Not a value a follower can use (a stream whose recording was given up): followers call themselves. */
   unshareable?: boolean;
+  /** [hook: accounting] tokens of the recording behind the value. */
+  usage?: Usage;
 }
 
 /** An in-process upstream call that identical calls wait on. */
@@ -222,6 +249,7 @@ class RecorderImpl implements Recorder {
   readonly identity: Readonly<RecorderIdentityDefaults>;
   readonly store: Store;
   readonly stats: RecorderStats = {
+    ...emptyAccounts(),
     hits: 0,
     misses: 0,
     recorded: 0,
@@ -229,6 +257,8 @@ class RecorderImpl implements Recorder {
     savedMs: 0,
     divergences: 0,
   };
+  /** [hook: telemetry] undefined when `telemetry: false`. */
+  readonly #telemetry: CallTelemetry | undefined;
   last: Recorder["last"];
   readonly #ownsStore: boolean;
   readonly #opts: RecorderOptions;
@@ -279,6 +309,7 @@ class RecorderImpl implements Recorder {
     this.#maxEntryBytes = positive(opts.maxEntryBytes, DEFAULT_MAX_ENTRY, "maxEntryBytes");
     this.#leaseMs = positive(opts.leaseMs, DEFAULT_LEASE_MS, "leaseMs");
     if (opts.ttl !== undefined) positive(opts.ttl, 0, "ttl");
+    this.#telemetry = createTelemetry(opts.telemetry);
   }
 
   on<K extends keyof RecorderEvents>(name: K, listener: Listener<K>): () => void {
@@ -368,6 +399,22 @@ class RecorderImpl implements Recorder {
     const served: ServedCall = scope?.reserve(id) ?? { id, occurrence: 0, from: "pending" };
     const { occurrence } = served;
     const key = entryKey(this.namespace, id, occurrence);
+    // [hook: accounting/telemetry] a call note the policy fills in, and a span around the call.
+    const note: CallNote = { upstream: false, missed: false };
+    const started = performance.now();
+    const telemetry = this.#telemetry;
+    if (telemetry !== undefined && !telemetry.ready) await telemetry.loaded;
+    const span = telemetry?.start({
+      id,
+      occurrence,
+      attempt: manifest.attempt,
+      role: manifest.role,
+      model: manifest.model,
+      namespace: this.namespace,
+      mode: this.mode,
+      store: this.store.url,
+      runId: scope?.runId,
+    });
     try {
       const answer = await this.#answer({
         req,
@@ -379,7 +426,9 @@ class RecorderImpl implements Recorder {
         occurrence,
         key,
         scope,
+        note,
       });
+      this.#endCall(manifest, id, occurrence, scope, note, started, span, answer);
       served.from = answer.shared
         ? "recorded" // a follower: its verdict goes with the leader's recording
         : answer.hit
@@ -397,8 +446,58 @@ class RecorderImpl implements Recorder {
       // that succeeds is the occurrence a replay will ask for.
       if (scope !== undefined) scope.release(served);
       else served.from = "failed";
+      this.#endCall(manifest, id, occurrence, scope, note, started, span, undefined, error);
       throw error;
     }
+  }
+
+  /** [hook: accounting/telemetry] account for one call, emit its `call` event, end its span. */
+  #endCall(
+    manifest: Manifest,
+    id: string,
+    occurrence: number,
+    scope: RunScope | undefined,
+    note: CallNote,
+    started: number,
+    span: ReturnType<CallTelemetry["start"]>,
+    answer: Answer | undefined,
+    error?: unknown,
+  ): void {
+    const upstream = note.upstream && answer?.shared !== true;
+    const usage =
+      answer === undefined
+        ? undefined
+        : (answer.usage ?? (upstream ? extractUsage(answer.value) : undefined));
+    const runIds: string[] = [];
+    for (let s: RunInfo | undefined = scope; s !== undefined; s = s.parent) runIds.push(s.runId);
+    const cost = priceCall(manifest.model, usage);
+    const summary: CallSummary = {
+      id,
+      occurrence,
+      attempt: manifest.attempt,
+      role: manifest.role,
+      model: manifest.model,
+      namespace: this.namespace,
+      mode: this.mode,
+      runIds,
+      outcome:
+        answer === undefined ? "error" : answer.hit ? "hit" : note.recorded ? "recorded" : "live",
+      shared: answer?.shared === true,
+      missed: note.missed,
+      upstream,
+      ...(usage === undefined ? {} : { usage }),
+      ...(cost === undefined ? {} : { cost }),
+      modelMs: answer?.durationMs ?? 0,
+      elapsedMs: Math.round((performance.now() - started) * 1000) / 1000,
+    };
+    addToAccounts(this.stats, summary);
+    this.#events.emit("call", summary);
+    span?.end(summary, {
+      verdict: note.verdict,
+      divergence: note.divergence,
+      bypass: note.bypass,
+      ...(error === undefined ? {} : { error }),
+    });
   }
 
   get maxEntryBytes(): number {
@@ -528,6 +627,7 @@ class RecorderImpl implements Recorder {
   async #answer(c: CallContext): Promise<Answer> {
     switch (this.mode) {
       case "passthrough": {
+        c.note.bypass = "passthrough mode";
         this.stats.bypassed++;
         this.#events.emit("bypass", {
           id: c.id,
@@ -571,7 +671,7 @@ class RecorderImpl implements Recorder {
   }
 
   #countMiss(c: CallContext): void {
-    this.stats.misses++;
+    c.note.missed = true; // stats.misses is counted with the call's accounts (#endCall)
     this.#events.emit("miss", { id: c.id, occurrence: c.occurrence, key: c.key, mode: this.mode });
   }
 
@@ -596,13 +696,16 @@ class RecorderImpl implements Recorder {
   }
 
   #countHit(c: CallContext, savedMs: number): void {
-    this.stats.hits++;
+    // stats.hits is counted with the call's accounts (#endCall), single-flight followers included.
     this.stats.savedMs += savedMs;
     this.#events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
   }
 
   #hit(c: CallContext, entry: Entry): Answer {
     this.#countHit(c, entry.meta.durationMs);
+    c.note.verdict = entry.meta.verdict?.verdict;
+    // [hook: accounting] the usage the recording cost: stored with it, or read from an older recording.
+    const usage = entry.meta.usage ?? extractUsage(entry.response);
     const value =
       this.#opts.restoreSecrets === true
         ? restoreSecrets(
@@ -610,7 +713,12 @@ class RecorderImpl implements Recorder {
             this.#opts.secrets === false ? {} : (this.#opts.secrets ?? {}),
           ).value
         : entry.response;
-    return { value, hit: true, durationMs: entry.meta.durationMs };
+    return {
+      value,
+      hit: true,
+      durationMs: entry.meta.durationMs,
+      ...(usage === undefined ? {} : { usage }),
+    };
   }
 
   /**
@@ -658,7 +766,13 @@ class RecorderImpl implements Recorder {
         return this.#bypass(c, "the shared answer failed this call's isComplete");
       }
       this.#countHit(c, shared.durationMs ?? 0);
-      return { value: structuredClone(shared.value), hit: true, shared: true };
+      return {
+        value: structuredClone(shared.value),
+        hit: true,
+        shared: true,
+        ...(shared.durationMs === undefined ? {} : { durationMs: shared.durationMs }),
+        ...(shared.usage === undefined ? {} : { usage: shared.usage }),
+      };
     }
   }
 
@@ -712,6 +826,7 @@ class RecorderImpl implements Recorder {
   }
 
   #bypass(c: CallContext, reason: string): Promise<Answer> {
+    c.note.bypass = reason;
     this.stats.bypassed++;
     this.#events.emit("bypass", { id: c.id, occurrence: c.occurrence, reason });
     return live(c).then((value) => ({ value, hit: false }));
@@ -769,6 +884,8 @@ class RecorderImpl implements Recorder {
       return { value, hit: false, durationMs };
     }
     assertJsonValue(value, "response");
+    // [hook: accounting] tokens as the response reports them (none for an unknown shape).
+    const usage = extractUsage(value);
     const entry: Entry = {
       v: 1,
       id: c.id,
@@ -778,6 +895,7 @@ class RecorderImpl implements Recorder {
       meta: {
         recordedAt: new Date().toISOString(),
         durationMs,
+        ...(usage === undefined ? {} : { usage }),
         normalization: NORMALIZATION_VERSION,
         invocacheVersion: INVOCACHE_VERSION,
         occurrence: c.occurrence,
@@ -801,8 +919,15 @@ class RecorderImpl implements Recorder {
     }
     await this.#write(c.key, entry, c.id);
     this.stats.recorded++;
-    this.#events.emit("record", { id: c.id, occurrence: c.occurrence, key: c.key, durationMs });
-    return { value, hit: false, durationMs };
+    c.note.recorded = true;
+    this.#events.emit("record", {
+      id: c.id,
+      occurrence: c.occurrence,
+      key: c.key,
+      durationMs,
+      ...(usage === undefined ? {} : { usage }),
+    });
+    return { value, hit: false, durationMs, ...(usage === undefined ? {} : { usage }) };
   }
 
   async #verify(c: CallContext): Promise<Answer> {
@@ -831,6 +956,7 @@ class RecorderImpl implements Recorder {
         ? undefined
         : validateEntry(raw, `${this.store.url} ${c.key}`, TRUSTED).response;
     if (JSON.stringify(recorded) !== JSON.stringify(value)) {
+      c.note.divergence = "response";
       this.stats.divergences++;
       this.#events.emit("divergence", {
         kind: "response",
@@ -873,6 +999,7 @@ class RecorderImpl implements Recorder {
       calls: scope.calls.length,
       explicitId: scope.explicitId,
       ...(scope.parent === undefined ? {} : { parentRunId: scope.parent.runId }),
+      summary: this.stats.byRun[scope.runId] ?? emptyTally(), // [hook: accounting]
     });
     if (!scope.explicitId || this.mode === "passthrough" || this.mode === "verify") return;
     const key = runKey(this.namespace, scope.runId);
@@ -981,6 +1108,19 @@ interface CallContext {
   storeDown?: boolean;
   /** Set when the call was a stream that passed the entry limit (recording given up). */
   abandoned?: StreamTooLarge;
+  /** [hook: accounting/telemetry] what happened, for the `call` event and the span. */
+  note: CallNote;
+}
+
+/** What the policy tells the accounting about one call. */
+interface CallNote {
+  /** `fn` was called (the model was reached). */
+  upstream: boolean;
+  missed: boolean;
+  recorded?: boolean;
+  verdict?: string | undefined;
+  divergence?: string;
+  bypass?: string;
 }
 
 /**
@@ -991,6 +1131,7 @@ interface CallContext {
 async function live(c: CallContext): Promise<unknown> {
   const signal = c.opts.signal;
   signal?.throwIfAborted();
+  c.note.upstream = true; // [hook: accounting]
   let value: unknown;
   try {
     value = await untilAborted(c.fn(), signal);
