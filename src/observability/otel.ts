@@ -109,11 +109,12 @@ const PROVIDERS: Record<string, string> = {
 
 /**
  * Telemetry of one recorder. `ready` is false until the API import settled;
- * the recorder awaits `loaded` once, then `start` is synchronous.
+ * the recorder awaits `load()` on its first call, then `start` is synchronous.
  */
 export class CallTelemetry {
   ready = false;
-  readonly loaded: Promise<void>;
+  #loading: Promise<void> | undefined;
+  readonly #options: TelemetryOptions;
   #api: OtelApi | undefined;
   #tracer: OtelTracer | undefined;
   #counters:
@@ -121,7 +122,13 @@ export class CallTelemetry {
     | undefined;
 
   constructor(options: TelemetryOptions) {
-    this.loaded = loadApi().then((api) => {
+    this.#options = options;
+  }
+
+  /** Import the API (first call of the first recorder only) and make the tracer and counters. */
+  load(): Promise<void> {
+    const options = this.#options;
+    this.#loading ??= loadApi().then((api) => {
       this.#api = api;
       if (api !== undefined) {
         const tp = options.tracerProvider ?? api.trace;
@@ -149,6 +156,7 @@ export class CallTelemetry {
       }
       this.ready = true;
     });
+    return this.#loading;
   }
 
   /** Start the span of a call, a child of the caller's active span. Undefined when OpenTelemetry is absent. */

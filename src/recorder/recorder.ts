@@ -403,7 +403,7 @@ class RecorderImpl implements Recorder {
     const note: CallNote = { upstream: false, missed: false };
     const started = performance.now();
     const telemetry = this.#telemetry;
-    if (telemetry !== undefined && !telemetry.ready) await telemetry.loaded;
+    if (telemetry !== undefined && !telemetry.ready) await telemetry.load();
     const span = telemetry?.start({
       id,
       occurrence,
