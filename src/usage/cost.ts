@@ -83,6 +83,25 @@ function splitModel(model: string): { modelId: string; providerId?: string } {
  * costOf("gpt-4o-mini", { shape: "openai.chat", inputTokens: 1000, outputTokens: 500 })?.usd // 0.00045
  */
 export function costOf(model: string | undefined, usage: Usage): Cost | undefined {
+  // A table lookup costs ~0.2 ms (it matches the model against every provider):
+  // far more than a hit. A replayed entry asks for the same figures again and again.
+  const key = `${model}\u0000${usage.model}\u0000${usage.inputTokens}:${usage.outputTokens}:${usage.cacheReadTokens ?? 0}:${usage.cacheWriteTokens ?? 0}`;
+  if (memo.has(key)) {
+    const cost = memo.get(key);
+    memo.delete(key); // most recently used last
+    memo.set(key, cost);
+    return cost;
+  }
+  const cost = lookUp(model, usage);
+  memo.set(key, cost);
+  if (memo.size > MEMO_SIZE) memo.delete(memo.keys().next().value as string);
+  return cost;
+}
+
+const MEMO_SIZE = 4096;
+const memo = new Map<string, Cost | undefined>();
+
+function lookUp(model: string | undefined, usage: Usage): Cost | undefined {
   const names = [usage.model, model].filter((m): m is string => typeof m === "string" && m !== "");
   const calcPrice = names.length === 0 ? null : calculator();
   if (calcPrice === null) return undefined;
@@ -102,14 +121,15 @@ export function costOf(model: string | undefined, usage: Usage): Cost | undefine
       price = null; // a usage the table cannot price (e.g. inconsistent cache counts)
     }
     if (price === null) continue;
-    return {
+    // Frozen: one memoized object is handed to every caller.
+    return Object.freeze({
       usd: price.total_price,
       inputUsd: price.input_price,
       outputUsd: price.output_price,
       pricedAs: price.model.id,
       provider: price.provider.id,
       snapshot: PRICE_SNAPSHOT,
-    };
+    });
   }
   return undefined;
 }
