@@ -12,6 +12,7 @@ import { parse } from "yaml";
 import { emitCassette, parseCassette } from "../../src/cassette/index.js";
 import { validateEntry } from "../../src/store/envelope.js";
 import type { JsonValue } from "../../src/store/types.js";
+import type { Usage } from "../../src/usage/extract.js";
 import { makeEntry } from "../cassette/helpers.js";
 import { validate } from "../cassette/json-schema.js";
 
@@ -29,7 +30,7 @@ const usage = {
 describe("meta.usage", () => {
   it("round trips through a cassette, right after durationMs, and the schema accepts it", () => {
     const { key, entry } = makeEntry("plan", { ok: true });
-    entry.meta.usage = usage as typeof entry.meta.usage;
+    entry.meta.usage = usage as Usage;
     const text = emitCassette([{ key, value: entry as unknown as JsonValue }]);
     expect(text).toMatch(/durationMs: 812\.5\n {6}usage:\n {8}shape: anthropic\.messages/);
     expect(validate(schema, parse(text, { version: "1.2" }))).toStrictEqual([]);
