@@ -35,7 +35,7 @@ describe("meta.usage", () => {
     expect(text).toMatch(/durationMs: 812\.5\n {6}usage:\n {8}shape: anthropic\.messages/);
     expect(validate(schema, parse(text, { version: "1.2" }))).toStrictEqual([]);
     const [item] = parseCassette(text, src);
-    expect((item?.value as { meta: { usage: unknown } }).meta.usage).toStrictEqual(usage);
+    expect((item!.value as { meta: { usage: unknown } }).meta.usage).toStrictEqual(usage);
   });
 
   it("a malformed usage is refused, naming the field and what it must be", () => {
