@@ -138,10 +138,27 @@ function group(groups: Record<string, Tally>, name: string): Tally {
   return groups[name];
 }
 
+/** Runs kept in `byRun`: the most recent ones (a long-lived recorder makes a run id per run). */
+export const MAX_RUNS_KEPT = 1000;
+const runCounts = new WeakMap<Accounts, number>();
+
 /** Add one call to the accounts (overall and in each of its groups). */
 export function addToAccounts(a: Accounts, call: CallSummary): void {
   addToTally(a, call);
-  for (const run of call.runIds) addToTally(group(a.byRun, run), call);
+  for (const run of call.runIds) {
+    if (!(run in a.byRun)) {
+      const n = (runCounts.get(a) ?? 0) + 1;
+      runCounts.set(a, n);
+      if (n > MAX_RUNS_KEPT) {
+        for (const oldest in a.byRun) {
+          delete a.byRun[oldest];
+          break;
+        }
+        runCounts.set(a, n - 1);
+      }
+    }
+    addToTally(group(a.byRun, run), call);
+  }
   addToTally(group(a.byRole, call.role), call);
   addToTally(group(a.byModel, call.model), call);
   addToTally(group(a.byNamespace, call.namespace), call);

@@ -136,3 +136,20 @@ describe("savings accounting", () => {
 function usageCost(): number {
   return costOf("gpt-4o-mini", { shape: "openai.chat", inputTokens: 1000, outputTokens: 200 })!.usd;
 }
+
+describe("byRun stays bounded", () => {
+  it("keeps the most recent MAX_RUNS_KEPT runs", async () => {
+    const { MAX_RUNS_KEPT } = await import("../../src/usage/summary.js");
+    const r = recorder();
+    for (let i = 0; i < MAX_RUNS_KEPT + 5; i++) {
+      await r.run(async () => r.call({ role: "x", prompt: `p${i}` }, async () => ({ i })), {
+        runId: `run-${i}`,
+      });
+    }
+    expect(Object.keys(r.stats.byRun)).toHaveLength(MAX_RUNS_KEPT);
+    expect(r.stats.byRun["run-0"]).toBeUndefined();
+    expect(r.stats.byRun[`run-${MAX_RUNS_KEPT + 4}`]?.calls).toBe(1);
+    expect(r.stats.calls).toBe(MAX_RUNS_KEPT + 5);
+    await r.close();
+  });
+});
