@@ -94,6 +94,15 @@ export {
   refreshSecretEnv,
   type SecretsSetting,
 } from "./normalize/index.js";
+// Usage, cost and savings accounting (docs/observability.md).
+export {
+  type CallEnd,
+  type CallStart,
+  INSTRUMENTATION_NAME,
+  type MeterProviderLike,
+  type TelemetryOptions,
+  type TracerProviderLike,
+} from "./observability/otel.js";
 export {
   type DigestSet,
   type DsseEnvelope,
@@ -188,6 +197,21 @@ export { type OpenStoreOptions, openStore } from "./store/open.js";
 export { STORE_TIMEOUT_MS } from "./store/timeout.js";
 export type { JsonValue, SetOptions, Store } from "./store/types.js";
 export { defaultStoreUrl, redactUrl, STORE_SCHEMES } from "./store/url.js";
+export { type Cost, costOf, PRICE_SNAPSHOT, type PriceSnapshot } from "./usage/cost.js";
+export { extractUsage, type Usage, type UsageShape, usageProblem } from "./usage/extract.js";
+export {
+  type Accounts,
+  addToAccounts,
+  addToTally,
+  type CallSummary,
+  emptyAccounts,
+  emptyTally,
+  formatSpend,
+  formatTokens,
+  formatUsd,
+  type Spend,
+  type Tally,
+} from "./usage/summary.js";
 export { INVOCACHE_VERSION } from "./version.js";
 export {
   appendMiss,

@@ -86,6 +86,7 @@ const MANIFEST_ORDER = ["role", "model", "attempt", "params", "inputs", "task", 
 const META_ORDER = [
   "recordedAt",
   "durationMs",
+  "usage",
   "normalization",
   "invocacheVersion",
   "parent",

@@ -46,6 +46,7 @@ export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
       expected: recorded ?? null,
       actual,
     });
+    return { value, hit: false, divergence: "response" };
   }
   return { value, hit: false };
 }
