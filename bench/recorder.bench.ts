@@ -7,10 +7,19 @@
  * is one read and no write); and replayed calls per second.
  * Stores: memory, SQLite (a real file), Redis (a real redis-server on
  * 127.0.0.1 when installed), Postgres (a throwaway cluster when installed).
+ * Then the memory hit path with OpenTelemetry on (the API's no-op tracer, and
+ * a real SDK tracer exporting to memory) beside the same recorder with
+ * `telemetry: false`.
  */
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import { createRecorder, invocationIdentity } from "../src/index.js";
 import type { Backend } from "../src/store/backend.js";
 import { createMemoryBackend } from "../src/store/backends/memory.js";
@@ -152,6 +161,65 @@ async function measure(t: Target, ctx: BenchContext): Promise<BenchRow[]> {
   return rows;
 }
 
+/** Hit latency with telemetry off, on with the no-op API, and on with an in-memory SDK tracer, interleaved. */
+async function measureTelemetry(ctx: BenchContext): Promise<BenchRow[]> {
+  const source = createRecorder({ store: "memory://", mode: "auto", identity: machine });
+  await source.call(req, async () => response);
+  const exporter = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
+  const make = (telemetry: false | true | { tracerProvider: BasicTracerProvider }) =>
+    createRecorder({ store: source.store, mode: "replay", identity: machine, telemetry });
+  const variants = [
+    { name: "off", recorder: make(false), times: [] as number[] },
+    { name: "no-op tracer", recorder: make(true), times: [] as number[] },
+    { name: "in-memory SDK tracer", recorder: make({ tracerProvider }), times: [] as number[] },
+  ];
+  for (let i = 0; i < WARMUP + CALLS; i++) {
+    for (let k = 0; k < variants.length; k++) {
+      const v = variants[(i + k) % variants.length]!; // rotate who goes first
+      const t0 = process.hrtime.bigint();
+      await v.recorder.call(req, async () => response);
+      const ns = Number(process.hrtime.bigint() - t0);
+      if (i >= WARMUP) v.times.push(ns / 1e3);
+    }
+    if (i % 500 === 0) exporter.reset(); // keep memory flat
+  }
+  const spans = exporter.getFinishedSpans().length;
+  if (spans === 0 && CALLS > 500) throw new Error("telemetry: the SDK tracer recorded no span");
+  for (const v of variants) {
+    v.times.sort((a, b) => a - b);
+    if (v.recorder.stats.hits !== WARMUP + CALLS)
+      throw new Error(`telemetry ${v.name}: not every call was a hit`);
+  }
+  const [off, noop, sdk] = variants as [
+    (typeof variants)[0],
+    (typeof variants)[0],
+    (typeof variants)[0],
+  ];
+  ctx.log(
+    `telemetry: p50 off ${pct(off.times, 0.5).toFixed(1)} µs, no-op ${pct(noop.times, 0.5).toFixed(1)} µs, SDK ${pct(sdk.times, 0.5).toFixed(1)} µs`,
+  );
+  const row = (what: string, target: number): RowInput => ({
+    suite: "recorder",
+    measurement: `hit latency p50, memory, OpenTelemetry ${what}`,
+    unit: "µs",
+    better: "lower",
+    baselineName: "the same recorder with telemetry: false",
+    target,
+    note: `${CALLS} interleaved calls after ${WARMUP} warmup; a span and counters per call`,
+  });
+  const rows = [
+    compare(row("no-op tracer", 1.05), pct(noop.times, 0.5), pct(off.times, 0.5)),
+    compare(row("in-memory SDK tracer", 2), pct(sdk.times, 0.5), pct(off.times, 0.5)),
+  ];
+  for (const v of variants) await v.recorder.close();
+  await source.close();
+  await tracerProvider.shutdown();
+  return rows;
+}
+
 export default async function recorderBench(ctx: BenchContext): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), "invocache-bench-"));
   const rows: BenchRow[] = [];
@@ -179,6 +247,7 @@ export default async function recorderBench(ctx: BenchContext): Promise<BenchRow
       },
     ];
     for (const t of targets) rows.push(...(await measure(t, ctx)));
+    rows.push(...(await measureTelemetry(ctx)));
 
     if (redisServerBinary === undefined) {
       for (const what of ["hit latency p50", "hit latency p99"]) {

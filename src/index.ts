@@ -81,6 +81,15 @@ export {
   normalizePrompt,
   type SecretsSetting,
 } from "./normalize/index.js";
+// Usage, cost and savings accounting (docs/observability.md).
+export {
+  type CallEnd,
+  type CallStart,
+  INSTRUMENTATION_NAME,
+  type MeterProviderLike,
+  type TelemetryOptions,
+  type TracerProviderLike,
+} from "./observability/otel.js";
 export {
   type StampArtifactOptions,
   type StampCheck,
@@ -140,4 +149,14 @@ export {
   type WrapToolOptions,
   wrapTool,
 } from "./tools/index.js";
+export type {
+  Accounts,
+  CallSummary,
+  Cost,
+  PriceSnapshot,
+  Spend,
+  Tally,
+  Usage,
+  UsageShape,
+} from "./usage/index.js";
 export { INVOCACHE_VERSION } from "./version.js";

@@ -75,6 +75,7 @@ const MANIFEST_ORDER: readonly ManifestField[] = [
 const META_ORDER = [
   "recordedAt",
   "durationMs",
+  "usage",
   "normalization",
   "invocacheVersion",
   "parent",

@@ -8,6 +8,7 @@
 import type { IdentityOptions, InvocationRequest, Manifest } from "../identity/index.js";
 import type { SecretScanner } from "../secrets/redact.js";
 import type { JsonValue, Store } from "../store/types.js";
+import type { Usage } from "../usage/extract.js";
 import type { Emitter } from "./events.js";
 import type { FailOpen } from "./fail-open.js";
 import type { InvocationKind } from "./kind-modes.js";
@@ -56,6 +57,21 @@ export interface CallContext {
   readonly occurrence: number;
   readonly key: string;
   readonly scope: RunScope | undefined;
+  /** What happened, for the accounting only (see {@link CallFacts}). */
+  readonly facts: CallFacts;
+}
+
+/**
+ * The two facts about a call that must reach the accounting even when the
+ * call throws (so no Answer carries them): whether `fn` was called, and
+ * whether the lookup missed. Steps only set them; accounting.ts reads them
+ * after the call; no decision ever reads them.
+ */
+export interface CallFacts {
+  /** `fn` was called: the model was reached. */
+  upstream: boolean;
+  /** The call was looked up and not found. */
+  missed: boolean;
 }
 
 /** What answered a call. */
@@ -76,6 +92,16 @@ export interface Answer {
    * so a verdict on it has no recording to attach to.
    */
   uncached?: boolean;
+  /** Tokens of the recording behind the value (a hit), or as the live response reported them. */
+  usage?: Usage;
+  /** The value was stored as a new recording. */
+  recorded?: boolean;
+  /** The verdict stored with the recording a hit replayed. */
+  verdict?: string;
+  /** Why the call bypassed the cache, when it did. */
+  bypass?: string;
+  /** Verify mode: the live answer differed from the recording. */
+  divergence?: "response";
 }
 
 /** The `isComplete` in effect for a call (per call, else the recorder's). */

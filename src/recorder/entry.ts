@@ -7,6 +7,7 @@ import { manifestIdentity } from "../identity/index.js";
 import { NORMALIZATION_VERSION } from "../normalize/rules.js";
 import type { Entry } from "../store/envelope.js";
 import type { JsonValue } from "../store/types.js";
+import { extractUsage } from "../usage/extract.js";
 import { INVOCACHE_VERSION } from "../version.js";
 import { type CallContext, type Core, storable } from "./core.js";
 import { EntryTooLargeError } from "./errors.js";
@@ -19,6 +20,8 @@ export function buildEntry(
   value: JsonValue,
   durationMs: number,
 ): Entry {
+  // Tokens as the response reports them (none for a shape invocache does not read).
+  const usage = extractUsage(value);
   return {
     v: 1,
     id: c.id,
@@ -28,6 +31,7 @@ export function buildEntry(
     meta: {
       recordedAt: new Date().toISOString(),
       durationMs,
+      ...(usage === undefined ? {} : { usage }),
       normalization: NORMALIZATION_VERSION,
       invocacheVersion: INVOCACHE_VERSION,
       occurrence: c.occurrence,

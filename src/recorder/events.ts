@@ -5,6 +5,8 @@
  */
 import type { FieldDiff } from "../identity/explain.js";
 import type { Manifest } from "../identity/manifest-types.js";
+import type { Usage } from "../usage/extract.js";
+import type { CallSummary, Tally } from "../usage/summary.js";
 import type { ValueDiff } from "./json-diff.js";
 
 /** Everything a recorder reports. */
@@ -12,7 +14,9 @@ export interface RecorderEvents {
   hit: { id: string; occurrence: number; key: string; savedMs: number };
   /** `manifest` is the normalized manifest of the call that missed (for miss logs). */
   miss: { id: string; occurrence: number; key: string; mode: string; manifest: Manifest };
-  record: { id: string; occurrence: number; key: string; durationMs: number };
+  record: { id: string; occurrence: number; key: string; durationMs: number; usage?: Usage };
+  /** Every call, once answered or failed: outcome, tokens, cost, model time (the accounting's input). */
+  call: CallSummary;
   /** The call went upstream without reading or writing (passthrough, store outage, not storable). */
   bypass: { id: string; occurrence: number; reason: string };
   /** Something went wrong but the call went on (fail-open). */
@@ -37,6 +41,8 @@ export interface RecorderEvents {
     calls: number;
     explicitId: boolean;
     parentRunId?: string;
+    /** What the run's calls spent and saved (tokens, dollars, model time). */
+    summary: Tally;
   };
 }
 

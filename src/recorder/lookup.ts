@@ -6,6 +6,7 @@
 import { restoreSecrets } from "../secrets/redact.js";
 import { type Entry, validateEntry } from "../store/envelope.js";
 import type { JsonValue } from "../store/types.js";
+import { extractUsage } from "../usage/extract.js";
 import { type Answer, type CallContext, type Core, TRUSTED } from "./core.js";
 
 export type Lookup =
@@ -44,17 +45,27 @@ function hit(core: Core, c: CallContext, entry: Entry): Answer {
       ? restoreSecrets(entry.response, core.opts.secrets === false ? {} : (core.opts.secrets ?? {}))
           .value
       : entry.response;
-  return { value, hit: true, durationMs: entry.meta.durationMs };
+  // The tokens the recording cost: stored with it, or read from an older recording.
+  const usage = entry.meta.usage ?? extractUsage(entry.response);
+  const verdict = entry.meta.verdict?.verdict;
+  return {
+    value,
+    hit: true,
+    durationMs: entry.meta.durationMs,
+    ...(usage === undefined ? {} : { usage }),
+    ...(verdict === undefined ? {} : { verdict }),
+  };
 }
 
+/** A hit's event and saved time; `stats.hits` is counted with the call's accounts (accounting.ts). */
 export function countHit(core: Core, c: CallContext, savedMs: number): void {
-  core.stats.hits++;
   core.stats.savedMs += savedMs;
   core.events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
 }
 
+/** A miss's event; `stats.misses` is counted with the call's accounts (accounting.ts). */
 export function countMiss(core: Core, c: CallContext): void {
-  core.stats.misses++;
+  c.facts.missed = true;
   core.events.emit("miss", {
     id: c.id,
     occurrence: c.occurrence,

@@ -4,6 +4,7 @@
  * secret scanners (one for identities, one for stored responses).
  */
 import { IDENTITY_SECRETS } from "../normalize/secrets-rule.js";
+import { type CallTelemetry, createTelemetry } from "../observability/otel.js";
 import { createSecretScanner, type SecretScanner } from "../secrets/redact.js";
 import { entryKey } from "../store/envelope.js";
 import { openStore } from "../store/open.js";
@@ -31,6 +32,8 @@ export interface Settings {
   leaseMs: number;
   ttl: number | undefined;
   secrets: SecretScanner | undefined;
+  /** Spans and counters per call; undefined with `telemetry: false`. */
+  telemetry: CallTelemetry | undefined;
 }
 
 export function resolveOptions(opts: RecorderOptions): Settings {
@@ -49,6 +52,7 @@ export function resolveOptions(opts: RecorderOptions): Settings {
   const maxEntryBytes = positive(opts.maxEntryBytes, DEFAULT_MAX_ENTRY, "maxEntryBytes");
   const leaseMs = positive(opts.leaseMs, DEFAULT_LEASE_MS, "leaseMs");
   if (opts.ttl !== undefined) positive(opts.ttl, 0, "ttl");
+  const telemetry = createTelemetry(opts.telemetry);
   const { store, ownsStore } = storeOf(opts);
   return {
     mode,
@@ -61,6 +65,7 @@ export function resolveOptions(opts: RecorderOptions): Settings {
     leaseMs,
     ttl: opts.ttl,
     secrets,
+    telemetry,
   };
 }
 

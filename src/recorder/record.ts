@@ -61,8 +61,15 @@ async function store(
   }
   await core.failOpen.write(c.key, entry as unknown as JsonValue, c.id, c.mode);
   core.stats.recorded++;
-  core.events.emit("record", { id: c.id, occurrence: c.occurrence, key: c.key, durationMs });
-  return notStored;
+  const usage = entry.meta.usage === undefined ? {} : { usage: entry.meta.usage };
+  core.events.emit("record", {
+    id: c.id,
+    occurrence: c.occurrence,
+    key: c.key,
+    durationMs,
+    ...usage,
+  });
+  return { ...notStored, recorded: true, ...usage };
 }
 
 /** Run `work`, renewing the lease (when held) every third of its length. */

@@ -8,7 +8,9 @@
  * 3. answer by mode (modes.ts): lookup.ts, single-flight.ts, lease.ts,
  *    record.ts (entry.ts for the entry and its size limit), verify.ts;
  * 4. what served it is remembered for verdicts (verdicts.ts, served.ts);
- *    a failed or live-answered call gives its occurrence back.
+ *    a failed or live-answered call gives its occurrence back;
+ * 5. answered or failed, it is accounted for: the `call` event, the savings
+ *    accounts in `stats`, the end of its span (accounting.ts).
  *
  * Stores only keep values (store failures: fail-open.ts); adapters only
  * translate. Run records are in run-records.ts.
@@ -23,9 +25,12 @@ import {
   manifestIdentity,
 } from "../identity/index.js";
 import { isToolKind, type ToolInvocationRequest, toolManifest } from "../identity/tool-manifest.js";
+import type { CallTelemetry } from "../observability/otel.js";
 import { entryKey } from "../store/envelope.js";
 import type { JsonValue, Store } from "../store/types.js";
-import type { Answer, CallContext, Core } from "./core.js";
+import { emptyAccounts } from "../usage/summary.js";
+import { endCall } from "./accounting.js";
+import type { Answer, CallContext, CallFacts, Core } from "./core.js";
 import { UnknownInvocationError } from "./errors.js";
 import { Emitter, type Listener, type RecorderEvents } from "./events.js";
 import { FailOpen } from "./fail-open.js";
@@ -85,6 +90,7 @@ class RecorderImpl implements Recorder {
   readonly store: Store;
   readonly maxEntryBytes: number;
   readonly stats: RecorderStats = {
+    ...emptyAccounts(),
     hits: 0,
     misses: 0,
     recorded: 0,
@@ -94,6 +100,8 @@ class RecorderImpl implements Recorder {
   };
   last: Recorder["last"];
   readonly #core: Core;
+  /** Spans and counters per call; undefined with `telemetry: false`. */
+  readonly #telemetry: CallTelemetry | undefined;
   readonly #ownsStore: boolean;
   readonly #flights = new SingleFlight();
   readonly #runs = new AsyncLocalStorage<RunScope>();
@@ -112,6 +120,7 @@ class RecorderImpl implements Recorder {
     this.store = s.store;
     this.maxEntryBytes = s.maxEntryBytes;
     this.#ownsStore = s.ownsStore;
+    this.#telemetry = s.telemetry;
     const events = new Emitter();
     this.#core = {
       mode: s.mode,
@@ -153,11 +162,16 @@ class RecorderImpl implements Recorder {
     const served: ServedCall = scope?.reserve(id) ?? { id, occurrence: 0, from: "pending" };
     const { occurrence } = served;
     const key = entryKey(this.namespace, id, occurrence);
+    const facts: CallFacts = { upstream: false, missed: false };
+    const upstream = () => {
+      facts.upstream = true;
+      return fn();
+    };
     const c: CallContext = {
       req: req as InvocationRequest,
       kind,
       mode,
-      fn,
+      fn: upstream,
       opts,
       identityOpts,
       manifest,
@@ -165,14 +179,31 @@ class RecorderImpl implements Recorder {
       occurrence,
       key,
       scope,
+      facts,
     };
+    const started = performance.now();
+    const telemetry = this.#telemetry;
+    if (telemetry !== undefined && !telemetry.ready) await telemetry.load(); // first call only
+    const span = telemetry?.start({
+      id,
+      occurrence,
+      attempt: manifest.attempt,
+      role: manifest.role,
+      model: manifest.model,
+      namespace: this.namespace,
+      mode,
+      store: this.store.url,
+      runId: scope?.runId,
+    });
     let answer: Answer;
     try {
       answer = await answerByMode(this.#core, this.#flights, c);
     } catch (error) {
       this.#unserved(served, scope);
+      endCall(this.#core, c, started, span, undefined, error);
       throw error;
     }
+    endCall(this.#core, c, started, span, answer);
     if (answer.live === true) {
       this.#unserved(served, scope);
       return answer.value as T;

@@ -6,6 +6,7 @@
  */
 import { runKey } from "../store/envelope.js";
 import type { JsonValue } from "../store/types.js";
+import { emptyTally } from "../usage/summary.js";
 import type { Core } from "./core.js";
 import { DivergenceError } from "./errors.js";
 import type { RunScope } from "./run-scope.js";
@@ -18,6 +19,7 @@ export async function endRun(core: Core, scope: RunScope): Promise<void> {
     calls: scope.calls.length,
     explicitId: scope.explicitId,
     ...(scope.parent === undefined ? {} : { parentRunId: scope.parent.runId }),
+    summary: core.stats.byRun[scope.runId] ?? emptyTally(),
   });
   if (!scope.explicitId || core.mode === "passthrough" || core.mode === "verify") return;
   const key = runKey(core.namespace, scope.runId);

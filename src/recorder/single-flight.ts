@@ -33,7 +33,14 @@ export class SingleFlight {
         return bypass(core, c, "the shared answer failed this call's isComplete");
       }
       countHit(core, c, shared.durationMs ?? 0);
-      return { value: structuredClone(shared.value), hit: true, shared: true };
+      return {
+        value: structuredClone(shared.value),
+        hit: true,
+        shared: true,
+        // What the follower saved: the leader's model time and tokens.
+        ...(shared.durationMs === undefined ? {} : { durationMs: shared.durationMs }),
+        ...(shared.usage === undefined ? {} : { usage: shared.usage }),
+      };
     }
   }
 
@@ -78,6 +85,7 @@ export async function bypass(core: Core, c: CallContext, reason: string): Promis
   return {
     value: got.value,
     hit: false,
+    bypass: reason,
     ...(got.kind === "value" ? {} : { unshareable: true }),
     ...(got.kind === "live" ? { live: true } : {}),
   };

@@ -5,8 +5,10 @@
  */
 import type { IdentityOptions, InvocationRequest, Manifest } from "../identity/index.js";
 import type { ToolInvocationRequest } from "../identity/tool-manifest.js";
+import type { TelemetryOptions } from "../observability/otel.js";
 import type { SecretOptions } from "../secrets/redact.js";
 import type { JsonValue, Store } from "../store/types.js";
+import type { Accounts } from "../usage/summary.js";
 import type { Listener, RecorderEvents } from "./events.js";
 import type { KindModes, ResolvedModes } from "./kind-modes.js";
 import type { Live } from "./live.js";
@@ -56,6 +58,12 @@ export interface RecorderOptions {
   restoreSecrets?: boolean;
   /** Environment used to choose the mode (tests). Default `process.env`. */
   env?: Record<string, string | undefined>;
+  /**
+   * OpenTelemetry spans and counters per call (docs/observability.md). Default
+   * on when `@opentelemetry/api` is installed (a no-op until an SDK is
+   * registered); `false` turns it off; providers may be given.
+   */
+  telemetry?: boolean | TelemetryOptions;
 }
 
 /** Per-call options of {@link Recorder.call}. */
@@ -88,8 +96,12 @@ export interface ServedInfo {
   manifest: Manifest;
 }
 
-/** Counters since the recorder was created. */
-export interface RecorderStats {
+/**
+ * Counters since the recorder was created. Besides these, the savings
+ * accounts (src/usage/summary.ts): calls, upstream calls, tokens and dollars
+ * spent and saved, by run, role, model and namespace.
+ */
+export interface RecorderStats extends Omit<Accounts, "hits" | "misses"> {
   hits: number;
   misses: number;
   recorded: number;

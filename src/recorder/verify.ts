@@ -59,6 +59,7 @@ export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
       const name = (c.manifest as unknown as ToolManifest).name;
       throw new ToolDivergenceError(name, c.id, c.occurrence, fields);
     }
+    return { value, hit: false, divergence: "response" };
   }
   return { value, hit: false };
 }

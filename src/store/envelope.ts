@@ -20,6 +20,7 @@ import type { Manifest } from "../identity/manifest-types.js";
 import { isIdentity, manifestProblem } from "../identity/schema.js";
 import { assertToolManifest } from "../identity/tool-manifest.js";
 import { assertJsonValue } from "../json/value.js";
+import { type Usage, usageProblem } from "../usage/extract.js";
 import type { JsonValue } from "./types.js";
 
 /** The envelope version this invocache writes and the highest it reads. */
@@ -40,6 +41,8 @@ export interface EntryMeta {
   recordedAt: string;
   /** Wall time of the live call, milliseconds (>= 0). */
   durationMs: number;
+  /** Tokens the response reported, when its shape is a known one (src/usage). */
+  usage?: Usage;
   /** `NORMALIZATION_VERSION` of the rule table that produced the manifest. */
   normalization: number;
   /** Version of invocache that wrote the entry. */
@@ -237,9 +240,13 @@ export function validateEntry(
     meta,
     "$.meta",
     ["recordedAt", "durationMs", "normalization", "invocacheVersion", "occurrence", "attempt"],
-    ["parent", "verdict"],
+    ["parent", "verdict", "usage"],
     fail,
   );
+  if ("usage" in meta) {
+    const problem = usageProblem(meta.usage);
+    if (problem !== undefined) fail("$.meta.usage", problem);
+  }
   isoTime(meta.recordedAt, "$.meta.recordedAt", fail);
   if (
     typeof meta.durationMs !== "number" ||

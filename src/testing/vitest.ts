@@ -35,7 +35,17 @@ import { type Mode, resolveMode } from "../recorder/mode.js";
 import { createRecorder, type Recorder, type RecorderOptions } from "../recorder/recorder.js";
 import type { RunInfo } from "../recorder/run-scope.js";
 
+import { META_KEY, testAccounts } from "./summary.js";
+
 export { type StoreConformanceOptions, storeConformance } from "./store-conformance.js";
+export {
+  formatRunSummary,
+  InvocacheReporter,
+  type InvocacheReporterOptions,
+  type RunSummary,
+  summarize,
+  type TestAccounts,
+} from "./summary.js";
 
 /** Options of {@link withCassette}. */
 export interface WithCassetteOptions extends Omit<CassetteOptions, "write"> {
@@ -69,6 +79,11 @@ export interface WithCassetteOptions extends Omit<CassetteOptions, "write"> {
   runId?: string;
   /** Where the unused-entries report goes. Default `console.warn`. */
   report?: (message: string) => void;
+  /**
+   * Leave this test's calls, tokens and savings for the run summary of
+   * `InvocacheReporter` (in the test's `meta`). Default true.
+   */
+  summary?: boolean;
 }
 
 /** What the test body receives. */
@@ -132,6 +147,7 @@ async function runWithCassette(
     recorder: recorderOptions,
     runId,
     report = (m: string) => console.warn(m),
+    summary = true,
     ...storeOptions
   } = options;
   const file = ctx.task.file.filepath;
@@ -172,6 +188,14 @@ async function runWithCassette(
     // expect.soft() failures do not throw, but the test has failed all the same.
     passed = (ctx.task.result?.errors?.length ?? 0) === 0;
   } finally {
+    // The test's accounts, for InvocacheReporter (testing/summary.ts).
+    if (summary) {
+      const missed = mode === "replay" && recorder.stats.misses > 0;
+      (ctx.task.meta as Record<string, unknown>)[META_KEY] = testAccounts(
+        recorder.stats,
+        missed ? rerecordCommand(file, testName, root) : undefined,
+      );
+    }
     if (!passed) await store.discard();
   }
   if (!passed) return;

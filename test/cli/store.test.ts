@@ -247,7 +247,9 @@ describe("invocache stats", () => {
       "ids",
       "newest",
       "oldest",
+      "prices",
       "problems",
+      "recorded",
       "recordedMs",
       "runs",
       "source",
@@ -262,7 +264,9 @@ describe("invocache stats", () => {
     const r = cli(["stats", "--namespace", "crafted"], { cwd });
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/entries\s+3 \(3 ids, 0 run records\)/);
-    expect(r.stdout).toMatch(/^ {2}model\s+entries\s+size\s+recorded time\n {2}gpt-4o\s+3\s/m);
+    expect(r.stdout).toMatch(
+      /^ {2}model\s+entries\s+size\s+recorded time\s+recorded cost\n {2}gpt-4o\s+3\s/m,
+    );
   });
 });
 

@@ -1,7 +1,9 @@
 /**
  * A fake model vendor on node:http over 127.0.0.1 (port 0): OpenAI chat
- * completions, the OpenAI Responses API and Anthropic messages, each
- * streamed (SSE) or not. Deterministic, and every answer carries a counter
+ * completions, the OpenAI Responses API, Anthropic messages and Gemini
+ * generateContent, each streamed (SSE) or not. Usage blocks are spelled as
+ * the providers' API references show them (cache and reasoning details
+ * included), with fixed input counts and one output token per word. Deterministic, and every answer carries a counter
  * (`reply #n`), so a replayed answer is told apart from a live one.
  *
  * It counts the calls it receives, records their method, path, headers and
@@ -134,10 +136,15 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       );
       return;
     }
-    const model = typeof b.model === "string" ? b.model : "fake-model";
+    const model =
+      api === "gemini"
+        ? (/\/models\/([^/:]+):/.exec(path)?.[1] ?? "fake-model")
+        : typeof b.model === "string"
+          ? b.model
+          : "fake-model";
     const text_ = `reply #${n} from ${model} to: ${lastUserText(b)}`;
     const truncated = fault === "truncate";
-    if (b.stream === true) {
+    if (b.stream === true || (api === "gemini" && path.endsWith(":streamGenerateContent"))) {
       const events = streamEvents(api, n, model, text_, truncated, b);
       res.writeHead(200, {
         ...common,
@@ -184,13 +191,14 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   };
 }
 
-type Api = "chat" | "responses" | "anthropic";
+type Api = "chat" | "responses" | "anthropic" | "gemini";
 
 function apiOf(method: string | undefined, path: string): Api | undefined {
   if (method !== "POST") return undefined;
   if (path.endsWith("/chat/completions")) return "chat";
   if (path.endsWith("/responses")) return "responses";
   if (path.endsWith("/messages")) return "anthropic";
+  if (/:(stream)?generateContent$/i.test(path)) return "gemini";
   return undefined;
 }
 
@@ -206,6 +214,11 @@ function lastUserText(b: Record<string, unknown>): string {
     return "";
   };
   if (typeof b.input === "string") return b.input;
+  if (Array.isArray(b.contents)) {
+    const turns = b.contents as { role?: string; parts?: unknown }[];
+    const last = [...turns].reverse().find((m) => m.role === undefined || m.role === "user");
+    return flatten(last?.parts).slice(0, 80);
+  }
   const turns = (
     Array.isArray(b.messages) ? b.messages : Array.isArray(b.input) ? b.input : []
   ) as {
@@ -218,19 +231,66 @@ function lastUserText(b: Record<string, unknown>): string {
 
 const CREATED = 1_767_225_600; // 2026-01-01T00:00:00Z
 
+/** Input tokens the fake reports for every request (fixed, so tests can count). */
+export const FAKE_INPUT_TOKENS = 10;
+
 function usage(api: Api, text: string) {
   const out = text.split(" ").length;
-  if (api === "anthropic") return { input_tokens: 10, output_tokens: out };
+  const input = FAKE_INPUT_TOKENS;
+  if (api === "anthropic") {
+    return {
+      input_tokens: input,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+      output_tokens: out,
+      service_tier: "standard",
+    };
+  }
   if (api === "responses") {
     return {
-      input_tokens: 10,
+      input_tokens: input,
       input_tokens_details: { cached_tokens: 0 },
       output_tokens: out,
       output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: 10 + out,
+      total_tokens: input + out,
     };
   }
-  return { prompt_tokens: 10, completion_tokens: out, total_tokens: 10 + out };
+  if (api === "gemini") {
+    return {
+      promptTokenCount: input,
+      candidatesTokenCount: out,
+      totalTokenCount: input + out,
+      promptTokensDetails: [{ modality: "TEXT", tokenCount: input }],
+    };
+  }
+  return {
+    prompt_tokens: input,
+    completion_tokens: out,
+    total_tokens: input + out,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+  };
+}
+
+function geminiResponse(n: number, model: string, text: string, finish: string | null, u: unknown) {
+  return {
+    candidates: [
+      {
+        content: { parts: [{ text }], role: "model" },
+        ...(finish === null ? {} : { finishReason: finish }),
+        index: 0,
+      },
+    ],
+    usageMetadata: u,
+    modelVersion: model,
+    responseId: `fake-gemini-${n}`,
+  };
 }
 
 function responseObject(n: number, model: string, text: string, status: string) {
@@ -293,6 +353,8 @@ function completion(api: Api, n: number, model: string, text: string, truncated:
         stop_sequence: null,
         usage: usage(api, text),
       };
+    case "gemini":
+      return geminiResponse(n, model, text, truncated ? "MAX_TOKENS" : "STOP", usage(api, text));
   }
 }
 
@@ -305,6 +367,8 @@ function inBandError(api: Api): string {
       return `event: error\ndata: ${JSON.stringify({ type: "error", code: "server_error", message: "overloaded", param: null, sequence_number: 99 })}\n\n`;
     case "anthropic":
       return `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })}\n\n`;
+    case "gemini":
+      return `data: ${JSON.stringify({ error: { code: 503, message: "overloaded", status: "UNAVAILABLE" } })}\n\n`;
   }
 }
 
@@ -402,7 +466,14 @@ function streamEvents(
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 10, output_tokens: 1 },
+        usage: {
+          input_tokens: FAKE_INPUT_TOKENS,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+          cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+          output_tokens: 1,
+          service_tier: "standard",
+        },
       };
       return [
         named("message_start", { message }),
@@ -418,6 +489,25 @@ function streamEvents(
         }),
         named("message_stop", {}),
       ];
+    }
+    case "gemini": {
+      // Every chunk carries the usage so far; the last one has the totals and the finish reason.
+      const out: string[] = [];
+      words.forEach((w, i) => {
+        const last = i === words.length - 1;
+        const count = i + 1;
+        out.push(
+          data(
+            geminiResponse(n, model, w, last ? (truncated ? "MAX_TOKENS" : "STOP") : null, {
+              promptTokenCount: FAKE_INPUT_TOKENS,
+              ...(last ? { candidatesTokenCount: count } : {}),
+              totalTokenCount: FAKE_INPUT_TOKENS + (last ? count : 0),
+              promptTokensDetails: [{ modality: "TEXT", tokenCount: FAKE_INPUT_TOKENS }],
+            }),
+          ),
+        );
+      });
+      return out;
     }
   }
 }

@@ -17,10 +17,11 @@ import {
 import { createRecorder, type Mode } from "../../recorder/index.js";
 import type { Store } from "../../store/index.js";
 import { defaultStoreUrl, entryPrefix, openStore, parseStoreUrl } from "../../store/index.js";
+import { formatSpend, PRICE_SNAPSHOT, type Spend } from "../../usage/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { startSimulatedModel } from "../demo/model-server.js";
-import { ALL_ARTIFACTS, runPipeline, type StepResult } from "../demo/pipeline.js";
+import { ALL_ARTIFACTS, DEMO_MODEL, runPipeline, type StepResult } from "../demo/pipeline.js";
 import { EXIT, UsageError } from "../errors.js";
 import { formatMs, oneLine, plural, renderTable } from "../format.js";
 import type { Style } from "../io.js";
@@ -45,6 +46,10 @@ export interface DemoRun {
   ms: number;
   /** Recorded call time the hits did not spend, ms (recorder.stats.savedMs). */
   savedMs: number;
+  /** Tokens and dollars the run's upstream calls cost (recorder.stats.spent). */
+  spent: Spend;
+  /** Tokens and dollars the run's hits did not spend again (recorder.stats.saved). */
+  saved: Spend;
   /** The run's content hash: a Merkle root over the identities it called, in order. */
   contentHash: string;
   steps: StepResult[];
@@ -80,10 +85,11 @@ Options:
   --out DIR         where artifacts, stamps and the demo's signing key (DIR/keys) go
                     (default: .invocache/demo)
   --json            {"ok", "store", "namespace", "cleared", "model", "outDir", "runs": [{"run",
-                    "mode", "upstreamCalls", "hits", "misses", "ms", "savedMs", "contentHash",
-                    "steps": [{"step", "role", "kind", "artifact", "id", "attempt", "occurrence", "hit",
-                    "ms", "verdict", "reason"}]}], "key": {"keyid", "privateKey", "publicKey",
-                    "generated"}, "stamps": [verify rows], "savedMs"}
+                    "mode", "upstreamCalls", "hits", "misses", "ms", "savedMs", "spent", "saved",
+                    "contentHash", "steps": [{"step", "role", "kind", "artifact", "id", "attempt",
+                    "occurrence", "hit", "ms", "verdict", "reason"}]}], "key": {"keyid",
+                    "privateKey", "publicKey", "generated"}, "stamps": [verify rows], "savedMs",
+                    "saved": {"inputTokens", "outputTokens", "usd", …}, "prices"}
   -h, --help        this help
 
 Examples:
@@ -170,7 +176,7 @@ Examples:
             },
             { runId: RUN_ID },
           );
-          const { hits, misses, savedMs } = recorder.stats;
+          const { hits, misses, savedMs, spent, saved } = recorder.stats;
           const result: DemoRun = {
             run: n,
             mode,
@@ -179,6 +185,8 @@ Examples:
             misses,
             ms: round(performance.now() - t0),
             savedMs: round(savedMs),
+            spent: { ...spent },
+            saved: spendOf(saved),
             contentHash,
             steps: steps.map((x) => ({ ...x, ms: round(x.ms) })),
           };
@@ -224,6 +232,8 @@ Examples:
           },
           stamps: reports.map(verifyRow),
           savedMs: second.savedMs,
+          saved: second.saved,
+          prices: PRICE_SNAPSHOT,
         });
         return ok ? EXIT.ok : EXIT.failed;
       }
@@ -248,7 +258,12 @@ Examples:
         ),
       );
       io.out(
-        `\n${ok ? s.green("✔") : s.red("✘")} Run 2 saved ${s.bold(formatMs(second.savedMs))} of model time and ${plural(first.upstreamCalls, "upstream call")}: ${formatMs(first.ms)} → ${formatMs(second.ms)}.\n`,
+        `\n${ok ? s.green("✔") : s.red("✘")} Run 2 saved ${s.bold(formatMs(second.savedMs))} of model time, ${s.bold(formatSpend(second.saved))} and ${plural(first.upstreamCalls, "upstream call")}: ${formatMs(first.ms)} → ${formatMs(second.ms)}.\n`,
+      );
+      io.out(
+        s.dim(
+          `  Tokens as the model reported them; dollars at ${DEMO_MODEL} prices from ${PRICE_SNAPSHOT.source}@${PRICE_SNAPSHOT.version} (${PRICE_SNAPSHOT.date}), offline.\n`,
+        ),
       );
       io.out(
         s.dim(
@@ -370,8 +385,16 @@ function runSummary(run: DemoRun, first: DemoRun | undefined, s: Style): string 
     `${plural(run.upstreamCalls, "upstream call")}`,
     `${formatMs(run.ms)} total`,
     run.savedMs > 0 ? `${formatMs(run.savedMs)} saved` : undefined,
+    run.upstreamCalls > 0 ? `${formatSpend(run.spent)} spent` : undefined,
+    run.hits > 0 ? `${formatSpend(run.saved)} saved` : undefined,
   ].filter((p) => p !== undefined);
   return `  ${s.bold(parts.join(", "))} · run hash ${run.contentHash.slice(0, 12)}${same}`;
+}
+
+/** The tokens and dollars of a tally's spend (without its time). */
+function spendOf(s: Spend & { ms?: number }): Spend {
+  const { ms: _ms, ...spend } = s;
+  return spend;
 }
 
 function round(ms: number): number {

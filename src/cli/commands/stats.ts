@@ -1,6 +1,15 @@
 /**
  * `invocache stats`: what a store or a cassette holds, in numbers.
  */
+
+import {
+  costOf,
+  extractUsage,
+  formatSpend,
+  PRICE_SNAPSHOT,
+  type PriceSnapshot,
+  type Spend,
+} from "../../usage/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT } from "../errors.js";
@@ -16,6 +25,12 @@ export interface GroupStats {
   bytes: number;
   /** Sum of the live calls' durations: what replaying them all saves, ms. */
   recordedMs: number;
+  /**
+   * Tokens and dollars the recordings cost (what replaying them all saves):
+   * entries with no usage in a known shape count in `noUsage`, those whose
+   * model has no known price in `unpriced`.
+   */
+  recorded: Spend;
 }
 
 /** The `--json` shape of `invocache stats` (docs/cli.md). */
@@ -30,6 +45,8 @@ export interface StatsReport extends GroupStats {
   byRole: Record<string, GroupStats>;
   byModel: Record<string, GroupStats>;
   problems: number;
+  /** The price table the dollars come from. */
+  prices: PriceSnapshot;
 }
 
 /**
@@ -44,7 +61,12 @@ export function computeStats(
   runs: number,
   problems: number,
 ): StatsReport {
-  const group = (): GroupStats => ({ entries: 0, bytes: 0, recordedMs: 0 });
+  const group = (): GroupStats => ({
+    entries: 0,
+    bytes: 0,
+    recordedMs: 0,
+    recorded: { inputTokens: 0, outputTokens: 0, usd: 0, unpriced: 0, noUsage: 0 },
+  });
   const groupOf = (groups: Record<string, GroupStats>, name: string): GroupStats => {
     groups[name] ??= group();
     return groups[name];
@@ -53,6 +75,17 @@ export function computeStats(
     g.entries++;
     g.bytes += r.bytes;
     g.recordedMs += r.entry.meta.durationMs;
+    // Stored with the entry; read from the response for recordings made before usage was.
+    const usage = r.entry.meta.usage ?? extractUsage(r.entry.response);
+    if (usage === undefined) {
+      g.recorded.noUsage++;
+      return;
+    }
+    g.recorded.inputTokens += usage.inputTokens;
+    g.recorded.outputTokens += usage.outputTokens;
+    const cost = costOf(r.entry.manifest.model, usage);
+    if (cost === undefined) g.recorded.unpriced++;
+    else g.recorded.usd = Math.round((g.recorded.usd + cost.usd) * 1e9) / 1e9;
   };
   const report: StatsReport = {
     source,
@@ -66,6 +99,7 @@ export function computeStats(
     byRole: {},
     byModel: {},
     problems,
+    prices: { ...PRICE_SNAPSHOT },
   };
   for (const r of entries) {
     add(report, r);
@@ -89,16 +123,18 @@ export const statsCommand: Command = {
   name: "stats",
   help: `Usage: invocache stats [--store URL | --cassette PATH] [--namespace NS] [--json]
 
-Entries, distinct ids, run records, bytes, recorded call time (what replaying
-everything saves), verdicts, oldest and newest recording; then the same by
-namespace, role and model.
+Entries, distinct ids, run records, bytes, recorded call time, tokens and
+dollars (what replaying everything saves; prices from the bundled
+@pydantic/genai-prices table, its date shown), verdicts, oldest and newest
+recording; then the same by namespace, role and model.
 
 Options:
   --store URL        a store URL (default: sqlite://.invocache/cache.sqlite)
   --cassette PATH    a YAML cassette, or a folder of them, instead of a store
   --namespace NS     only this namespace
-  --json             {"source", "entries", "bytes", "recordedMs", "ids", "runs", "oldest",
-                     "newest", "verdicts", "byNamespace", "byRole", "byModel", "problems"}
+  --json             {"source", "entries", "bytes", "recordedMs", "recorded", "ids", "runs",
+                     "oldest", "newest", "verdicts", "byNamespace", "byRole", "byModel",
+                     "problems", "prices"}
   -h, --help         this help
 
 Examples:
@@ -142,6 +178,10 @@ function printHuman(io: Io, r: StatsReport, exists: boolean): void {
   line("size", formatBytes(r.bytes));
   line("recorded time", `${formatMs(r.recordedMs)} of live calls (what a full replay saves)`);
   line(
+    "recorded cost",
+    `${formatSpend(r.recorded)}${r.recorded.noUsage > 0 && r.recorded.noUsage < r.entries ? `, ${plural(r.recorded.noUsage, "entry", "entries")} without usage` : ""} · prices ${r.prices.source}@${r.prices.version} (${r.prices.date})`,
+  );
+  line(
     "verdicts",
     `${r.verdicts.accepted} accepted, ${r.verdicts.rejected} rejected, ${r.verdicts.none} without`,
   );
@@ -158,7 +198,7 @@ function printHuman(io: Io, r: StatsReport, exists: boolean): void {
     io.out("\n");
     io.out(
       renderTable(
-        [title, "entries", "size", "recorded time"],
+        [title, "entries", "size", "recorded time", "recorded cost"],
         names.map((n) => {
           const g = groups[n]!;
           return [
@@ -166,9 +206,10 @@ function printHuman(io: Io, r: StatsReport, exists: boolean): void {
             String(g.entries),
             formatBytes(g.bytes),
             formatMs(g.recordedMs),
+            formatSpend(g.recorded),
           ];
         }),
-        { indent: "  ", headerStyle: s.dim, align: ["left", "right", "right", "right"] },
+        { indent: "  ", headerStyle: s.dim, align: ["left", "right", "right", "right", "left"] },
       ),
     );
   }

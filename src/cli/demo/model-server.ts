@@ -81,11 +81,8 @@ export async function startSimulatedModel(
       created: Math.floor(Date.now() / 1000),
       model,
       choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-      usage: {
-        prompt_tokens: Math.ceil(raw.length / 4),
-        completion_tokens: Math.ceil(text.length / 4),
-        total_tokens: Math.ceil(raw.length / 4) + Math.ceil(text.length / 4),
-      },
+      usage: usageOf(raw.length, text.length),
+      system_fingerprint: "fp_sim",
     });
   }
 
@@ -104,6 +101,28 @@ export async function startSimulatedModel(
         for (const s of sockets) s.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * A usage block spelled as OpenAI's chat completions reference shows it
+ * (details included). Counts estimate a tokenizer: a token per 4 bytes of
+ * the request and per 4 characters of the reply; nothing is cached.
+ */
+function usageOf(requestBytes: number, replyChars: number) {
+  const prompt = Math.ceil(requestBytes / 4);
+  const completion = Math.ceil(replyChars / 4);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 

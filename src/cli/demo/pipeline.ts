@@ -17,8 +17,12 @@ import type { Recorder } from "../../recorder/index.js";
 import { wrapTool } from "../../tools/index.js";
 import { FEEDBACK_MARKER } from "./script.js";
 
-/** The model name the pipeline asks for. */
-export const DEMO_MODEL = "sim-1";
+/**
+ * The model name the pipeline asks for: a real model's name, so the price
+ * table prices the simulated calls as that model's would be (the answers are
+ * the simulation's own).
+ */
+export const DEMO_MODEL = "gpt-4o-mini";
 /** The task every step works on. */
 export const DEMO_TASK = "DEMO-1: add a slugify() helper with tests";
 /** The gate allows this many attempts. */

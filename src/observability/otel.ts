@@ -1,0 +1,270 @@
+/**
+ * OpenTelemetry for recorder calls: one span per call (GenAI semantic
+ * conventions where they apply, `invocache.*` attributes for what they
+ * lack) and counters for hits, misses, upstream calls and saved tokens.
+ * The attribute names are a contract: docs/observability.md.
+ *
+ * `@opentelemetry/api` is an optional peer. It is imported lazily, the first
+ * time a recorder with telemetry on makes a call; when it is not installed
+ * nothing is loaded and every call skips this module's work. Without an SDK
+ * registered the API is a no-op, so "on by default" costs a few no-op calls.
+ */
+
+import type { CallSummary } from "../usage/summary.js";
+import { INVOCACHE_VERSION } from "../version.js";
+
+/** Structural slices of the OpenTelemetry API used here (no type import: the peer may be absent). */
+interface OtelSpan {
+  setAttribute(key: string, value: string | number | boolean): unknown;
+  setAttributes(attrs: Record<string, string | number | boolean>): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  recordException(error: unknown): unknown;
+  updateName(name: string): unknown;
+  end(): void;
+}
+interface OtelTracer {
+  startSpan(name: string, options?: unknown, context?: unknown): OtelSpan;
+}
+interface OtelCounter {
+  add(value: number, attributes?: Record<string, string | number | boolean>): void;
+}
+interface OtelMeter {
+  createCounter(name: string, options?: { description?: string; unit?: string }): OtelCounter;
+}
+/** A `TracerProvider` of `@opentelemetry/api` (or the SDK). */
+export interface TracerProviderLike {
+  getTracer(name: string, version?: string): unknown;
+}
+/** A `MeterProvider` of `@opentelemetry/api` (or the SDK). */
+export interface MeterProviderLike {
+  getMeter(name: string, version?: string): unknown;
+}
+interface OtelApi {
+  trace: TracerProviderLike;
+  metrics: MeterProviderLike;
+  context: { active(): unknown };
+  SpanKind: { CLIENT: number };
+  SpanStatusCode: { ERROR: number };
+}
+
+/** Options of the recorder's `telemetry` option. */
+export interface TelemetryOptions {
+  /** Default: the global tracer provider of `@opentelemetry/api`. */
+  tracerProvider?: TracerProviderLike;
+  /** Default: the global meter provider of `@opentelemetry/api`. */
+  meterProvider?: MeterProviderLike;
+}
+
+/** Instrumentation scope name of spans and metrics. */
+export const INSTRUMENTATION_NAME = "invocache";
+
+let apiPromise: Promise<OtelApi | undefined> | undefined;
+
+/** `@opentelemetry/api`, or undefined when it is not installed. Imported once. */
+function loadApi(): Promise<OtelApi | undefined> {
+  // A variable specifier: bundlers and type checks leave the optional peer alone.
+  const specifier = "@opentelemetry/api";
+  apiPromise ??= import(specifier).then(
+    (m: OtelApi & { default?: OtelApi }) => (m.trace === undefined ? m.default : m),
+    () => undefined,
+  );
+  return apiPromise;
+}
+
+/** What is known when a call starts. */
+export interface CallStart {
+  id: string;
+  occurrence: number;
+  attempt: number;
+  role: string;
+  model: string;
+  namespace: string;
+  mode: string;
+  store: string;
+  runId?: string | undefined;
+}
+
+/** What the recorder adds when the call ends, beyond its {@link CallSummary}. */
+export interface CallEnd {
+  /** The verdict recorded with the entry a hit replayed. */
+  verdict?: string | undefined;
+  /** Kind of divergence this call showed (verify mode: `response`). */
+  divergence?: string | undefined;
+  /** Why the call bypassed the cache, when it did. */
+  bypass?: string | undefined;
+  error?: unknown;
+}
+
+/** A span in progress. */
+export interface CallSpan {
+  end(summary: CallSummary, end: CallEnd): void;
+}
+
+const PROVIDERS: Record<string, string> = {
+  "openai.chat": "openai",
+  "openai.responses": "openai",
+  "anthropic.messages": "anthropic",
+  "gemini.generateContent": "gcp.gemini",
+};
+
+/**
+ * Telemetry of one recorder. `ready` is false until the API import settled;
+ * the recorder awaits `load()` on its first call, then `start` is synchronous.
+ */
+export class CallTelemetry {
+  ready = false;
+  #loading: Promise<void> | undefined;
+  readonly #options: TelemetryOptions;
+  #api: OtelApi | undefined;
+  #tracer: OtelTracer | undefined;
+  #counters:
+    | { hits: OtelCounter; misses: OtelCounter; upstream: OtelCounter; saved: OtelCounter }
+    | undefined;
+
+  constructor(options: TelemetryOptions) {
+    this.#options = options;
+  }
+
+  /** Import the API (first call of the first recorder only) and make the tracer and counters. */
+  load(): Promise<void> {
+    const options = this.#options;
+    this.#loading ??= loadApi().then((api) => {
+      this.#api = api;
+      if (api !== undefined) {
+        const tp = options.tracerProvider ?? api.trace;
+        const mp = options.meterProvider ?? api.metrics;
+        this.#tracer = tp.getTracer(INSTRUMENTATION_NAME, INVOCACHE_VERSION) as OtelTracer;
+        const meter = mp.getMeter(INSTRUMENTATION_NAME, INVOCACHE_VERSION) as OtelMeter;
+        this.#counters = {
+          hits: meter.createCounter("invocache.hits", {
+            description: "Calls served without going upstream (replayed or shared)",
+            unit: "{call}",
+          }),
+          misses: meter.createCounter("invocache.misses", {
+            description: "Calls looked up and not found",
+            unit: "{call}",
+          }),
+          upstream: meter.createCounter("invocache.upstream_calls", {
+            description: "Calls that reached the model",
+            unit: "{call}",
+          }),
+          saved: meter.createCounter("invocache.saved_tokens", {
+            description: "Tokens hits did not spend again",
+            unit: "{token}",
+          }),
+        };
+      }
+      this.ready = true;
+    });
+    return this.#loading;
+  }
+
+  /** Start the span of a call, a child of the caller's active span. Undefined when OpenTelemetry is absent. */
+  start(call: CallStart): CallSpan | undefined {
+    const api = this.#api;
+    const tracer = this.#tracer;
+    if (api === undefined || tracer === undefined) return undefined;
+    const op = call.role.startsWith("fn:") ? undefined : "chat";
+    const attributes: Record<string, string | number | boolean> = {
+      ...(op === undefined ? {} : { "gen_ai.operation.name": op }),
+      ...(call.model === "" ? {} : { "gen_ai.request.model": call.model }),
+      "invocache.role": call.role,
+      "invocache.mode": call.mode,
+      "invocache.store": call.store,
+      "invocache.namespace": call.namespace,
+      "invocache.identity": call.id,
+      "invocache.short_id": call.id.slice(0, 12),
+      "invocache.attempt": call.attempt,
+      "invocache.occurrence": call.occurrence,
+      ...(call.runId === undefined ? {} : { "invocache.run_id": call.runId }),
+    };
+    const name =
+      op === undefined ? `invocache ${call.role}` : `${op}${call.model ? ` ${call.model}` : ""}`;
+    const span = tracer.startSpan(
+      name,
+      { kind: api.SpanKind.CLIENT, attributes },
+      api.context.active(),
+    );
+    const counters = this.#counters!;
+    return {
+      end(summary, end) {
+        const labels = {
+          "invocache.role": summary.role,
+          "gen_ai.request.model": summary.model,
+          "invocache.namespace": summary.namespace,
+        };
+        const hit = summary.outcome === "hit";
+        const attrs: Record<string, string | number | boolean> = {
+          "invocache.hit": hit,
+          "invocache.replayed": hit && !summary.shared,
+          "invocache.shared": summary.shared,
+          "invocache.outcome": summary.outcome,
+          "invocache.upstream": summary.upstream,
+          "invocache.model_ms": summary.modelMs,
+        };
+        if (hit) attrs["invocache.saved_ms"] = summary.modelMs;
+        const u = summary.usage;
+        if (u !== undefined) {
+          const provider = PROVIDERS[u.shape] ?? providerOfModel(summary.model);
+          if (provider !== undefined) attrs["gen_ai.provider.name"] = provider;
+          if (u.model !== undefined) attrs["gen_ai.response.model"] = u.model;
+          attrs["gen_ai.usage.input_tokens"] = u.inputTokens;
+          attrs["gen_ai.usage.output_tokens"] = u.outputTokens;
+          if (u.cacheReadTokens) attrs["gen_ai.usage.cache_read.input_tokens"] = u.cacheReadTokens;
+          if (u.cacheWriteTokens)
+            attrs["gen_ai.usage.cache_creation.input_tokens"] = u.cacheWriteTokens;
+          if (u.reasoningTokens) attrs["invocache.usage.reasoning_tokens"] = u.reasoningTokens;
+          attrs["invocache.usage.shape"] = u.shape;
+        }
+        if (summary.cost !== undefined) {
+          attrs["invocache.cost_usd"] = summary.cost.usd;
+          attrs["invocache.price_snapshot"] =
+            `${summary.cost.snapshot.source}@${summary.cost.snapshot.version} ${summary.cost.snapshot.date}`;
+        }
+        if (end.verdict !== undefined) attrs["invocache.verdict"] = end.verdict;
+        if (end.divergence !== undefined) attrs["invocache.divergence"] = end.divergence;
+        if (end.bypass !== undefined) attrs["invocache.bypass"] = end.bypass;
+        span.setAttributes(attrs);
+        if (summary.outcome === "error") {
+          const e = end.error;
+          attrs["error.type"] = e instanceof Error ? e.name : "Error";
+          span.setAttribute("error.type", attrs["error.type"]);
+          span.recordException(e instanceof Error ? e : String(e));
+          span.setStatus({
+            code: api.SpanStatusCode.ERROR,
+            message: e instanceof Error ? e.message : String(e),
+          });
+        }
+        span.end();
+        if (hit) {
+          counters.hits.add(1, labels);
+          if (u !== undefined) {
+            counters.saved.add(u.inputTokens, { ...labels, "gen_ai.token.type": "input" });
+            counters.saved.add(u.outputTokens, { ...labels, "gen_ai.token.type": "output" });
+          }
+        }
+        if (summary.missed) counters.misses.add(1, labels);
+        if (summary.upstream) counters.upstream.add(1, labels);
+      },
+    };
+  }
+}
+
+/** `anthropic:claude-…` / `openai.chat:gpt-4o` (AI SDK model ids) → the provider part. */
+function providerOfModel(model: string): string | undefined {
+  const colon = model.indexOf(":");
+  return colon > 0 ? model.slice(0, colon).split(".")[0] : undefined;
+}
+
+/** The recorder's telemetry for its `telemetry` option: undefined when off. */
+export function createTelemetry(
+  option: boolean | TelemetryOptions | undefined,
+): CallTelemetry | undefined {
+  if (option === false) return undefined;
+  if (option !== undefined && option !== true && (option === null || typeof option !== "object")) {
+    throw new TypeError(
+      "telemetry must be true, false or { tracerProvider?, meterProvider? } (OpenTelemetry providers)",
+    );
+  }
+  return new CallTelemetry(option === true || option === undefined ? {} : option);
+}

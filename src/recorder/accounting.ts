@@ -1,0 +1,62 @@
+/**
+ * Accounting: once a call is answered or has failed, what it spent or saved
+ * goes into the savings accounts (`recorder.stats`, src/usage/summary.ts),
+ * its `call` event is emitted and its span ends. It only reads what the
+ * pipeline returned (the Answer) and the call's facts; it decides nothing.
+ */
+import type { CallSpan } from "../observability/otel.js";
+import { extractUsage } from "../usage/extract.js";
+import { addToAccounts, type CallSummary, priceCall } from "../usage/summary.js";
+import type { Answer, CallContext, Core } from "./core.js";
+import type { RunInfo } from "./run-scope.js";
+
+/**
+ * Account for one call: `answer` when it was answered, else the `error` it
+ * failed with. `started` is `performance.now()` when it entered the recorder.
+ */
+export function endCall(
+  core: Core,
+  c: CallContext,
+  started: number,
+  span: CallSpan | undefined,
+  answer: Answer | undefined,
+  error?: unknown,
+): void {
+  const upstream = c.facts.upstream;
+  // A response the recorder did not store (incomplete, too large, live, verify)
+  // still cost what it reports.
+  const usage =
+    answer === undefined
+      ? undefined
+      : (answer.usage ?? (upstream ? extractUsage(answer.value) : undefined));
+  const runIds: string[] = [];
+  for (let s: RunInfo | undefined = c.scope; s !== undefined; s = s.parent) runIds.push(s.runId);
+  const cost = priceCall(c.manifest.model, usage);
+  const summary: CallSummary = {
+    id: c.id,
+    occurrence: c.occurrence,
+    attempt: c.manifest.attempt,
+    role: c.manifest.role,
+    model: c.manifest.model,
+    namespace: core.namespace,
+    mode: core.mode,
+    runIds,
+    outcome:
+      answer === undefined ? "error" : answer.hit ? "hit" : answer.recorded ? "recorded" : "live",
+    shared: answer?.shared === true,
+    missed: c.facts.missed,
+    upstream,
+    ...(usage === undefined ? {} : { usage }),
+    ...(cost === undefined ? {} : { cost }),
+    modelMs: answer?.durationMs ?? 0,
+    elapsedMs: Math.round((performance.now() - started) * 1000) / 1000,
+  };
+  addToAccounts(core.stats, summary);
+  core.events.emit("call", summary);
+  span?.end(summary, {
+    verdict: answer?.verdict,
+    divergence: answer?.divergence,
+    bypass: answer?.bypass,
+    ...(error === undefined ? {} : { error }),
+  });
+}

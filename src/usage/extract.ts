@@ -1,0 +1,295 @@
+/**
+ * Token usage read from a response, as the provider reported it. A pure
+ * translation of known response shapes: OpenAI chat completions and
+ * Responses (plain, or streamed with the final usage chunk), Anthropic
+ * messages (plain, or streamed: `message_start` then `message_delta`),
+ * Gemini `usageMetadata`, and the AI SDK's v3 `usage`. Each may come bare
+ * (what `recorder.call` stored), inside the fetch adapter's recording
+ * (`{ status, headers, body }`, SSE events) or inside a recorded stream.
+ *
+ * A shape that is not recognised gives `undefined`: no usage is recorded,
+ * never a guess (no counting of characters).
+ */
+
+/** Tokens of one call. `inputTokens` counts every input token, cached ones included (the OpenTelemetry GenAI convention). */
+export interface Usage {
+  /** Which response shape the numbers were read from, e.g. `openai.chat`, `anthropic.messages`. */
+  shape: UsageShape;
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens read from the provider's prompt cache (part of `inputTokens`). */
+  cacheReadTokens?: number;
+  /** Input tokens written to the provider's prompt cache (part of `inputTokens`). */
+  cacheWriteTokens?: number;
+  /** Reasoning tokens (part of `outputTokens`). */
+  reasoningTokens?: number;
+  /** The model the response names (e.g. `gpt-4o-2024-08-06`), when it names one. */
+  model?: string;
+}
+
+export type UsageShape =
+  | "openai.chat"
+  | "openai.responses"
+  | "anthropic.messages"
+  | "gemini.generateContent"
+  | "ai-sdk";
+
+type Obj = Record<string, unknown>;
+
+function obj(v: unknown): Obj | undefined {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : undefined;
+}
+
+/** A token count: a finite integer >= 0, else undefined. */
+function count(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+function build(
+  shape: UsageShape,
+  input: number,
+  output: number,
+  extra: {
+    cacheRead?: number | undefined;
+    cacheWrite?: number | undefined;
+    reasoning?: number | undefined;
+    model?: string | undefined;
+  },
+): Usage {
+  return {
+    shape,
+    inputTokens: input,
+    outputTokens: output,
+    ...(extra.cacheRead ? { cacheReadTokens: extra.cacheRead } : {}),
+    ...(extra.cacheWrite ? { cacheWriteTokens: extra.cacheWrite } : {}),
+    ...(extra.reasoning ? { reasoningTokens: extra.reasoning } : {}),
+    ...(extra.model === undefined ? {} : { model: extra.model }),
+  };
+}
+
+/** OpenAI chat completions `usage` (also the final chunk of a stream with `include_usage`). */
+function openAiChat(u: Obj, model: string | undefined): Usage | undefined {
+  const input = count(u.prompt_tokens);
+  const output = count(u.completion_tokens);
+  if (input === undefined || output === undefined) return undefined;
+  return build("openai.chat", input, output, {
+    cacheRead: count(obj(u.prompt_tokens_details)?.cached_tokens),
+    reasoning: count(obj(u.completion_tokens_details)?.reasoning_tokens),
+    model,
+  });
+}
+
+/** OpenAI Responses `usage`. */
+function openAiResponses(u: Obj, model: string | undefined): Usage | undefined {
+  const input = count(u.input_tokens);
+  const output = count(u.output_tokens);
+  if (input === undefined || output === undefined || !("total_tokens" in u)) return undefined;
+  return build("openai.responses", input, output, {
+    cacheRead: count(obj(u.input_tokens_details)?.cached_tokens),
+    reasoning: count(obj(u.output_tokens_details)?.reasoning_tokens),
+    model,
+  });
+}
+
+/** Anthropic `usage`: `input_tokens` excludes the cache reads and writes, which are added. */
+function anthropic(u: Obj, model: string | undefined): Usage | undefined {
+  const input = count(u.input_tokens);
+  const output = count(u.output_tokens);
+  if (input === undefined || output === undefined) return undefined;
+  const cacheRead = count(u.cache_read_input_tokens) ?? 0;
+  const cacheWrite = count(u.cache_creation_input_tokens) ?? 0;
+  return build("anthropic.messages", input + cacheRead + cacheWrite, output, {
+    cacheRead,
+    cacheWrite,
+    model,
+  });
+}
+
+/** Gemini `usageMetadata`: thoughts are billed as output. */
+function gemini(u: Obj, model: string | undefined): Usage | undefined {
+  const input = count(u.promptTokenCount);
+  if (input === undefined) return undefined;
+  const candidates = count(u.candidatesTokenCount) ?? 0;
+  const thoughts = count(u.thoughtsTokenCount) ?? 0;
+  if (count(u.candidatesTokenCount) === undefined && count(u.totalTokenCount) === undefined)
+    return undefined;
+  return build("gemini.generateContent", input, candidates + thoughts, {
+    cacheRead: count(u.cachedContentTokenCount),
+    reasoning: thoughts,
+    model,
+  });
+}
+
+/** AI SDK v3 `usage` (`{ inputTokens: { total, cacheRead… }, outputTokens: { total, reasoning… } }`). */
+function aiSdk(u: Obj): Usage | undefined {
+  const i = obj(u.inputTokens);
+  const o = obj(u.outputTokens);
+  if (i === undefined || o === undefined) return undefined;
+  const input = count(i.total);
+  const output = count(o.total);
+  if (input === undefined || output === undefined) return undefined;
+  return build("ai-sdk", input, output, {
+    cacheRead: count(i.cacheRead),
+    cacheWrite: count(i.cacheWrite),
+    reasoning: count(o.reasoning),
+  });
+}
+
+/** A plain (non-streamed) response body of any known provider. */
+function fromBody(body: Obj): Usage | undefined {
+  const model = str(body.model) ?? str(body.modelVersion);
+  const usage = obj(body.usage);
+  if (usage !== undefined) {
+    if (body.object === "chat.completion" || body.object === "chat.completion.chunk")
+      return openAiChat(usage, model);
+    if (body.object === "response") return openAiResponses(usage, model);
+    if (body.type === "message") return anthropic(usage, model);
+    return undefined;
+  }
+  const meta = obj(body.usageMetadata);
+  if (meta !== undefined && Array.isArray(body.candidates)) return gemini(meta, model);
+  return undefined;
+}
+
+/** The JSON payloads of recorded SSE events (fetch adapter: `{ json }` or `{ data }` blocks). */
+function ssePayloads(events: readonly unknown[]): Obj[] {
+  const out: Obj[] = [];
+  for (const e of events) {
+    const ev = obj(e);
+    if (ev === undefined) continue;
+    let payload: unknown = ev.json;
+    if (payload === undefined && typeof ev.data === "string") {
+      try {
+        payload = JSON.parse(ev.data);
+      } catch {
+        continue; // `[DONE]` and other non-JSON data
+      }
+    }
+    const p = obj(payload);
+    if (p !== undefined) out.push(p);
+  }
+  return out;
+}
+
+/** Usage from the payloads of a streamed HTTP answer (OpenAI chat/Responses, Anthropic, Gemini). */
+function fromStreamPayloads(payloads: readonly Obj[]): Usage | undefined {
+  // Anthropic: input on message_start, cumulative counts on the last message_delta.
+  const start = payloads.find((p) => p.type === "message_start");
+  if (start !== undefined) {
+    const message = obj(start.message);
+    const base = obj(message?.usage);
+    const deltas = payloads.filter((p) => p.type === "message_delta" && obj(p.usage));
+    const last = obj(deltas.at(-1)?.usage);
+    if (base === undefined && last === undefined) return undefined;
+    return anthropic({ ...base, ...last }, str(message?.model));
+  }
+  // OpenAI Responses: the final response object carries the usage.
+  for (let i = payloads.length - 1; i >= 0; i--) {
+    const p = payloads[i]!;
+    if (typeof p.type === "string" && p.type.startsWith("response.")) {
+      const response = obj(p.response);
+      if (response?.object === "response" && obj(response.usage) !== undefined)
+        return fromBody(response);
+    }
+  }
+  // OpenAI chat: the usage chunk (include_usage); Gemini: the last usageMetadata.
+  for (let i = payloads.length - 1; i >= 0; i--) {
+    const p = payloads[i]!;
+    if (p.object === "chat.completion.chunk" && obj(p.usage) !== undefined) return fromBody(p);
+    if (obj(p.usageMetadata) !== undefined && Array.isArray(p.candidates)) return fromBody(p);
+  }
+  return undefined;
+}
+
+/** An AI SDK v3 stream: the `finish` part carries the usage. */
+function fromAiSdkParts(parts: readonly unknown[]): Usage | undefined {
+  let model: string | undefined;
+  for (const part of parts) {
+    const p = obj(part);
+    if (p?.type === "response-metadata") model = str(p.modelId) ?? model;
+    if (p?.type === "finish") {
+      const u = obj(p.usage);
+      const usage = u === undefined ? undefined : aiSdk(u);
+      return usage === undefined ? undefined : model ? { ...usage, model } : usage;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The usage a response reports, or `undefined` when its shape is not one
+ * this knows (nothing is guessed).
+ *
+ * @example
+ * extractUsage({ object: "chat.completion", model: "gpt-4o", choices: [],
+ *   usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } })
+ * // { shape: "openai.chat", inputTokens: 12, outputTokens: 3, model: "gpt-4o" }
+ */
+export function extractUsage(response: unknown): Usage | undefined {
+  const r = obj(response);
+  if (r === undefined) return undefined;
+  // A recorded stream (recorder.stream): fetch adapter head + SSE events, or AI SDK parts.
+  if (r.kind === "stream" && Array.isArray(r.events)) {
+    const data = r.events.map((e) => obj(e)?.data);
+    const head = obj(r.head);
+    if (head !== undefined && obj(head.body) !== undefined) return fromBody(obj(head.body)!);
+    const fromSse = fromStreamPayloads(ssePayloads(data));
+    return fromSse ?? fromAiSdkParts(data);
+  }
+  // The fetch adapter's plain recording: { status, headers, body } or { status, headers, sse }.
+  if (typeof r.status === "number" && obj(r.headers) !== undefined) {
+    if (obj(r.body) !== undefined) return fromBody(obj(r.body)!);
+    if (Array.isArray(r.sse)) return fromStreamPayloads(ssePayloads(r.sse));
+    return undefined;
+  }
+  // The AI SDK middleware's generate recording: { result: { usage, response… } }.
+  const result = obj(r.result);
+  if (result !== undefined && Object.keys(r).length === 1) {
+    const u = obj(result.usage);
+    const usage = u === undefined ? undefined : aiSdk(u);
+    const model = str(obj(result.response)?.modelId);
+    return usage === undefined ? undefined : model ? { ...usage, model } : usage;
+  }
+  return fromBody(r);
+}
+
+const USAGE_KEYS = new Set([
+  "shape",
+  "inputTokens",
+  "outputTokens",
+  "cacheReadTokens",
+  "cacheWriteTokens",
+  "reasoningTokens",
+  "model",
+]);
+const SHAPES = new Set<string>([
+  "openai.chat",
+  "openai.responses",
+  "anthropic.messages",
+  "gemini.generateContent",
+  "ai-sdk",
+]);
+
+/**
+ * Why a stored `meta.usage` is malformed (`"inputTokens must be …"`), or
+ * undefined when it is a valid {@link Usage}.
+ */
+export function usageProblem(value: unknown): string | undefined {
+  const u = obj(value);
+  if (u === undefined) return "must be an object";
+  for (const k of Object.keys(u)) if (!USAGE_KEYS.has(k)) return `has an unknown field "${k}"`;
+  if (typeof u.shape !== "string" || !SHAPES.has(u.shape))
+    return `shape must be one of ${[...SHAPES].join(", ")}`;
+  for (const k of ["inputTokens", "outputTokens"]) {
+    if (count(u[k]) === undefined) return `${k} must be an integer >= 0`;
+  }
+  for (const k of ["cacheReadTokens", "cacheWriteTokens", "reasoningTokens"]) {
+    if (k in u && count(u[k]) === undefined) return `${k} must be an integer >= 0`;
+  }
+  if ("model" in u && str(u.model) === undefined) return "model must be a non-empty string";
+  return undefined;
+}

@@ -1,0 +1,18 @@
+// Token usage, cost and savings accounting (`invocache/usage`): pure
+// translations of response shapes and sums over the recorder's calls.
+// Re-exports only; see docs/observability.md.
+export { type Cost, costOf, PRICE_SNAPSHOT, type PriceSnapshot } from "./cost.js";
+export { extractUsage, type Usage, type UsageShape, usageProblem } from "./extract.js";
+export {
+  type Accounts,
+  addToAccounts,
+  addToTally,
+  type CallSummary,
+  emptyAccounts,
+  emptyTally,
+  formatSpend,
+  formatTokens,
+  formatUsd,
+  type Spend,
+  type Tally,
+} from "./summary.js";

@@ -1,0 +1,34 @@
+/**
+ * @opentelemetry/api is an optional peer: importing invocache, creating a
+ * recorder, or calling with `telemetry: false` never loads it; a recorder
+ * with telemetry on loads it on its first call (the control).
+ */
+import { describe, expect, it, vi } from "vitest";
+
+const loaded = vi.hoisted(() => new Set<string>());
+vi.mock("@opentelemetry/api", async (importOriginal) => {
+  loaded.add("@opentelemetry/api");
+  return importOriginal();
+});
+
+describe("OpenTelemetry is imported lazily", () => {
+  it("importing invocache and calling with telemetry: false loads nothing of it", async () => {
+    const { createRecorder } = await import("../../src/index.js");
+    await import("../../src/adapters/index.js");
+    const on = createRecorder({ store: "memory://", env: {} }); // telemetry on, no call yet
+    const off = createRecorder({ store: "memory://", env: {}, telemetry: false });
+    await off.call({ role: "x", prompt: "p" }, async () => ({ ok: true }));
+    await off.call({ role: "x", prompt: "p" }, async () => ({ ok: true }));
+    expect([...loaded]).toStrictEqual([]);
+    await on.close();
+    await off.close();
+  });
+
+  it("a recorder with telemetry on loads it on its first call (the control)", async () => {
+    const { createRecorder } = await import("../../src/index.js");
+    const r = createRecorder({ store: "memory://", env: {} });
+    await r.call({ role: "x", prompt: "p" }, async () => ({ ok: true }));
+    expect([...loaded]).toStrictEqual(["@opentelemetry/api"]);
+    await r.close();
+  });
+});
