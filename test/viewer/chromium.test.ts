@@ -52,18 +52,23 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     const runs = page.locator("#runs tbody tr");
     expect(await runs.count()).toBe(1);
     expect(await runs.first().textContent()).toContain("demo");
+    // Model calls only: the viewer does not list tool-call entries yet (docs/viewer.md).
     expect(await page.locator("#entries tbody tr").count()).toBe(5);
     await shot(page, "overview");
 
     await page.click("#runs a");
     expect(await page.locator("h1").textContent()).toBe("Run demo");
     const steps = page.locator(".timeline .step");
-    expect(await steps.count()).toBe(5);
+    expect(await steps.count()).toBe(7);
     expect(await steps.locator(".role").allTextContents()).toEqual([
       "planner",
       "builder",
+      // Tool-call steps are in the trajectory but their entries are not read
+      // by the viewer yet (docs/viewer.md, "Not yet").
+      "(not in this source)",
       "reviewer",
       "builder",
+      "(not in this source)",
       "reviewer",
     ]);
     const rejected = page.locator(".step.rejected");
