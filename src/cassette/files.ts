@@ -11,8 +11,9 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { mkdir, open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { makeDirectory } from "../files/index.js";
 
 /** What identifies one version of a file without reading it (git's index uses the same fields). */
 export interface FileStamp {
@@ -119,7 +120,7 @@ export async function writeFileAtomic(
   opts: { beforeRename?: () => Promise<void> } = {},
 ): Promise<FileStamp> {
   const dir = dirname(path);
-  await mkdir(dir, { recursive: true });
+  await makeDirectory(dir);
   const mode = await stat(path).then(
     (s) => s.mode & 0o7777,
     () => 0o666, // new file: the umask applies

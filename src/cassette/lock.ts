@@ -16,9 +16,10 @@
  * letting it overwrite someone else's.
  */
 import type { BigIntStats } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { lock } from "proper-lockfile";
+import { makeDirectory } from "../files/index.js";
 
 /** A lock not refreshed for this long belongs to a dead process (proper-lockfile's minimum is 2 s). */
 export const STALE_MS = 5_000;
@@ -123,7 +124,7 @@ export async function withFileLock<T>(
 }
 
 async function acquire(file: string, opts: LockOptions): Promise<() => Promise<void>> {
-  await mkdir(dirname(file), { recursive: true });
+  await makeDirectory(dirname(file));
   const deadline = Date.now() + (opts.timeoutMs ?? LOCK_TIMEOUT_MS);
   const stale = staleOf(opts);
   let delay = 5;

@@ -22,8 +22,9 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { mkdir, open, rename, unlink } from "node:fs/promises";
+import { open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { makeDirectory } from "../files/index.js";
 import type { JsonValue } from "../json/value.js";
 import type { FileStamp } from "./files.js";
 import type { CassetteItem } from "./item.js";
@@ -151,7 +152,7 @@ export async function writeParseCache(
   const path = parseCachePath(dir, file);
   const temp = `${path}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
   try {
-    await mkdir(dir, { recursive: true });
+    await makeDirectory(dir);
     const handle = await open(
       temp,
       constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,

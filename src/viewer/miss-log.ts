@@ -8,8 +8,9 @@
  * publishes: the identity, occurrence and normalized manifest (secrets are
  * `{secret:NAME}` there, as in the store), never a raw prompt.
  */
-import { appendFile, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { appendFile, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { makeDirectory } from "../files/index.js";
 import type { Manifest } from "../identity/index.js";
 import type { Recorder } from "../recorder/index.js";
 
@@ -64,7 +65,7 @@ export function missLogPath(
 export async function appendMiss(path: string, record: MissRecord): Promise<void> {
   try {
     const dir = dirname(path);
-    await mkdir(dir, { recursive: true });
+    await makeDirectory(dir);
     await writeFile(join(dir, ".gitignore"), "*\n", { flag: "wx" }).catch(() => {});
     await appendFile(path, `${JSON.stringify(record)}\n`);
     const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l !== "");

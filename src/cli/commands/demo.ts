@@ -4,8 +4,9 @@
  * is recorded, runs again and replays; its artifacts are stamped and the
  * stamps verified. Needs no network and no key.
  */
-import { access, mkdir, rm } from "node:fs/promises";
+import { access, rm } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
+import { makeDirectory } from "../../files/index.js";
 import { shortId } from "../../identity/index.js";
 import {
   readSigningKey,
@@ -22,7 +23,7 @@ import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { startSimulatedModel } from "../demo/model-server.js";
 import { ALL_ARTIFACTS, DEMO_MODEL, runPipeline, type StepResult } from "../demo/pipeline.js";
-import { EXIT, UsageError } from "../errors.js";
+import { CliError, EXIT, UsageError } from "../errors.js";
 import { formatMs, oneLine, plural, renderTable } from "../format.js";
 import type { Style } from "../io.js";
 import { verifyAll, verifyRow } from "./verify.js";
@@ -123,7 +124,13 @@ Examples:
     const model = await startSimulatedModel();
     try {
       const cleared = await clearNamespace(store, namespace);
-      await mkdir(outDir, { recursive: true });
+      await makeDirectory(outDir).catch((error: NodeJS.ErrnoException) => {
+        throw new CliError(
+          "ERR_OUT_DIR",
+          `--out: cannot make the folder ${outDir} (${error.code ?? error.message}); choose a writable folder`,
+          { cause: error },
+        );
+      });
       const demoKey = await demoSigningKey(outDir);
       for (const name of ALL_ARTIFACTS) {
         await rm(join(outDir, name), { force: true });
@@ -324,7 +331,7 @@ async function demoSigningKey(outDir: string): Promise<{
     () => false,
   );
   if (!exists) {
-    await mkdir(dir, { recursive: true });
+    await makeDirectory(dir);
     await writeKeyPair(privateKeyPath, publicKeyPath);
   }
   return {

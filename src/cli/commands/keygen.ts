@@ -1,8 +1,9 @@
 /**
  * `invocache keygen`: make a key pair to sign stamps with.
  */
-import { mkdir } from "node:fs/promises";
+
 import { join, relative, resolve } from "node:path";
+import { makeDirectory } from "../../files/index.js";
 import { type SigningAlgorithm, writeKeyPair } from "../../provenance/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
@@ -61,7 +62,7 @@ Examples:
     if (values.out === "")
       throw new UsageError("keygen: --out must be a folder path, got an empty string");
     const dir = resolve(io.cwd, values.out ?? join(".invocache", "keys"));
-    await mkdir(dir, { recursive: true });
+    await makeDirectory(dir);
     const files = await writeKeyPair(
       join(dir, `${name}.key.pem`),
       join(dir, `${name}.pub.pem`),

@@ -3,10 +3,11 @@
  * processes. Values go through `@keyv/sqlite`; listing and leases are plain
  * SQL on the adapter's own connection (`adapter.query`).
  */
-import { mkdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { StoreError } from "../../errors.js";
+import { makeDirectory } from "../../files/index.js";
 import type { Backend, RawRow } from "../backend.js";
 import { prepareKeyv } from "./keyv.js";
 
@@ -36,7 +37,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   const fromAdapter = createRequire(createRequire(import.meta.url).resolve("@keyv/sqlite"));
   const sqlite3 = loadSqlite3(`sqlite://${path}`, () => fromAdapter("sqlite3")) as Sqlite3;
   if (path !== ":memory:") {
-    await mkdir(dirname(path), { recursive: true });
+    await makeDirectory(dirname(path));
     await probe(sqlite3, path);
   }
   const { KeyvSqlite } = await import("@keyv/sqlite");
