@@ -295,7 +295,7 @@ describe("the fetch route: createFetch as ChatAnthropic's client fetch", () => {
 });
 
 describe("the fetch route: a miss through ChatOpenAI names the field", () => {
-  it("another max token count is a miss naming params.max_completion_tokens", async () => {
+  it("another max token count is a miss naming params.max_tokens", async () => {
     const chat = (recorder: Recorder, maxTokens: number) =>
       new ChatOpenAI({
         model: "gpt-4o-mini",
@@ -310,9 +310,7 @@ describe("the fetch route: a miss through ChatOpenAI names the field", () => {
       .catch((e: unknown) => e);
     const error = miss instanceof ReplayMissError ? miss : (miss as { cause?: unknown }).cause;
     expect(error).toBeInstanceOf(ReplayMissError);
-    expect((error as ReplayMissError).message).toMatch(
-      /params\.max_(completion_)?tokens: 64 → 128/,
-    );
+    expect((error as ReplayMissError).message).toContain("params.max_tokens: 64 → 128");
   });
 });
 
