@@ -1,9 +1,12 @@
 /**
  * LangChain.js through invocache, with the real packages (@langchain/core,
  * @langchain/openai) against the fake provider on loopback: the cache route
- * (`InvocacheCache`), the fetch route (`createFetch` as ChatOpenAI's client
- * fetch: streaming and tools), and the invocation context through runnables.
+ * (`InvocacheCache`), the fetch route (`createFetch` as ChatOpenAI's and
+ * ChatAnthropic's client fetch: streaming and tools), and the invocation
+ * context through runnables.
  */
+
+import { ChatAnthropic } from "@langchain/anthropic";
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { ChatPromptTemplate } from "@langchain/core/prompts";
 import { RunnableLambda, RunnableSequence } from "@langchain/core/runnables";
@@ -230,6 +233,84 @@ describe("the fetch route: createFetch as ChatOpenAI's client fetch", () => {
     expect(await pipeline(replayer)).toStrictEqual(first);
     expect(provider.calls).toBe(2);
     expect(replayer.stats.hits).toBe(2);
+  });
+});
+
+describe("the fetch route: createFetch as ChatAnthropic's client fetch", () => {
+  const anthropic = (recorder: Recorder, extra: Record<string, unknown> = {}) =>
+    new ChatAnthropic({
+      model: "claude-sonnet-4-5",
+      apiKey: API_KEY,
+      maxRetries: 0,
+      temperature: 0,
+      clientOptions: { baseURL: provider.url, fetch: createFetch({ recorder }) },
+      ...extra,
+    });
+
+  it("records plain, streamed and tool-bound messages, then replays them with the provider stopped", async () => {
+    const pipeline = async (recorder: Recorder) => {
+      const model = anthropic(recorder);
+      const plain = await withInvocation({ role: "reviewer" }, () =>
+        model.invoke([
+          ["system", "Be brief"],
+          ["human", "Review the diff"],
+        ]),
+      );
+      let streamed = "";
+      for await (const chunk of await model.stream("Stream the checklist")) {
+        streamed +=
+          typeof chunk.content === "string" ? chunk.content : JSON.stringify(chunk.content);
+      }
+      const tooled = await model.bindTools([weather]).invoke("Weather in Oslo?");
+      return [plain.content, streamed, tooled.content];
+    };
+    const first = await pipeline(box.recorder("auto"));
+    expect(first[0]).toMatch(/^reply #1 /);
+    expect(first[1]).toMatch(/^reply #2 /);
+    expect(provider.calls).toBe(3);
+    expect(provider.requests.map((r) => r.path)).toStrictEqual([
+      "/v1/messages",
+      "/v1/messages",
+      "/v1/messages",
+    ]);
+    expect(
+      provider.requests.map((r) => (r.body as { stream?: boolean }).stream === true),
+    ).toStrictEqual([false, true, false]); // the second call really streamed (SSE)
+    await provider.close();
+    const replayer = box.recorder("replay");
+    expect(await pipeline(replayer)).toStrictEqual(first);
+    expect(provider.calls).toBe(3);
+    expect(replayer.stats.hits).toBe(3);
+  });
+
+  it("a changed setting is a miss that names the field, like the other adapters", async () => {
+    await anthropic(box.recorder("auto")).invoke("Review the diff");
+    const miss = await anthropic(box.recorder("replay"), { temperature: 0.5 })
+      .invoke("Review the diff")
+      .catch((e: unknown) => e);
+    const error = miss instanceof ReplayMissError ? miss : (miss as { cause?: unknown }).cause;
+    expect(error).toBeInstanceOf(ReplayMissError);
+    expect((error as ReplayMissError).message).toContain("params.temperature: 0 → 0.5");
+  });
+});
+
+describe("the fetch route: a miss through ChatOpenAI names the field", () => {
+  it("another max token count is a miss naming params.max_tokens", async () => {
+    const chat = (recorder: Recorder, maxTokens: number) =>
+      new ChatOpenAI({
+        model: "gpt-4o-mini",
+        apiKey: API_KEY,
+        maxRetries: 0,
+        maxTokens,
+        configuration: { baseURL: `${provider.url}/v1`, fetch: createFetch({ recorder }) },
+      });
+    await chat(box.recorder("auto"), 64).invoke("Plan it");
+    const miss = await chat(box.recorder("replay"), 128)
+      .invoke("Plan it")
+      .catch((e: unknown) => e);
+    const error = miss instanceof ReplayMissError ? miss : (miss as { cause?: unknown }).cause;
+    expect(error).toBeInstanceOf(ReplayMissError);
+    expect((error as ReplayMissError).message).toContain("params.max_tokens: 64 → 128");
   });
 });
 

@@ -88,4 +88,26 @@ describe("package.json", () => {
       }
     });
   }
+
+  it("each framework's peer range starts at the release test/compat pins, and the dev dependency is inside it", () => {
+    const compat = JSON.parse(readFileSync(`${root}test/compat/package.json`, "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    const num = (v: string) => v.split(".").map(Number);
+    const below = (a: string, b: string) => {
+      const [x, y] = [num(a), num(b)];
+      for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) < (y[i] ?? 0);
+      return false;
+    };
+    for (const [, [, peers]] of Object.entries(subpaths)) {
+      for (const peer of peers) {
+        const range = /^>=(\d+\.\d+\.\d+) <(\d+\.\d+\.\d+)$/.exec(pkg.peerDependencies[peer] ?? "");
+        expect(range, `${peer}: write the range as ">=lowest <next-major"`).not.toBeNull();
+        const [, lowest = "", limit = ""] = range ?? [];
+        expect(compat.dependencies[peer], peer).toBe(lowest);
+        const newest = pkg.devDependencies[peer] ?? "";
+        expect(below(newest, lowest) || !below(newest, limit), `${peer} ${newest}`).toBe(false);
+      }
+    }
+  });
 });

@@ -9,6 +9,7 @@ import {
   BatchTraceProcessor,
   getGlobalTraceProvider,
   OpenAITracingExporter,
+  RunContext,
   Runner,
   setTraceProcessors,
   setTracingDisabled,
@@ -18,7 +19,12 @@ import OpenAI from "openai";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type Recorder, ReplayMissError, withInvocation } from "../../src/index.js";
-import { invocacheClient, invocacheModelProvider } from "../../src/integrations/openai-agents.js";
+import {
+  invocacheClient,
+  invocacheModelProvider,
+  invocacheTool,
+} from "../../src/integrations/openai-agents.js";
+import { runKey } from "../../src/store/index.js";
 import { sqliteSandbox } from "../adapters/helpers.js";
 import { type ScriptedResponses, startScriptedResponses } from "./scripted-responses.js";
 
@@ -48,12 +54,12 @@ const lookupOrder = tool({
   },
 });
 
-function agents() {
+function agents(tools = [lookupOrder]) {
   const billing = new Agent({
     name: "Billing agent",
     instructions: "Answer billing questions; look orders up.",
     model: "gpt-5",
-    tools: [lookupOrder],
+    tools,
   });
   return new Agent({
     name: "Triage agent",
@@ -72,9 +78,9 @@ function runner(recorder: Recorder, maxRetries = 0): Runner {
   return new Runner({ modelProvider: invocacheModelProvider({ recorder, client }) });
 }
 
-async function ask(recorder: Recorder, r = runner(recorder)) {
+async function ask(recorder: Recorder, r = runner(recorder), triage = agents()) {
   const result = await withInvocation({ role: "support", task: "order 42" }, () =>
-    recorder.run(() => r.run(agents(), "Where is my order 42?"), { runId: "support-42" }),
+    recorder.run(() => r.run(triage, "Where is my order 42?"), { runId: "support-42" }),
   );
   return { output: result.finalOutput, agent: result.lastAgent?.name };
 }
@@ -161,6 +167,109 @@ describe("OpenAI Agents SDK through createFetch", () => {
     const replayer = box.recorder("replay");
     expect(await conversation(replayer)).toStrictEqual(first);
     expect(replayer.stats.hits).toBe(4);
+  });
+
+  it("tool executions replay through invocacheTool: the replay runs no tool and calls no provider", async () => {
+    const recordedLookup = (recorder: Recorder, policy: { readOnlyHint?: boolean } = {}) =>
+      invocacheTool(
+        {
+          name: "lookup_order",
+          description: "Look an order up by id",
+          parameters: z.object({ order: z.string() }),
+          execute: async ({ order }) => {
+            toolRuns++;
+            return `order ${order} shipped`;
+          },
+        },
+        { recorder, ...policy },
+      );
+    const recorder = box.recorder("auto");
+    const first = await ask(
+      recorder,
+      runner(recorder),
+      agents([recordedLookup(recorder, { readOnlyHint: true })]),
+    );
+    expect(first).toStrictEqual({ output: "reply #3: order 42 shipped", agent: "Billing agent" });
+    expect(provider.calls).toBe(3);
+    expect(toolRuns).toBe(1);
+    expect(recorder.stats.recorded).toBe(4); // three model calls and the tool execution
+    const stored = (await recorder.store.get(runKey(recorder.namespace, "support-42"))) as {
+      calls: string[];
+    };
+    expect(stored.calls).toHaveLength(4); // one trajectory: model → model → tool → model
+    await provider.close();
+    const replayer = box.recorder("replay");
+    const second = await ask(replayer, runner(replayer), agents([recordedLookup(replayer)]));
+    expect(second).toStrictEqual(first);
+    expect(provider.calls).toBe(3);
+    expect(toolRuns).toBe(1); // the tool's real function did not run again
+    expect(replayer.stats.hits).toBe(4);
+  });
+
+  it("invocacheTool keeps the side-effect rule: a tool without hints runs live in auto mode", async () => {
+    const recorder = box.recorder("auto");
+    const bypassed: string[] = [];
+    recorder.on("bypass", (e: { reason: string }) => bypassed.push(e.reason));
+    const writes = invocacheTool(
+      {
+        name: "lookup_order",
+        description: "Look an order up by id",
+        parameters: z.object({ order: z.string() }),
+        execute: async ({ order }) => {
+          toolRuns++;
+          return `order ${order} shipped`;
+        },
+      },
+      { recorder },
+    );
+    await ask(recorder, runner(recorder), agents([writes]));
+    await ask(recorder, runner(recorder), agents([writes]));
+    expect(toolRuns).toBe(2);
+    expect(bypassed.join("\n")).toContain("lookup_order");
+  });
+
+  it("a tool input the recording does not have is a miss that names the field", async () => {
+    const recorder = box.recorder("auto");
+    const lookup = invocacheTool(
+      {
+        name: "lookup_order",
+        description: "Look an order up by id",
+        parameters: z.object({ order: z.string() }),
+        execute: async ({ order }) => `order ${order} shipped`,
+      },
+      { recorder, readOnlyHint: true },
+    );
+    await withInvocation({ role: "support" }, () =>
+      lookup.invoke(new RunContext(), JSON.stringify({ order: "42" })),
+    );
+    const replayer = box.recorder("replay");
+    const replayed = invocacheTool(
+      {
+        name: "lookup_order",
+        description: "Look an order up by id",
+        parameters: z.object({ order: z.string() }),
+        errorFunction: null, // let the miss through instead of the SDK's error text
+        execute: async ({ order }) => `order ${order} shipped`,
+      },
+      { recorder: replayer },
+    );
+    const miss = await withInvocation({ role: "support" }, () =>
+      replayed.invoke(new RunContext(), JSON.stringify({ order: "43" })),
+    ).catch((e: unknown) => e);
+    expect(miss).toBeInstanceOf(ReplayMissError);
+    expect((miss as ReplayMissError).message).toContain('$.args.input.order: "42" → "43"');
+  });
+
+  it("invocacheTool refuses options without execute, or no recorder", () => {
+    expect(() => invocacheTool({ name: "x" } as never, { recorder: box.recorder("auto") })).toThrow(
+      /with an execute function/,
+    );
+    expect(() =>
+      invocacheTool(
+        { name: "x", description: "x", parameters: z.object({}), execute: async () => "x" },
+        {} as never,
+      ),
+    ).toThrow(/recorder/);
   });
 
   it("invocacheClient refuses something that is not an OpenAI client", () => {
