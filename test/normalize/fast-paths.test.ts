@@ -225,3 +225,104 @@ describe("scanner candidates (anchors first)", () => {
     );
   });
 });
+
+describe("scanner hex runs (every fourth character read)", () => {
+  const opts: NormalizeOptions = {
+    projectPath: "/srv/acme-dead",
+    homeDir: "/home/face",
+    tmpDirs: ["/tmp"],
+  };
+  // Runs of hex of every length next to what ends or glues them, so run
+  // starts, run ends and dates fall on every position modulo 4.
+  const piece = fc.constantFrom(
+    "a",
+    "b0",
+    "c1d",
+    "dead",
+    "beef1",
+    "cafe12",
+    "9",
+    "2026",
+    "-",
+    "--",
+    "x",
+    "g",
+    " ",
+    ".",
+    "+",
+    "{",
+    "}",
+    "/",
+    "\\",
+    ":",
+    "T",
+    "Z",
+    "é",
+    "\ud83d\ude00",
+    "\ud800",
+    "-09-09T14:33",
+    "2026-09-09T14:33:21Z",
+    "ab2026-09-09T10:00",
+    "ff1767225600000",
+    "1767225600000",
+    "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+    "3f2504e04f8911d39a0c0305e82c3301",
+    "/srv/acme-dead",
+    "/home/face",
+    "/tmp",
+  );
+  const text = fc
+    .tuple(fc.nat(7), fc.array(piece, { maxLength: 40 }))
+    .map(([pad, a]) => " ".repeat(pad) + a.join(""));
+
+  it("equals the reference with run boundaries at every offset", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(normalizePrompt(t, opts)).toBe(referenceNormalize(t, opts));
+      }),
+      { numRuns: 5000, seed: 37 },
+    );
+  });
+
+  it("keeps a UUID whose last digits start a timestamp (timestamps apply first)", () => {
+    const none: NormalizeOptions = { homeDir: "/nonexistent-home-q", tmpDirs: [] };
+    for (const [input, output] of [
+      ["3f2504e04f8911d39a0c0305e82c3301-09-09T14:33", "3f2504e04f8911d39a0c0305e82c{timestamp}"],
+      [
+        "x 3f2504e0-4f89-11d3-9a0c-0305e82c3301-09-09T14:33 y",
+        "x 3f2504e0-4f89-11d3-9a0c-0305e82c{timestamp} y",
+      ],
+      // Not a timestamp after all (a digit before it, a month 13): the UUID goes.
+      ["3f2504e04f8911d39a0c0305e8223301-09-09T14:33", "{uuid}-09-09T14:33"],
+      ["3f2504e04f8911d39a0c0305e82c3301-13-09T14:33", "{uuid}-13-09T14:33"],
+    ]) {
+      expect(referenceNormalize(input!, none)).toBe(output);
+      expect(normalizePrompt(input!, none)).toBe(output);
+      expect(normalizePrompt(input!, { ...none, disableRules: ["timestamp"] })).toBe(
+        referenceNormalize(input!, { ...none, disableRules: ["timestamp"] }),
+      );
+    }
+  });
+
+  it("finds a rule after every length of padding and glue", () => {
+    const cases: [string, string][] = [
+      ["2026-09-09T14:33:21Z", "{timestamp}"],
+      ["ab2026-09-09T10:00", "ab{timestamp}"],
+      ["3f2504e0-4f89-11d3-9a0c-0305e82c3301", "{uuid}"],
+      ["1767225600000", "{timestamp}"],
+      ["/tmp/x", "{tmp}/x"],
+    ];
+    for (let pad = 0; pad < 9; pad++) {
+      for (const glue of ["", "x", "g, ", "zz "]) {
+        for (const [input, output] of cases) {
+          const t = `${"q".repeat(pad)} ${glue}${input} end`;
+          const got = normalizePrompt(t, opts);
+          expect(got).toBe(referenceNormalize(t, opts));
+          if (glue === "" || glue.endsWith(" ") || input.startsWith("2026")) {
+            expect(got, t).toContain(output);
+          }
+        }
+      }
+    }
+  });
+});
