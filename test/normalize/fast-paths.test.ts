@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type NormalizeOptions, normalizePrompt } from "../../src/normalize/index.js";
 import { collapseWhitespace } from "../../src/normalize/whitespace.js";
+import { nextLongRun } from "../../src/secrets/long-runs.js";
 import { SECRET_PATTERNS } from "../../src/secrets/patterns.js";
 import { patternFilter, requiredLiterals } from "../../src/secrets/prefilter.js";
 import { createSecretScanner } from "../../src/secrets/redact.js";
@@ -323,6 +324,56 @@ describe("scanner hex runs (every fourth character read)", () => {
           }
         }
       }
+    }
+  });
+});
+
+describe("long runs (every min-th character read)", () => {
+  const table = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) table[c] = /[A-Za-z0-9+/_=-]/.test(String.fromCharCode(c)) ? 1 : 0;
+  /** The statement it replaces: the first run of `min`, found by a regex, then extended. */
+  const byRegex = (text: string, from: number, min: number) => {
+    const re = new RegExp(`[A-Za-z0-9+/_=-]{${min}}`, "g");
+    re.lastIndex = from;
+    const m = re.exec(text);
+    if (m === null) return undefined;
+    let end = m.index + min;
+    while (end < text.length && /[A-Za-z0-9+/_=-]/.test(text[end]!)) end++;
+    return { start: m.index, end };
+  };
+  const piece = fc.constantFrom(
+    "a",
+    "Zz9",
+    "+/",
+    "=",
+    "-",
+    "_",
+    " ",
+    ".",
+    "é",
+    "\ud800",
+    "abcdefghij",
+  );
+  const text = fc.array(piece, { maxLength: 60 }).map((a) => a.join(""));
+
+  it("finds the same run as a regex over every character, from every start", () => {
+    fc.assert(
+      fc.property(text, fc.nat(30), fc.integer({ min: 1, max: 24 }), (t, from, min) => {
+        const f = Math.min(from, t.length);
+        expect(nextLongRun(t, f, table, min)).toEqual(byRegex(t, f, min));
+      }),
+      { numRuns: 5000, seed: 41 },
+    );
+  });
+
+  it("finds a base64-hidden key at every offset of the text", () => {
+    const scanner = createSecretScanner({ env: {} });
+    const hidden = Buffer.from("user:sk-proj-a1B2c3D4e5F6g7H8i9J0k1L2").toString("base64");
+    for (let pad = 0; pad < 24; pad++) {
+      const t = `${"w ".repeat(pad)}auth ${hidden} end`;
+      expect(scanner.redactString(t, "$", [])).toBe(
+        `${"w ".repeat(pad)}auth {secret:openai-api-key} end`,
+      );
     }
   });
 });
