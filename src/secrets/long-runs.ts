@@ -30,22 +30,24 @@ export function nextLongRun(
   min: number,
 ): CharRun | undefined {
   const n = text.length;
-  const inClass = (i: number): boolean => {
-    const c = text.charCodeAt(i);
-    return c < 128 && table[c] === 1;
-  };
   let j = from + min - 1;
   while (j < n) {
-    if (!inClass(j)) {
+    if (!inClass(text, j, table)) {
       j += min; // a run of `min` ending before j + min would have to hold j
       continue;
     }
     let start = j;
-    while (start > from && inClass(start - 1)) start--;
+    while (start > from && inClass(text, start - 1, table)) start--;
     let end = j + 1;
-    while (end < n && inClass(end)) end++;
+    while (end < n && inClass(text, end, table)) end++;
     if (end - start >= min) return { start, end };
     j = end + min; // text[end] is outside the class: the next run starts after it
   }
   return undefined;
+}
+
+/** Module level, not a closure: this runs once per sampled character. */
+function inClass(text: string, i: number, table: Uint8Array): boolean {
+  const c = text.charCodeAt(i);
+  return c < 128 && table[c] === 1;
 }
