@@ -8,13 +8,16 @@
  * the test suite compares the two on random and adversarial text.
  */
 import { daysInMonth, MAX_OFFSET_MINUTES } from "./datetime.js";
-import { SCAN_EPOCH, SCAN_TIMESTAMP, SCAN_UUID } from "./disable-rules.js";
+import * as disable from "./disable-rules.js";
 import * as classes from "./root-matcher.js";
 import { isBoundaryBefore, type RootMatcher } from "./root-matcher.js";
 
 // Local copies: imported bindings may be compiled to getters (tsx, vitest),
 // which cost more than the rest of the hot loop together.
 const { ALNUM, BRACE, CLASS, DIGIT, HEX, SEP } = classes;
+const { SCAN_EPOCH, SCAN_TIMESTAMP, SCAN_UUID } = disable;
+/** The groups after a dashed UUID's first 8 hex digits. */
+const UUID_GROUPS = [4, 4, 4, 12] as const;
 
 /** Where a rule fired, in the whitespace-collapsed text. */
 export interface RuleMatch {
@@ -123,7 +126,7 @@ export function uuidEnd(s: string, i: number): number {
   if (j < i + 8) return -1;
   if (s.charCodeAt(j) === 45) {
     // dashed: 4-4-4-12 groups follow
-    for (const len of [4, 4, 4, 12]) {
+    for (const len of UUID_GROUPS) {
       if (s.charCodeAt(j) !== 45) return -1;
       j++;
       const stop = j + len;
