@@ -8,13 +8,16 @@
  * the test suite compares the two on random and adversarial text.
  */
 import { daysInMonth, MAX_OFFSET_MINUTES } from "./datetime.js";
-import { SCAN_EPOCH, SCAN_TIMESTAMP, SCAN_UUID } from "./disable-rules.js";
+import * as disable from "./disable-rules.js";
 import * as classes from "./root-matcher.js";
 import { isBoundaryBefore, type RootMatcher } from "./root-matcher.js";
 
 // Local copies: imported bindings may be compiled to getters (tsx, vitest),
 // which cost more than the rest of the hot loop together.
 const { ALNUM, BRACE, CLASS, DIGIT, HEX, SEP } = classes;
+const { SCAN_EPOCH, SCAN_TIMESTAMP, SCAN_UUID } = disable;
+/** The groups after a dashed UUID's first 8 hex digits. */
+const UUID_GROUPS = [4, 4, 4, 12] as const;
 
 /** Where a rule fired, in the whitespace-collapsed text. */
 export interface RuleMatch {
@@ -123,7 +126,7 @@ export function uuidEnd(s: string, i: number): number {
   if (j < i + 8) return -1;
   if (s.charCodeAt(j) === 45) {
     // dashed: 4-4-4-12 groups follow
-    for (const len of [4, 4, 4, 12]) {
+    for (const len of UUID_GROUPS) {
       if (s.charCodeAt(j) !== 45) return -1;
       j++;
       const stop = j + len;
@@ -176,26 +179,94 @@ function epochStartsHere(s: string, i: number, tokenEnd: number): boolean {
 }
 
 /**
- * Where a rule can start (the scanner's anchors). Each alternative is a
- * necessary condition of one check below, and matches one character (the
- * rest is lookaround), so the scan resumes right after a failed candidate:
+ * Where a rule can start (the scanner's anchors). Every timestamp, UUID and
+ * epoch-millis match begins with a run of at least 4 hex characters (4
+ * digits, 8 hex, 13 digits), and every rule but the timestamp needs a
+ * non-alphanumeric character before it. So in each maximal run of hex
+ * characters [start, end) only two positions can start a match:
+ * - `start`: any of the three rules;
+ * - `end - 4`, when `end` holds the `-` of a date: a timestamp after a hex
+ *   letter (`ab2026-09-09T10:00`). Anywhere else in the run, a UUID or epoch
+ *   millis would follow an alphanumeric, and a timestamp's 4 digits would
+ *   not reach its `-`.
+ * A run of 4 covers a position of every residue modulo 4, so runs are found
+ * by reading every fourth character only (see nextRun). With roots whose
+ * spellings start with a path separator, `/` and `\` are the roots' anchors
+ * (found by indexOf). Each anchor is a necessary condition only: the
+ * candidate is then checked in full, so visiting a superset of the positions
+ * that can match changes nothing (the property tests compare with the
+ * reference).
+ */
+const RUN_MIN = 4;
+
+/** A hex character? (any code unit; non-ASCII is not) */
+const hexCode = (c: number): boolean => c < 128 && (CLASS[c]! & HEX) !== 0;
+
+/**
+ * The next maximal run of at least {@link RUN_MIN} hex characters starting
+ * at or after `from` (clipped to it), as [start, end) in `run`; start is
+ * `s.length` when there is none.
+ */
+function nextRun(s: string, from: number, run: { start: number; end: number }): void {
+  const n = s.length;
+  let j = from + RUN_MIN - 1;
+  while (j < n) {
+    if (!hexCode(s.charCodeAt(j))) {
+      j += RUN_MIN; // a run of 4 before j+4 would have to hold j
+      continue;
+    }
+    let a = j;
+    while (a > from && hexCode(s.charCodeAt(a - 1))) a--;
+    let e = j + 1;
+    while (e < n && hexCode(s.charCodeAt(e))) e++;
+    if (e - a >= RUN_MIN) {
+      run.start = a;
+      run.end = e;
+      return;
+    }
+    j = e + RUN_MIN; // s[e] is not hex: the next run starts after it
+  }
+  run.start = n;
+  run.end = n;
+}
+
+/** The next `/` or `\\` at or after `from`, or `s.length`. */
+function nextSep(s: string, from: number, slash: number[]): number {
+  // slash[0], slash[1]: the next `/` and `\\` found so far (indexOf is native and fast).
+  if (slash[0]! < from) {
+    const k = s.indexOf("/", from);
+    slash[0] = k < 0 ? s.length : k;
+  }
+  if (slash[1]! < from) {
+    const k = s.indexOf("\\", from);
+    slash[1] = k < 0 ? s.length : k;
+  }
+  return Math.min(slash[0]!, slash[1]!);
+}
+
+/**
+ * The older per-character anchors, kept for roots that start with a drive
+ * letter (`C:`) or in some other way: there a root may start inside what
+ * would be a hex run, which the run anchors above do not visit.
  * - a digit not after a digit, followed by 3 digits and `-` (a timestamp) or
  *   by 7 more hex digits (epoch millis are 13 digits; a UUID starts with 8
- *   hex). A digit after a digit starts nothing: every rule needs a non-digit
- *   (timestamp) or non-hex (UUID, epoch millis) before it;
+ *   hex);
  * - a hex letter not after an alphanumeric or brace, followed by 7 more hex
  *   digits (a UUID);
- * - with roots, a path separator (POSIX and UNC spellings start with one),
- *   and, when a spelling starts with a drive letter, a letter before `:`
- *   (root-matcher.ts, `starts`).
+ * - a path separator, and a letter before `:` (root-matcher.ts, `starts`).
  */
 const DIGIT_OR_HEX =
   "(?<![0-9])[0-9](?=[0-9]{3}-|[0-9A-Fa-f]{7})|(?<![0-9A-Za-z{}])[A-Fa-f](?=[0-9A-Fa-f]{7})";
-const CANDIDATES = new RegExp(DIGIT_OR_HEX, "g");
-const CANDIDATES_ROOTS = new RegExp(`[/\\\\]|${DIGIT_OR_HEX}`, "g");
 const CANDIDATES_DRIVE = new RegExp(`[/\\\\]|[A-Za-z](?=:)|${DIGIT_OR_HEX}`, "g");
 /** A root spelling that starts some other way: every ASCII alphanumeric or separator. */
 const CANDIDATES_ANY = /[/\\0-9A-Za-z]/g;
+
+/** A match found by {@link ruleAt}: its end (-1: none), rule and token. */
+interface Hit {
+  end: number;
+  rule: string;
+  token: string;
+}
 
 /**
  * Apply roots, timestamps, UUIDs and epoch millis in one pass over
@@ -203,65 +274,138 @@ const CANDIDATES_ANY = /[/\\0-9A-Za-z]/g;
  * `off` holds the SCAN_* bits of rules turned off (disable-rules.ts).
  */
 export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[], off = 0): string {
-  // Anchors first: a native regex jumps to the few positions where a rule
-  // can start (see CANDIDATES), so ordinary text costs one regex step per
-  // character instead of a JavaScript loop iteration. Each candidate is then
-  // checked exactly as before; every check reads its own context, so
-  // visiting a superset of the positions that can match changes nothing.
+  if (!roots.empty && roots.starts !== "sep") return scanEveryCandidate(s, roots, trace, off);
+  const n = s.length;
   const tryRoots = !roots.empty;
-  const re = !tryRoots
-    ? CANDIDATES
-    : roots.starts === "sep"
-      ? CANDIDATES_ROOTS
-      : roots.starts === "drive"
-        ? CANDIDATES_DRIVE
-        : CANDIDATES_ANY;
+  const hit: Hit = { end: -1, rule: "", token: "" };
+  const run = { start: -1, end: -1 };
+  const slash = [-1, -1];
+  let out = "";
+  let last = 0;
+  let tokenEnd = -1;
+  let pos = 0; // no rule starts before pos
+  for (;;) {
+    if (run.start < pos) nextRun(s, pos, run);
+    const sep = tryRoots ? nextSep(s, pos, slash) : n;
+    let i: number;
+    hit.end = -1;
+    if (sep < run.start) {
+      // A separator is never inside a hex run: the run stays valid if this is no root.
+      i = sep;
+      if (isBoundaryBefore(s, i)) rootAt(s, i, roots, hit);
+      if (hit.end < 0) {
+        pos = i + 1;
+        continue;
+      }
+    } else {
+      i = run.start;
+      if (i >= n) break;
+      ruleAt(s, i, off, tokenEnd, hit);
+      // A timestamp after a hex letter: its 4 digits end the run, at the date's `-`.
+      if (hit.end < 0 && run.end - RUN_MIN > i && s.charCodeAt(run.end) === 45) {
+        i = run.end - RUN_MIN;
+        ruleAt(s, i, off, tokenEnd, hit);
+      }
+      if (hit.end < 0) {
+        pos = run.end; // nothing else in the run can start a rule
+        continue;
+      }
+    }
+    const { end, rule, token } = hit;
+    if (trace !== undefined)
+      trace.push({ rule, start: i, end, text: s.slice(i, end), replacement: token });
+    out += s.slice(last, i) + token;
+    if (rule !== "epoch-millis") tokenEnd = end;
+    last = end;
+    pos = end;
+  }
+  return last === 0 ? s : out + s.slice(last);
+}
+
+/** The root at i (the caller checked the boundary before it), into `hit`. */
+function rootAt(s: string, i: number, roots: RootMatcher, hit: Hit): void {
+  const r = roots.matchAt(s, i);
+  if (r !== undefined) {
+    hit.end = r.end;
+    hit.rule = r.root.rule;
+    hit.token = r.root.token;
+  }
+}
+
+/** A timestamp, UUID or epoch millis starting at i, in table order, into `hit`. */
+function ruleAt(s: string, i: number, off: number, tokenEnd: number, hit: Hit): void {
+  const k = cls(s, i);
+  if ((k & HEX) === 0) return;
+  const p = i > 0 ? s.charCodeAt(i - 1) : 32;
+  const pk = p < 128 ? CLASS[p]! : 0;
+  if ((k & DIGIT) !== 0 && (pk & (DIGIT | BRACE)) === 0 && (off & SCAN_TIMESTAMP) === 0) {
+    const end = timestampEnd(s, i);
+    if (end >= 0) {
+      hit.end = end;
+      hit.rule = "timestamp";
+      hit.token = "{timestamp}";
+      return;
+    }
+  }
+  if ((pk & (ALNUM | BRACE)) === 0 && (off & SCAN_UUID) === 0) {
+    const end = uuidEnd(s, i);
+    if (end >= 0 && !timestampInside(s, end, off)) {
+      hit.end = end;
+      hit.rule = "uuid";
+      hit.token = "{uuid}";
+      return;
+    }
+  }
+  if ((k & DIGIT) !== 0 && (off & SCAN_EPOCH) === 0 && epochStartsHere(s, i, tokenEnd)) {
+    const end = epochEnd(s, i);
+    if (end >= 0) {
+      hit.end = end;
+      hit.rule = "epoch-millis";
+      hit.token = "{timestamp}";
+    }
+  }
+}
+
+/**
+ * Does a timestamp start inside the UUID ending at `end`? The table applies
+ * timestamps first, so one that begins in the UUID's last 4 hex digits and
+ * runs on past its end (`…0305e82c3301-09-09T14:33`) wins and the UUID is
+ * kept. No other position inside a UUID can start a timestamp: its 4 digits
+ * must be followed by `-`, and the only `-` a UUID can be followed by at
+ * that distance is the one after it.
+ */
+function timestampInside(s: string, end: number, off: number): boolean {
+  if (s.charCodeAt(end) !== 45 || (off & SCAN_TIMESTAMP) !== 0) return false;
+  return !isDigit(s, end - 5) && timestampEnd(s, end - 4) >= 0;
+}
+
+/**
+ * The scan for roots that do not start with a separator: every position the
+ * per-character anchors find is tried (roots first, then the other rules).
+ */
+function scanEveryCandidate(
+  s: string,
+  roots: RootMatcher,
+  trace: RuleMatch[] | undefined,
+  off: number,
+): string {
+  const re = roots.starts === "drive" ? CANDIDATES_DRIVE : CANDIDATES_ANY;
+  const hit: Hit = { end: -1, rule: "", token: "" };
   let out = "";
   let last = 0;
   let tokenEnd = -1;
   re.lastIndex = 0;
-  // test(), not exec(): no match object per candidate; every alternative
-  // consumes one character, so the candidate is the one before lastIndex.
+  // Every alternative consumes one character: the candidate is the one before lastIndex.
   while (re.test(s)) {
     const i = re.lastIndex - 1;
-    const c = s.charCodeAt(i);
-    const k = CLASS[c]!;
-    let end = -1;
-    let rule = "";
-    let token = "";
-    if (tryRoots && ((k & SEP) !== 0 || s.charCodeAt(i + 1) === 58) && isBoundaryBefore(s, i)) {
-      const r = roots.matchAt(s, i);
-      if (r !== undefined) {
-        end = r.end;
-        rule = r.root.rule;
-        token = r.root.token;
-      }
+    const k = CLASS[s.charCodeAt(i)]!;
+    hit.end = -1;
+    if (((k & SEP) !== 0 || s.charCodeAt(i + 1) === 58) && isBoundaryBefore(s, i)) {
+      rootAt(s, i, roots, hit);
     }
-    if (end < 0 && (k & HEX) !== 0) {
-      const p = i > 0 ? s.charCodeAt(i - 1) : 32;
-      const pk = p < 128 ? CLASS[p]! : 0;
-      if ((k & DIGIT) !== 0 && (pk & (DIGIT | BRACE)) === 0 && (off & SCAN_TIMESTAMP) === 0) {
-        end = timestampEnd(s, i);
-        rule = "timestamp";
-        token = "{timestamp}";
-      }
-      if (end < 0 && (pk & (ALNUM | BRACE)) === 0 && (off & SCAN_UUID) === 0) {
-        end = uuidEnd(s, i);
-        rule = "uuid";
-        token = "{uuid}";
-      }
-      if (
-        end < 0 &&
-        (k & DIGIT) !== 0 &&
-        (off & SCAN_EPOCH) === 0 &&
-        epochStartsHere(s, i, tokenEnd)
-      ) {
-        end = epochEnd(s, i);
-        rule = "epoch-millis";
-        token = "{timestamp}";
-      }
-    }
-    if (end < 0) continue; // the regex moved on by one character
+    if (hit.end < 0) ruleAt(s, i, off, tokenEnd, hit);
+    if (hit.end < 0) continue; // the regex moved on by one character
+    const { end, rule, token } = hit;
     if (trace !== undefined)
       trace.push({ rule, start: i, end, text: s.slice(i, end), replacement: token });
     out += s.slice(last, i) + token;

@@ -75,9 +75,10 @@ export function collapseWhitespace(s: string): string {
   // other); only the lines of a block are walked one by one.
   const parts: string[] = [];
   const n = s.length;
+  const noCR = s.indexOf("\r") < 0;
   let pos = 0; // start of the text not yet handled: always the start of a line
   while (pos <= n) {
-    const opener = nextOpener(s, pos);
+    const opener = nextOpener(s, pos, noCR);
     const outside = collapseRuns(s.slice(pos, opener === undefined ? n : opener.start));
     if (outside !== "") parts.push(outside);
     if (opener === undefined) break;
@@ -86,7 +87,7 @@ export function collapseWhitespace(s: string): string {
     let lineStart = opener.start;
     const open = opener.fence;
     for (;;) {
-      const e = lineEnd(s, lineStart);
+      const e = lineEnd(s, lineStart, noCR);
       const line = s.slice(lineStart, e);
       block.push(line.trimEnd());
       const closed = block.length > 1 && closesFence(line, open);
@@ -101,7 +102,12 @@ export function collapseWhitespace(s: string): string {
 }
 
 /** End of the line starting at i (index of its `\n` or `\r`, or the text's length). */
-function lineEnd(s: string, i: number): number {
+function lineEnd(s: string, i: number, noCR: boolean): number {
+  if (noCR) {
+    // Text without CR (the usual case): the native search finds the line end.
+    const e = s.indexOf("\n", i);
+    return e < 0 ? s.length : e;
+  }
   let e = i;
   while (e < s.length) {
     const c = s.charCodeAt(e);
@@ -132,12 +138,13 @@ const MARKER = /```|~~~/g;
 function nextOpener(
   s: string,
   from: number,
+  noCR: boolean,
 ): { start: number; fence: { char: number; length: number } } | undefined {
   MARKER.lastIndex = from;
   while (MARKER.test(s)) {
     const at = MARKER.lastIndex - 3; // test(): no match object per marker
     const start = lineStartOf(s, at);
-    const end = lineEnd(s, at);
+    const end = lineEnd(s, at, noCR);
     const fence = fenceOpener(s.slice(start, end));
     if (fence !== undefined) return { start, fence };
     MARKER.lastIndex = end; // no other marker on this line can open a fence

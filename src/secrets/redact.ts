@@ -13,6 +13,7 @@
 import type { JsonValue } from "../json/value.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";
 import { renderForm, type SecretForm, secretSpellings } from "./forms.js";
+import { nextLongRun } from "./long-runs.js";
 import {
   MAX_TOKEN_MATCH,
   SECRET_ANCHORS,
@@ -382,12 +383,8 @@ const PERCENT_CHARS = classTable(/[A-Za-z0-9._~!*'()%+-]/);
 const BASE64_RUN = new RegExp(`[A-Za-z0-9+/_-]{20,${MAX_TOKEN_MATCH}}`, "g");
 const BASE64_CHARS = classTable(/[A-Za-z0-9+/_=-]/);
 const PERCENT_RUN = /%[0-9A-Fa-f]{2}/g;
-/**
- * The character before a base64 run and the run's first 20: only a
- * non-run character can start a try, so the regex does not retry a bounded
- * match at every position of a word (a lookbehind costs V8 that retry).
- */
-const BASE64_START = /[^A-Za-z0-9+/_=-][A-Za-z0-9+/_=-]{20}/g;
+/** Base64 runs shorter than this are not tried (found by reading every 20th character: long-runs.ts). */
+const BASE64_MIN_RUN = 20;
 
 function decodePercent(run: string): string | undefined {
   // By hand, not decodeURIComponent: that throws on bad UTF-8, and an exception per run is slow.
@@ -435,16 +432,14 @@ function decodedRuns(
   depth: number,
 ): string {
   const table = seed === PERCENT_RUN ? PERCENT_CHARS : BASE64_CHARS;
-  // Base64 runs are found where one starts (BASE64_START); percent runs by their `%XX` escape.
+  // Base64 runs are found whole (nextLongRun); percent runs by their `%XX` escape.
   const next = (from: number): { index: number; 0: string } | null => {
     if (seed === PERCENT_RUN) {
       seed.lastIndex = from;
       return seed.exec(text);
     }
-    if (from === 0 && runEnd(text, 0, table) >= 20) return { index: 0, 0: text.slice(0, 20) };
-    BASE64_START.lastIndex = from;
-    const m = BASE64_START.exec(text);
-    return m === null ? null : { index: m.index + 1, 0: m[0].slice(1) };
+    const r = nextLongRun(text, from, table, BASE64_MIN_RUN);
+    return r === undefined ? null : { index: r.start, 0: text.slice(r.start, r.end) };
   };
   let out = "";
   let last = 0;

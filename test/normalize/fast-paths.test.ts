@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type NormalizeOptions, normalizePrompt } from "../../src/normalize/index.js";
 import { collapseWhitespace } from "../../src/normalize/whitespace.js";
+import { nextLongRun } from "../../src/secrets/long-runs.js";
 import { SECRET_PATTERNS } from "../../src/secrets/patterns.js";
 import { patternFilter, requiredLiterals } from "../../src/secrets/prefilter.js";
 import { createSecretScanner } from "../../src/secrets/redact.js";
@@ -223,5 +224,156 @@ describe("scanner candidates (anchors first)", () => {
       }),
       { numRuns: 2000, seed: 31 },
     );
+  });
+});
+
+describe("scanner hex runs (every fourth character read)", () => {
+  const opts: NormalizeOptions = {
+    projectPath: "/srv/acme-dead",
+    homeDir: "/home/face",
+    tmpDirs: ["/tmp"],
+  };
+  // Runs of hex of every length next to what ends or glues them, so run
+  // starts, run ends and dates fall on every position modulo 4.
+  const piece = fc.constantFrom(
+    "a",
+    "b0",
+    "c1d",
+    "dead",
+    "beef1",
+    "cafe12",
+    "9",
+    "2026",
+    "-",
+    "--",
+    "x",
+    "g",
+    " ",
+    ".",
+    "+",
+    "{",
+    "}",
+    "/",
+    "\\",
+    ":",
+    "T",
+    "Z",
+    "é",
+    "\ud83d\ude00",
+    "\ud800",
+    "-09-09T14:33",
+    "2026-09-09T14:33:21Z",
+    "ab2026-09-09T10:00",
+    "ff1767225600000",
+    "1767225600000",
+    "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+    "3f2504e04f8911d39a0c0305e82c3301",
+    "/srv/acme-dead",
+    "/home/face",
+    "/tmp",
+  );
+  const text = fc
+    .tuple(fc.nat(7), fc.array(piece, { maxLength: 40 }))
+    .map(([pad, a]) => " ".repeat(pad) + a.join(""));
+
+  it("equals the reference with run boundaries at every offset", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        expect(normalizePrompt(t, opts)).toBe(referenceNormalize(t, opts));
+      }),
+      { numRuns: 5000, seed: 37 },
+    );
+  });
+
+  it("keeps a UUID whose last digits start a timestamp (timestamps apply first)", () => {
+    const none: NormalizeOptions = { homeDir: "/nonexistent-home-q", tmpDirs: [] };
+    for (const [input, output] of [
+      ["3f2504e04f8911d39a0c0305e82c3301-09-09T14:33", "3f2504e04f8911d39a0c0305e82c{timestamp}"],
+      [
+        "x 3f2504e0-4f89-11d3-9a0c-0305e82c3301-09-09T14:33 y",
+        "x 3f2504e0-4f89-11d3-9a0c-0305e82c{timestamp} y",
+      ],
+      // Not a timestamp after all (a digit before it, a month 13): the UUID goes.
+      ["3f2504e04f8911d39a0c0305e8223301-09-09T14:33", "{uuid}-09-09T14:33"],
+      ["3f2504e04f8911d39a0c0305e82c3301-13-09T14:33", "{uuid}-13-09T14:33"],
+    ]) {
+      expect(referenceNormalize(input!, none)).toBe(output);
+      expect(normalizePrompt(input!, none)).toBe(output);
+      expect(normalizePrompt(input!, { ...none, disableRules: ["timestamp"] })).toBe(
+        referenceNormalize(input!, { ...none, disableRules: ["timestamp"] }),
+      );
+    }
+  });
+
+  it("finds a rule after every length of padding and glue", () => {
+    const cases: [string, string][] = [
+      ["2026-09-09T14:33:21Z", "{timestamp}"],
+      ["ab2026-09-09T10:00", "ab{timestamp}"],
+      ["3f2504e0-4f89-11d3-9a0c-0305e82c3301", "{uuid}"],
+      ["1767225600000", "{timestamp}"],
+      ["/tmp/x", "{tmp}/x"],
+    ];
+    for (let pad = 0; pad < 9; pad++) {
+      for (const glue of ["", "x", "g, ", "zz "]) {
+        for (const [input, output] of cases) {
+          const t = `${"q".repeat(pad)} ${glue}${input} end`;
+          const got = normalizePrompt(t, opts);
+          expect(got).toBe(referenceNormalize(t, opts));
+          if (glue === "" || glue.endsWith(" ") || input.startsWith("2026")) {
+            expect(got, t).toContain(output);
+          }
+        }
+      }
+    }
+  });
+});
+
+describe("long runs (every min-th character read)", () => {
+  const table = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) table[c] = /[A-Za-z0-9+/_=-]/.test(String.fromCharCode(c)) ? 1 : 0;
+  /** The statement it replaces: the first run of `min`, found by a regex, then extended. */
+  const byRegex = (text: string, from: number, min: number) => {
+    const re = new RegExp(`[A-Za-z0-9+/_=-]{${min}}`, "g");
+    re.lastIndex = from;
+    const m = re.exec(text);
+    if (m === null) return undefined;
+    let end = m.index + min;
+    while (end < text.length && /[A-Za-z0-9+/_=-]/.test(text[end]!)) end++;
+    return { start: m.index, end };
+  };
+  const piece = fc.constantFrom(
+    "a",
+    "Zz9",
+    "+/",
+    "=",
+    "-",
+    "_",
+    " ",
+    ".",
+    "é",
+    "\ud800",
+    "abcdefghij",
+  );
+  const text = fc.array(piece, { maxLength: 60 }).map((a) => a.join(""));
+
+  it("finds the same run as a regex over every character, from every start", () => {
+    fc.assert(
+      fc.property(text, fc.nat(30), fc.integer({ min: 1, max: 24 }), (t, from, min) => {
+        const f = Math.min(from, t.length);
+        expect(nextLongRun(t, f, table, min)).toEqual(byRegex(t, f, min));
+      }),
+      { numRuns: 5000, seed: 41 },
+    );
+  });
+
+  it("finds a base64-hidden key at every offset of the text", () => {
+    const scanner = createSecretScanner({ env: {} });
+    const hidden = Buffer.from("user:sk-proj-a1B2c3D4e5F6g7H8i9J0k1L2").toString("base64");
+    for (let pad = 0; pad < 24; pad++) {
+      const t = `${"w ".repeat(pad)}auth ${hidden} end`;
+      expect(scanner.redactString(t, "$", [])).toBe(
+        `${"w ".repeat(pad)}auth {secret:openai-api-key} end`,
+      );
+    }
   });
 });

@@ -1,0 +1,53 @@
+/**
+ * Finding long runs of one character class (base64 runs that may hide a
+ * key) while reading only a fraction of the text. A run of `min` or more
+ * characters holds a position of every residue modulo `min`, so it is
+ * enough to look at every `min`-th character and, where one belongs to the
+ * class, to extend left and right. Ordinary prose (short words between
+ * spaces) then costs about one read per few characters, where a regex that
+ * tries a bounded match at each word start costs several per character.
+ */
+
+/** A run of class characters: [start, end). */
+export interface CharRun {
+  start: number;
+  end: number;
+}
+
+/**
+ * The first maximal run of characters whose ASCII code has `table[c] === 1`
+ * (non-ASCII never belongs), starting at or after `from` (a run crossing
+ * `from` is clipped to it) and at least `min` (≥ 1) long; undefined when
+ * there is none.
+ *
+ * @example
+ * nextLongRun("ab abcdef", 0, LETTERS, 4) // { start: 3, end: 9 }
+ */
+export function nextLongRun(
+  text: string,
+  from: number,
+  table: Uint8Array,
+  min: number,
+): CharRun | undefined {
+  const n = text.length;
+  let j = from + min - 1;
+  while (j < n) {
+    if (!inClass(text, j, table)) {
+      j += min; // a run of `min` ending before j + min would have to hold j
+      continue;
+    }
+    let start = j;
+    while (start > from && inClass(text, start - 1, table)) start--;
+    let end = j + 1;
+    while (end < n && inClass(text, end, table)) end++;
+    if (end - start >= min) return { start, end };
+    j = end + min; // text[end] is outside the class: the next run starts after it
+  }
+  return undefined;
+}
+
+/** Module level, not a closure: this runs once per sampled character. */
+function inClass(text: string, i: number, table: Uint8Array): boolean {
+  const c = text.charCodeAt(i);
+  return c < 128 && table[c] === 1;
+}
