@@ -9,7 +9,8 @@ export {
   redactCassette,
 } from "./maintenance.js";
 export { type CassetteSource, parseCassette } from "./parse.js";
-export { type OnStale, parseMaxAge } from "./staleness.js";
+// Compatibility: the entry-age helpers live in src/store; the staleness policy in the recorder.
+export { type OnStale, parseMaxAge } from "../store/staleness.js";
 export {
   type CassetteOptions,
   type CassetteStore,

@@ -158,19 +158,11 @@ async function runWithCassette(
       ? cassettePathFor(file, testName, { dir, root })
       : namedCassettePath(name, { dir, root });
   const mode = resolveMode(modeOption);
+  // Secret, staleness and restore options are the recorder's policy: the
+  // cassette hands them to the recorder as defaults (store.policy), once.
   const store = cassetteStore(path, { ...storeOptions, write: "on-close" });
-  // The recorder redacts manifests and responses itself: with the same env and rules as the cassette.
-  const secrets =
-    recorderOptions?.secrets ??
-    (storeOptions.env === undefined && storeOptions.secretOptions === undefined
-      ? undefined
-      : {
-          ...storeOptions.secretOptions,
-          ...(storeOptions.env === undefined ? {} : { env: storeOptions.env }),
-        });
   const recorder = createRecorder({
     ...recorderOptions,
-    ...(secrets === undefined ? {} : { secrets }),
     store,
     mode,
     rerecordHint: rerecordCommand(file, testName, root),
