@@ -122,6 +122,7 @@ export {
   type RecorderStats,
   ReplayMissError,
   type ResolvedModes,
+  StaleEntryError,
   type RunInfo,
   type ServedInfo,
   type StreamOpened,
@@ -141,6 +142,7 @@ export {
   openStore,
   type SetOptions,
   type Store,
+  type StorePolicy,
 } from "./store/index.js";
 export {
   type AiSdkToolLike,
