@@ -144,7 +144,8 @@ class CassetteStoreImpl implements CassetteStore {
           await file.refresh();
           return file.view(Date.now()).filter((i) => i.key.startsWith(prefix));
         });
-        for (const item of items) yield [item.key, structuredClone(item.value)] as [string, JsonValue];
+        for (const item of items)
+          yield [item.key, structuredClone(item.value)] as [string, JsonValue];
       },
     };
   }

@@ -34,7 +34,11 @@ export class UsageLog {
 
   read(item: CassetteItem, now: number): void {
     this.#read.add(item.key);
-    if (this.maxAgeMs !== undefined && isEntryKey(item.key) && isStale(item.value, this.maxAgeMs, now)) {
+    if (
+      this.maxAgeMs !== undefined &&
+      isEntryKey(item.key) &&
+      isStale(item.value, this.maxAgeMs, now)
+    ) {
       this.#stale.add(item.key);
     }
   }

@@ -7,8 +7,14 @@
  */
 import { CassetteError } from "../errors.js";
 import { emitCassette, emittedChunk } from "./emit.js";
-import { type FileStamp, removeOrphanTemps, sameStamp, statStamp, writeFileAtomic } from "./files.js";
 import { type CassetteFile, live } from "./file-state.js";
+import {
+  type FileStamp,
+  removeOrphanTemps,
+  sameStamp,
+  statStamp,
+  writeFileAtomic,
+} from "./files.js";
 import type { CassetteItem } from "./item.js";
 import { LOCK_TIMEOUT_MS, withFileLock } from "./lock.js";
 import { refuseSecrets } from "./refuse.js";

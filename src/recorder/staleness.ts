@@ -67,7 +67,11 @@ export function stalenessView(
 ): Store {
   if (staleness === undefined) return store;
   const recordOnly = Object.values(modes).every((m) => m === "record");
-  return new StaleView(store, recordOnly ? { ...staleness, onStale: "rerecord" } : staleness, events);
+  return new StaleView(
+    store,
+    recordOnly ? { ...staleness, onStale: "rerecord" } : staleness,
+    events,
+  );
 }
 
 class StaleView implements Store {

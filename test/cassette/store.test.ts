@@ -378,7 +378,9 @@ describe("staleness (maxAge): cassette options, the recorder's policy", () => {
       await recorder.call(oldRequest, async () => ({ text: "live" }));
     });
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/recorded at 2020-01-01T00:00:00.000Z, more than maxAge \(30d\) ago/);
+    expect(warnings[0]).toMatch(
+      /recorded at 2020-01-01T00:00:00.000Z, more than maxAge \(30d\) ago/,
+    );
     expect(events).toHaveLength(2);
     expect((await store.usage()).stale).toStrictEqual([old.key]);
     await store.close();

@@ -54,7 +54,7 @@ describe.each(STORES)("maxAge/onStale on a %s store", (_name, open) => {
     await store.close();
   });
 
-  it('warn (default): served, a warning event each time, one process warning per entry', async () => {
+  it("warn (default): served, a warning event each time, one process warning per entry", async () => {
     const store = open();
     const key = await agedRecording(store, OLD);
     const recorder = createRecorder({ store, mode: "replay", maxAge: "30d" });

@@ -117,7 +117,9 @@ describe("secrets never reach the disk", () => {
     const path = join(dir, "once.yaml");
     const store = cassetteStore(path, { env: {}, parseCache: false });
     const recorder = createRecorder({ store, mode: "record", identity: MACHINE, secrets: { env } });
-    await recorder.call({ role: "r", model: "m", prompt: "once" }, async () => ({ text: `k ${KEY}` }));
+    await recorder.call({ role: "r", model: "m", prompt: "once" }, async () => ({
+      text: `k ${KEY}`,
+    }));
     await recorder.close();
     await store.close();
     const text = readFileSync(path, "utf8");
@@ -150,8 +152,9 @@ describe("secrets never reach the disk", () => {
     const recorder = createRecorder({ store, mode: "auto", identity: MACHINE, secrets: false });
     const warnings: unknown[] = [];
     recorder.on("warning", (w) => warnings.push(w.error));
-    const live = await recorder.call({ role: "r", model: "m", prompt: "no secret here" }, async () =>
-      plantedResponse(),
+    const live = await recorder.call(
+      { role: "r", model: "m", prompt: "no secret here" },
+      async () => plantedResponse(),
     );
     expect(live).toStrictEqual(plantedResponse()); // auto mode: the caller still gets its answer
     expect(warnings.some((e) => e instanceof SecretLeakError)).toBe(true); // and is told
