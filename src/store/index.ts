@@ -17,7 +17,7 @@ export {
 export { MAX_KEY_LENGTH } from "./keys.js";
 export { type OpenStoreOptions, openStore } from "./open.js";
 export type { StorePolicy } from "./policy.js";
-export { checkOnStale, isStale, type OnStale, parseMaxAge, recordedAt } from "./staleness.js";
+export { type OnStale, parseMaxAge } from "./staleness.js";
 export { STORE_TIMEOUT_MS } from "./timeout.js";
 export type { JsonValue, SetOptions, Store } from "./types.js";
 export {
