@@ -14,7 +14,7 @@ export interface CassetteUsage {
   unused: string[];
   /** Entry keys written through this handle. */
   recorded: string[];
-  /** Entry keys read that were older than the cassette's `maxAge`. */
+  /** Entry keys read that were older than the cassette's `maxAge` and not recorded again. */
   stale: string[];
 }
 
@@ -60,7 +60,7 @@ export class UsageLog {
       used: inFile.filter((k) => this.#read.has(k)),
       unused: inFile.filter((k) => !this.#read.has(k) && !this.#written.has(k) && live(k)),
       recorded: entries(this.#written),
-      stale: entries(this.#stale),
+      stale: entries(this.#stale).filter((k) => !this.#written.has(k)),
     };
   }
 }
