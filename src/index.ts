@@ -124,6 +124,7 @@ export {
   type ResolvedModes,
   type RunInfo,
   type ServedInfo,
+  StaleEntryError,
   type StreamOpened,
   type StreamOptions,
   type StreamResult,
@@ -141,6 +142,7 @@ export {
   openStore,
   type SetOptions,
   type Store,
+  type StorePolicy,
 } from "./store/index.js";
 export {
   type AiSdkToolLike,

@@ -1,3 +1,5 @@
+// Compatibility: the entry-age helpers live in src/store; the staleness policy in the recorder.
+export { type OnStale, parseMaxAge } from "../store/staleness.js";
 export { type BinaryValue, decodeBinary, encodeBinary, isBinaryValue } from "./binary.js";
 export { CASSETTE_FORMAT, emitCassette } from "./emit.js";
 export { type CassetteItem, DEFAULT_NAMESPACE, isEntryKey, parseEntryKey } from "./item.js";
@@ -9,7 +11,6 @@ export {
   redactCassette,
 } from "./maintenance.js";
 export { type CassetteSource, parseCassette } from "./parse.js";
-export { type OnStale, parseMaxAge } from "./staleness.js";
 export {
   type CassetteOptions,
   type CassetteStore,

@@ -25,7 +25,10 @@ export function buildEntry(
   return {
     v: 1,
     id: c.id,
-    manifest: c.manifest,
+    // Redacted here, once, for every store (a cassette only refuses what is left):
+    // the manifest's strings were normalized with the identity's rules, the
+    // recorder's own may be wider (its env, its shapes).
+    manifest: storable(core, c.manifest as unknown as JsonValue) as unknown as Entry["manifest"],
     // The caller gets the live value; the store never sees a secret.
     response: storable(core, value),
     meta: {

@@ -143,3 +143,34 @@ export class UnknownInvocationError extends InvocacheError {
     this.id = id;
   }
 }
+
+/**
+ * A recording older than the recorder's `maxAge`, read with `onStale:
+ * "error"`. Thrown in every mode: a fixture that is out of date is not an
+ * outage to call around. The fix is to re-record it, or to raise `maxAge`.
+ *
+ * @example
+ * createRecorder({ store, maxAge: "30d", onStale: "error" }) // a 40-day-old hit: StaleEntryError
+ */
+export class StaleEntryError extends InvocacheError {
+  /** The store the entry is in (`store.url`). */
+  readonly store: string;
+  /** The entry's store key. */
+  readonly key: string;
+  /** When it was recorded (ISO 8601). */
+  readonly recordedAt: string;
+  /** The `maxAge` it is older than, as given. */
+  readonly maxAge: number | string;
+
+  constructor(store: string, key: string, recordedAt: string, maxAge: number | string) {
+    super(
+      "ERR_STALE_ENTRY",
+      `invocache: ${store}: entry ${key} was recorded at ${recordedAt}, more than maxAge (${String(maxAge)}) ago. ` +
+        "Re-record it with INVOCACHE_MODE=record, or raise maxAge.",
+    );
+    this.store = store;
+    this.key = key;
+    this.recordedAt = recordedAt;
+    this.maxAge = maxAge;
+  }
+}

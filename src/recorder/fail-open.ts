@@ -7,6 +7,7 @@
  */
 import { CassetteError } from "../errors.js";
 import type { JsonValue, Store } from "../store/types.js";
+import { StaleEntryError } from "./errors.js";
 import type { Emitter } from "./events.js";
 import type { Mode } from "./mode.js";
 
@@ -50,7 +51,7 @@ export class FailOpen {
    * never an outage: it is thrown in every mode.
    */
   storeFailed(message: string, error: unknown, id?: string): void {
-    if (error instanceof CassetteError) throw error;
+    if (isFixtureError(error)) throw error;
     this.warn(message, error, id);
     const cause = error instanceof Error ? error.message : String(error);
     this.processWarning(
@@ -69,7 +70,7 @@ export class FailOpen {
     try {
       return await this.store.get(key);
     } catch (error) {
-      if (error instanceof CassetteError) throw error;
+      if (isFixtureError(error)) throw error;
       return undefined;
     }
   }
@@ -101,4 +102,9 @@ export class FailOpen {
   async drain(): Promise<void> {
     await Promise.allSettled([...this.#pending]);
   }
+}
+
+/** A cassette that cannot be used, or a recording out of date: the fixture's fault, thrown in every mode. */
+function isFixtureError(error: unknown): boolean {
+  return error instanceof CassetteError || error instanceof StaleEntryError;
 }

@@ -5,6 +5,7 @@ export {
   type MissDetails,
   type NearestEntry,
   ReplayMissError,
+  StaleEntryError,
   UnknownInvocationError,
 } from "./errors.js";
 export type { Listener, RecorderEvents } from "./events.js";

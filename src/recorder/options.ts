@@ -1,7 +1,9 @@
 /**
  * `createRecorder`'s options, checked and resolved once: the mode, the store
- * (opened here when given as a URL), the namespace, limits, and the two
- * secret scanners (one for identities, one for stored responses).
+ * (opened here when given as a URL), the namespace, limits, staleness, and
+ * the two secret scanners (one for identities, one for stored entries).
+ * Options left unset take the store's replay defaults (`store.policy`, e.g.
+ * a cassette's `maxAge` or `env`): the policy runs here, whatever the store.
  */
 import { IDENTITY_SECRETS } from "../normalize/secrets-rule.js";
 import { type CallTelemetry, createTelemetry } from "../observability/otel.js";
@@ -12,6 +14,7 @@ import type { Store } from "../store/types.js";
 import { defaultStoreUrl } from "../store/url.js";
 import { type ResolvedModes, resolveKindModes } from "./kind-modes.js";
 import type { Mode } from "./mode.js";
+import { resolveStaleness, type Staleness } from "./staleness.js";
 import type { RecorderIdentityDefaults, RecorderOptions } from "./types.js";
 
 const DEFAULT_MAX_ENTRY = 8 * 1024 * 1024;
@@ -34,11 +37,17 @@ export interface Settings {
   secrets: SecretScanner | undefined;
   /** Spans and counters per call; undefined with `telemetry: false`. */
   telemetry: CallTelemetry | undefined;
+  /** `maxAge`/`onStale` resolved; undefined without a `maxAge`. */
+  staleness: Staleness | undefined;
+  /** The options as given, with the store's defaults filled in where unset. */
+  opts: RecorderOptions;
 }
 
-export function resolveOptions(opts: RecorderOptions): Settings {
-  if (opts === null || typeof opts !== "object")
+export function resolveOptions(given: RecorderOptions): Settings {
+  if (given === null || typeof given !== "object")
     throw new TypeError("createRecorder: options must be an object");
+  const { store, ownsStore } = storeOf(given);
+  const opts = withStoreDefaults(given, store);
   const modes = resolveKindModes(opts.mode, opts.env);
   const mode = modes.model;
   const secrets = opts.secrets === false ? undefined : createSecretScanner(opts.secrets ?? {});
@@ -53,7 +62,7 @@ export function resolveOptions(opts: RecorderOptions): Settings {
   const leaseMs = positive(opts.leaseMs, DEFAULT_LEASE_MS, "leaseMs");
   if (opts.ttl !== undefined) positive(opts.ttl, 0, "ttl");
   const telemetry = createTelemetry(opts.telemetry);
-  const { store, ownsStore } = storeOf(opts);
+  const staleness = resolveStaleness(opts, store.policy);
   return {
     mode,
     modes,
@@ -66,6 +75,23 @@ export function resolveOptions(opts: RecorderOptions): Settings {
     ttl: opts.ttl,
     secrets,
     telemetry,
+    staleness,
+    opts,
+  };
+}
+
+/** `opts` with the store's replay defaults (`store.policy`) where `opts` leaves them unset. */
+function withStoreDefaults(opts: RecorderOptions, store: Store): RecorderOptions {
+  const policy = store.policy;
+  if (policy === undefined) return opts;
+  return {
+    ...opts,
+    ...(opts.secrets === undefined && policy.secrets !== undefined
+      ? { secrets: policy.secrets }
+      : {}),
+    ...(opts.restoreSecrets === undefined && policy.restoreSecrets !== undefined
+      ? { restoreSecrets: policy.restoreSecrets }
+      : {}),
   };
 }
 

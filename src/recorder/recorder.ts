@@ -43,6 +43,7 @@ import { endRun } from "./run-records.js";
 import { type RunInfo, RunScope, type ServedCall } from "./run-scope.js";
 import { ServedMemory } from "./served.js";
 import { SingleFlight } from "./single-flight.js";
+import { stalenessView } from "./staleness.js";
 import { streamCall } from "./stream.js";
 import type {
   CallOptions,
@@ -122,18 +123,20 @@ class RecorderImpl implements Recorder {
     this.#ownsStore = s.ownsStore;
     this.#telemetry = s.telemetry;
     const events = new Emitter();
+    // Read and written through the staleness policy (the store itself when there is none).
+    const store = stalenessView(s.store, s.staleness, events, s.modes);
     this.#core = {
       mode: s.mode,
       namespace: s.namespace,
-      store: s.store,
+      store,
       stats: this.stats,
       events,
-      opts,
+      opts: s.opts,
       secrets: s.secrets,
       maxEntryBytes: s.maxEntryBytes,
       leaseMs: s.leaseMs,
       owner: `invocache-${randomUUID()}`,
-      failOpen: new FailOpen(s.store, events, s.mode, s.ttl),
+      failOpen: new FailOpen(store, events, s.mode, s.ttl),
     };
   }
 

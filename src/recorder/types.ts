@@ -7,6 +7,7 @@ import type { IdentityOptions, InvocationRequest, Manifest } from "../identity/i
 import type { ToolInvocationRequest } from "../identity/tool-manifest.js";
 import type { TelemetryOptions } from "../observability/otel.js";
 import type { SecretOptions } from "../secrets/redact.js";
+import type { OnStale } from "../store/staleness.js";
 import type { JsonValue, Store } from "../store/types.js";
 import type { Accounts } from "../usage/summary.js";
 import type { Listener, RecorderEvents } from "./events.js";
@@ -56,6 +57,17 @@ export interface RecorderOptions {
   secrets?: false | SecretOptions;
   /** On a hit, put env secret values back where the recording has `{secret:NAME}`. Default false. */
   restoreSecrets?: boolean;
+  /**
+   * Recordings older than this are stale: ms, or `"30d"`, `"12h"`… (by their
+   * `meta.recordedAt`). Default: never, or the store's `policy.maxAge` (a
+   * cassette's `maxAge`). Works on every store (docs/recorder.md, "Staleness").
+   */
+  maxAge?: number | string;
+  /**
+   * What reading a stale recording does: `"warn"` (default, served),
+   * `"error"` (`StaleEntryError`), `"rerecord"` (read as absent, recorded anew).
+   */
+  onStale?: OnStale;
   /** Environment used to choose the mode (tests). Default `process.env`. */
   env?: Record<string, string | undefined>;
   /**

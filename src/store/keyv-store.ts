@@ -1,14 +1,12 @@
 /**
- * The one `Store` implementation behind every `openStore` URL. It owns what
- * all backends share: argument checks, lazy backend creation, turning every
- * backend failure into a `StoreError` (never a miss), fresh values on every
- * read, and close semantics. Backends only talk to their database.
+ * The `Store` behind every `openStore` URL: the store shell (shell.ts:
+ * argument checks, snapshots, closing, error wrapping, shared with the
+ * cassette) over a keyv backend, plus what keyv backends need: lazy backend
+ * creation and a timeout on every operation. Backends only talk to their database.
  */
-import { StoreError } from "../errors.js";
-import { jsonSnapshot } from "../json/value.js";
 import type { Backend, BackendFactory } from "./backend.js";
 import { deserializeRecord, isExpired, serializeRecord } from "./json.js";
-import { assertKeyPrefix, assertStoreKey, assertTtl } from "./keys.js";
+import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "./shell.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
 
 /** Options of a {@link KeyvStore}. */
@@ -35,8 +33,7 @@ export class KeyvStore implements Store {
   readonly url: string;
   readonly #factory: BackendFactory;
   #backend: Promise<Backend> | undefined;
-  #closing: Promise<void> | undefined;
-  readonly #inflight = new Set<Promise<unknown>>();
+  readonly #shell: StoreShell;
   readonly #timeoutMs: number;
   readonly #load: (() => Promise<unknown>) | undefined;
   #loading: Promise<void> | undefined;
@@ -46,6 +43,12 @@ export class KeyvStore implements Store {
     this.#factory = factory;
     this.#timeoutMs = options.timeoutMs;
     this.#load = options.load;
+    this.#shell = new StoreShell({
+      url,
+      subject: `store ${url}`,
+      fix: "Check that the store is reachable and writable; a failing store is never treated as a miss.",
+      reopen: "Open a new store with openStore().",
+    });
   }
 
   #preload(): Promise<void> {
@@ -57,20 +60,16 @@ export class KeyvStore implements Store {
   }
 
   async get(key: string): Promise<JsonValue | undefined> {
-    assertStoreKey(key, "key");
+    checkKey(key);
     // No copy needed: our deserializer built the value with JSON.parse just
     // now, a fresh tree that nobody else holds (the memory backend too keeps text).
     return this.#run("get", key, (b) => b.keyv.get<JsonValue>(b.keyPrefix + key));
   }
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
-    assertStoreKey(key, "key");
-    // Check and snapshot in one walk: the backend may still be opening, and a
-    // caller who mutates `value` after calling set() must not change what
-    // gets stored. Subtrees the recorder already snapshotted are reused.
-    const snapshot = jsonSnapshot(value, "value");
-    const ttlMs = options?.ttlMs;
-    if (ttlMs !== undefined) assertTtl(ttlMs, "options.ttlMs");
+    // Check and snapshot in one walk, now: the backend may still be opening.
+    // Subtrees the recorder already snapshotted are reused.
+    const { snapshot, ttlMs } = checkSet(key, value, options);
     return this.#run("set", key, async (b, notAfter) => {
       if (b.setRecord !== undefined) {
         // keyv's own envelope, so keyv reads it back as it would its own write.
@@ -89,7 +88,7 @@ export class KeyvStore implements Store {
   }
 
   async delete(key: string): Promise<boolean> {
-    assertStoreKey(key, "key");
+    checkKey(key);
     return this.#run("delete", key, async (b, notAfter) => {
       const removed =
         b.deleteRecord !== undefined
@@ -104,7 +103,7 @@ export class KeyvStore implements Store {
     const store = this;
     return {
       async *[Symbol.asyncIterator]() {
-        assertKeyPrefix(prefix, "prefix");
+        checkPrefix(prefix);
         await store.#preload();
         // Each step has the whole timeout: a long listing is fine, a stalled one is not.
         const backend = await store.#timed("list", prefix, store.#open("list", prefix));
@@ -135,9 +134,7 @@ export class KeyvStore implements Store {
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
-    assertStoreKey(key, "key");
-    assertStoreKey(owner, "owner");
-    assertTtl(ttlMs, "ttlMs");
+    checkLease(key, owner, ttlMs);
     return this.#run("acquireLease", key, async (b, notAfter) => {
       const taken = await b.acquireLease(key, owner, ttlMs, notAfter);
       await b.verify?.();
@@ -146,19 +143,16 @@ export class KeyvStore implements Store {
   }
 
   async releaseLease(key: string, owner: string): Promise<void> {
-    assertStoreKey(key, "key");
-    assertStoreKey(owner, "owner");
+    checkLease(key, owner);
     return this.#run("releaseLease", key, (b, notAfter) => b.releaseLease(key, owner, notAfter));
   }
 
   close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
-    return this.#closing;
+    // "Flush": operations already started finish before connections go.
+    return this.#shell.closeOnce(() => this.#shutdown());
   }
 
   async #shutdown(): Promise<void> {
-    // "Flush": let operations already started finish before connections go.
-    await Promise.allSettled(this.#inflight);
     const pending = this.#backend;
     this.#backend = undefined;
     if (pending === undefined) return;
@@ -215,10 +209,7 @@ export class KeyvStore implements Store {
       })();
       return this.#timed(operation, key, work);
     })();
-    this.#inflight.add(op);
-    const forget = () => this.#inflight.delete(op);
-    op.then(forget, forget);
-    return op;
+    return this.#shell.track(op);
   }
 
   /** `work`, or a StoreError once the timeout has passed without an answer. */
@@ -227,7 +218,7 @@ export class KeyvStore implements Store {
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         reject(
-          this.#error(
+          this.#shell.error(
             operation,
             key,
             `timed out after ${this.#timeoutMs} ms (the store did not answer: frozen, overloaded or unreachable)`,
@@ -242,11 +233,7 @@ export class KeyvStore implements Store {
   }
 
   #open(operation: string, key: string | undefined): Promise<Backend> {
-    if (this.#closing !== undefined) {
-      return Promise.reject(
-        this.#error(operation, key, "the store is closed", "Open a new store with openStore()."),
-      );
-    }
+    if (this.#shell.closed) return Promise.reject(this.#shell.closedError(operation, key));
     let opening = this.#backend;
     if (opening === undefined) {
       const started = this.#factory();
@@ -261,39 +248,12 @@ export class KeyvStore implements Store {
     return this.#guard(operation, key, () => ready, "cannot open the store: ");
   }
 
-  async #guard<T>(
+  #guard<T>(
     operation: string,
     key: string | undefined,
     fn: () => Promise<T>,
     context = "",
   ): Promise<T> {
-    try {
-      return await fn();
-    } catch (cause) {
-      if (cause instanceof StoreError) throw cause;
-      const message = cause instanceof Error ? cause.message : String(cause);
-      throw this.#error(
-        operation,
-        key,
-        context + message,
-        "Check that the store is reachable and writable; a failing store is never treated as a miss.",
-        cause,
-      );
-    }
-  }
-
-  #error(
-    operation: string,
-    key: string | undefined,
-    what: string,
-    fix: string,
-    cause?: unknown,
-  ): StoreError {
-    const target = key === undefined ? "" : ` ${JSON.stringify(key)}`;
-    const message = `invocache store ${this.url}: ${operation}${target} failed: ${what}. ${fix}`;
-    return new StoreError(this.url, operation, message, {
-      ...(cause === undefined ? {} : { cause }),
-      ...(key === undefined ? {} : { key }),
-    });
+    return this.#shell.guard(operation, key, fn, context);
   }
 }

@@ -6,6 +6,7 @@
  */
 
 import type { JsonValue } from "../json/value.js";
+import type { StorePolicy } from "./policy.js";
 
 /** Compatibility: the JSON value type lives in src/json. */
 export type { JsonValue };
@@ -14,6 +15,13 @@ export type { JsonValue };
 export interface SetOptions {
   /** Expire the value after this many milliseconds (omit: keep forever). */
   ttlMs?: number;
+  /**
+   * The value replaces a recording the recorder found out of date (its
+   * `maxAge`, `onStale: "rerecord"`): a backend that keeps the old bytes of
+   * an equal re-record (the cassette) writes this one, so its age starts over.
+   * Other backends always write the value and may ignore it.
+   */
+  refresh?: boolean;
 }
 
 /**
@@ -38,6 +46,12 @@ export interface SetOptions {
 export interface Store {
   /** Where the data lives, for messages (`sqlite:///abs/path`, `redis://host:port`). Never contains a password. */
   readonly url: string;
+  /**
+   * Replay defaults for the recorder that uses this store (a cassette's
+   * `maxAge`, `onStale`, secret options). The store never applies them; the
+   * recorder does, for each of its own options left unset.
+   */
+  readonly policy?: StorePolicy;
   /** The value under `key`, or `undefined` when absent or expired. */
   get(key: string): Promise<JsonValue | undefined>;
   /** Store `value` under `key`, replacing any previous value. */

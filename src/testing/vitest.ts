@@ -158,19 +158,11 @@ async function runWithCassette(
       ? cassettePathFor(file, testName, { dir, root })
       : namedCassettePath(name, { dir, root });
   const mode = resolveMode(modeOption);
+  // Secret, staleness and restore options are the recorder's policy: the
+  // cassette hands them to the recorder as defaults (store.policy), once.
   const store = cassetteStore(path, { ...storeOptions, write: "on-close" });
-  // The recorder redacts manifests and responses itself: with the same env and rules as the cassette.
-  const secrets =
-    recorderOptions?.secrets ??
-    (storeOptions.env === undefined && storeOptions.secretOptions === undefined
-      ? undefined
-      : {
-          ...storeOptions.secretOptions,
-          ...(storeOptions.env === undefined ? {} : { env: storeOptions.env }),
-        });
   const recorder = createRecorder({
     ...recorderOptions,
-    ...(secrets === undefined ? {} : { secrets }),
     store,
     mode,
     rerecordHint: rerecordCommand(file, testName, root),
@@ -201,31 +193,52 @@ async function runWithCassette(
   if (!passed) return;
 
   try {
-    const usage = await store.usage();
-    if (usage.stale.length > 0 && options.onStale === "error") {
-      throw new CassetteError(
-        store.path,
-        "get",
-        `${store.url}: ${usage.stale.length} entr${usage.stale.length === 1 ? "y is" : "ies are"} older than maxAge (${String(options.maxAge)}). Re-record: ${rerecordCommand(file, testName, root)}`,
-        { url: store.url },
-      );
-    }
-    const replaying = mode === "replay" || mode === "auto" || mode === "record";
-    if (replaying && usage.unused.length > 0) {
-      // A shared cassette (`name`) also holds other tests' entries: only prune it when asked.
-      if ((mode === "record" && name === undefined) || prune) {
-        for (const key of usage.unused) await store.delete(key);
-      } else {
-        const message = unusedMessage(store, usage.unused, file, testName, root);
-        if (strict) throw new UnusedEntriesError(store.path, usage.unused, message);
-        report(message);
-      }
-    }
+    await checkUsage(store, mode, options, { file, testName, root, prune, strict, report });
   } catch (error) {
     await store.discard();
     throw error;
   }
   await store.close();
+}
+
+/**
+ * After a passing test: entries still stale under `onStale: "error"` fail
+ * it; unused entries are pruned (record mode, per-test cassette, or
+ * `prune`), or reported (`strict` fails the test).
+ */
+async function checkUsage(
+  store: CassetteStore,
+  mode: Mode,
+  options: WithCassetteOptions,
+  test: {
+    file: string;
+    testName: string;
+    root: string;
+    prune: boolean;
+    strict: boolean;
+    report: (message: string) => void;
+  },
+): Promise<void> {
+  const { file, testName, root } = test;
+  const usage = await store.usage();
+  if (usage.stale.length > 0 && options.onStale === "error") {
+    throw new CassetteError(
+      store.path,
+      "get",
+      `${store.url}: ${usage.stale.length} entr${usage.stale.length === 1 ? "y is" : "ies are"} older than maxAge (${String(options.maxAge)}). Re-record: ${rerecordCommand(file, testName, root)}`,
+      { url: store.url },
+    );
+  }
+  const replaying = mode === "replay" || mode === "auto" || mode === "record";
+  if (!replaying || usage.unused.length === 0) return;
+  // A shared cassette (`name`) also holds other tests' entries: only prune it when asked.
+  if ((mode === "record" && options.name === undefined) || test.prune) {
+    for (const key of usage.unused) await store.delete(key);
+    return;
+  }
+  const message = unusedMessage(store, usage.unused, file, testName, root);
+  if (test.strict) throw new UnusedEntriesError(store.path, usage.unused, message);
+  test.report(message);
 }
 
 /** Which test (vitest task id) has each per-test cassette name in this process: file, then full name. */

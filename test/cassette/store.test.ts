@@ -26,7 +26,7 @@ import {
 } from "../../src/cassette/index.js";
 import { parseCachePath } from "../../src/cassette/parse-cache.js";
 import { CassetteError, StoreError } from "../../src/errors.js";
-import { createRecorder } from "../../src/index.js";
+import { createRecorder, StaleEntryError } from "../../src/index.js";
 import type { JsonValue } from "../../src/store/types.js";
 import { MACHINE, makeEntry, tempDir } from "./helpers.js";
 
@@ -340,13 +340,14 @@ describe("parse cache", () => {
   });
 });
 
-describe("staleness (maxAge)", () => {
+describe("staleness (maxAge): cassette options, the recorder's policy", () => {
   const old = makeEntry("old prompt", { text: "old" }, { recordedAt: "2020-01-01T00:00:00.000Z" });
   const recent = makeEntry(
     "recent prompt",
     { text: "recent" },
     { recordedAt: new Date().toISOString() },
   );
+  const oldRequest = { role: "builder", model: "gpt-5", prompt: "old prompt", task: "T-1" };
   function seed(): string {
     const path = fresh("stale");
     writeFileSync(
@@ -356,44 +357,61 @@ describe("staleness (maxAge)", () => {
     return path;
   }
 
-  it("warn: replays it and warns once", async () => {
-    const warnings: string[] = [];
-    const store = open(seed(), { maxAge: "30d", onWarning: (m) => warnings.push(m) });
+  it("the cassette itself serves a stale entry as it is: the options are the recorder's defaults", async () => {
+    const store = open(seed(), { maxAge: "1d", onStale: "error" });
+    expect(store.policy).toStrictEqual({ maxAge: "1d", onStale: "error" });
     expect(await store.get(old.key)).toMatchObject({ response: { text: "old" } });
-    await store.get(old.key);
-    expect(await store.get(recent.key)).toMatchObject({ response: { text: "recent" } });
-    expect(warnings.length).toBeGreaterThanOrEqual(1);
-    expect(warnings[0]).toMatch(
-      /recorded at 2020-01-01T00:00:00.000Z, more than maxAge \(30d\) ago/,
-    );
     expect((await store.usage()).stale).toStrictEqual([old.key]);
     await store.close();
   });
 
-  it("error: reading it is a CassetteError naming the fix", async () => {
+  it("warn: the recorder replays it and warns once per entry", async () => {
+    const warnings: string[] = [];
+    const store = open(seed(), { maxAge: "30d", onWarning: (m) => warnings.push(m) });
+    const recorder = createRecorder({ store, mode: "replay", identity: MACHINE });
+    const events: string[] = [];
+    recorder.on("warning", (w) => events.push(w.message));
+    expect(await recorder.call(oldRequest, async () => ({ text: "live" }))).toStrictEqual({
+      text: "old",
+    });
+    await recorder.run(async () => {
+      await recorder.call(oldRequest, async () => ({ text: "live" }));
+    });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /recorded at 2020-01-01T00:00:00.000Z, more than maxAge \(30d\) ago/,
+    );
+    expect(events).toHaveLength(2);
+    expect((await store.usage()).stale).toStrictEqual([old.key]);
+    await store.close();
+  });
+
+  it("error: reading it through the recorder is a StaleEntryError naming the fix, in auto mode too", async () => {
     const store = open(seed(), { maxAge: 86_400_000, onStale: "error" });
-    const e = await error(store.get(old.key));
-    expect(e.message).toMatch(/INVOCACHE_MODE=record/);
-    expect(await store.get(recent.key)).toBeDefined();
+    const recorder = createRecorder({ store, mode: "auto", identity: MACHINE });
+    let calls = 0;
+    const e = await recorder
+      .call(oldRequest, async () => {
+        calls++;
+        return { text: "live" };
+      })
+      .catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(StaleEntryError);
+    expect((e as StaleEntryError).message).toMatch(/INVOCACHE_MODE=record/);
+    expect((e as StaleEntryError).key).toBe(old.key);
+    expect(calls).toBe(0);
     await store.close();
   });
 
   it("rerecord: it is a miss, so auto mode records it anew (and its age starts over)", async () => {
     const path = seed();
     const store = open(path, { maxAge: "1d", onStale: "rerecord" });
-    expect(await store.get(old.key)).toBeUndefined();
-    const keys: string[] = [];
-    for await (const [key] of store.list("default:e:")) keys.push(key);
-    expect(keys).toStrictEqual([recent.key]);
     const recorder = createRecorder({ store, mode: "auto", identity: MACHINE });
     let calls = 0;
-    const out = await recorder.call(
-      { role: "builder", model: "gpt-5", prompt: "old prompt", task: "T-1" },
-      async () => {
-        calls++;
-        return { text: "fresh" };
-      },
-    );
+    const out = await recorder.call(oldRequest, async () => {
+      calls++;
+      return { text: "fresh" };
+    });
     expect([out, calls]).toStrictEqual([{ text: "fresh" }, 1]);
     await store.close();
     const items = await readCassette(path);
@@ -404,9 +422,32 @@ describe("staleness (maxAge)", () => {
     expect(items.map((i) => i.key)).toStrictEqual([old.key, recent.key]); // kept its place
   });
 
+  it("rerecord: an equal answer still refreshes the entry (stable re-records do not keep a stale one)", async () => {
+    const path = seed();
+    const store = open(path, { maxAge: "1d", onStale: "rerecord" });
+    const recorder = createRecorder({ store, mode: "auto", identity: MACHINE });
+    await recorder.call(oldRequest, async () => ({ text: "old" }));
+    await store.close();
+    const items = await readCassette(path);
+    const again = items.find((i) => i.key === old.key)!.value as { meta: { recordedAt: string } };
+    expect(Date.parse(again.meta.recordedAt)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it("record mode refreshes a stale entry re-recorded equal, with no warning or error", async () => {
+    const path = seed();
+    const store = open(path, { maxAge: "1d", onStale: "error" });
+    const recorder = createRecorder({ store, mode: "record", identity: MACHINE });
+    await recorder.call(oldRequest, async () => ({ text: "old" }));
+    await store.close();
+    const items = await readCassette(path);
+    const again = items.find((i) => i.key === old.key)!.value as { meta: { recordedAt: string } };
+    expect(Date.parse(again.meta.recordedAt)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
   it("refuses a maxAge that is not a duration", () => {
     expect(() => cassetteStore("x.yaml", { maxAge: "soon" })).toThrow(RangeError);
     expect(() => cassetteStore("x.yaml", { maxAge: -1 })).toThrow(RangeError);
+    expect(() => cassetteStore("x.yaml", { onStale: "later" as never })).toThrow(TypeError);
   });
 });
 

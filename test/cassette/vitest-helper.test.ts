@@ -181,6 +181,31 @@ describe("withCassette", () => {
     expect(upstream).toBe(2);
   });
 
+  it("its env and secretOptions reach the recorder once, through the cassette: it redacts, the file holds placeholders", async (ctx: TestContext) => {
+    const KEY = "live-Zq9Xv8Wu7Ts6Rq5Po4Nm3Lk2Jh1Gf0";
+    let file = "";
+    const body = withCassette(
+      opts({ mode: "record", env: { ACME_API_KEY: KEY }, restoreSecrets: true }),
+      async ({ recorder, path }) => {
+        file = path;
+        const live = await recorder.call(req("secret"), async () => ({ apiKey: KEY }));
+        expect(live).toStrictEqual({ apiKey: KEY });
+      },
+    );
+    await body(ctx);
+    const text = readFileSync(file, "utf8");
+    expect(text).toContain("{secret:ACME_API_KEY}");
+    expect(text).not.toContain(KEY);
+    // restoreSecrets reached the recorder as well: the hit has the value back.
+    const replay = withCassette(
+      opts({ mode: "replay", env: { ACME_API_KEY: KEY }, restoreSecrets: true }),
+      async ({ recorder }) => {
+        expect(await recorder.call(req("secret"), async () => ({}))).toStrictEqual({ apiKey: KEY });
+      },
+    );
+    await replay(ctx);
+  });
+
   it("two tests with the same full name are refused: they would share (and prune) one cassette", async (ctx: TestContext) => {
     const body = withCassette(opts({ mode: "record" }), async ({ recorder }) => {
       await recorder.call(req("dup"), async () => ({ ok: true }));

@@ -1,7 +1,8 @@
 /**
  * Default-deny: secrets planted in prompts, params and responses never reach
  * a cassette's bytes, in any spelling; they come back on replay only when
- * asked, from the environment; `secrets: "refuse"` writes nothing at all;
+ * asked, from the environment. Redaction happens once, in the recorder; a
+ * secret that still reaches the cassette is refused and nothing is written;
  * `redactCassette` scrubs a file that already leaked.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -111,36 +112,79 @@ describe("secrets never reach the disk", () => {
     await restoring.close();
   });
 
-  it("the store alone (a recorder with secrets: false, or any other writer) still redacts", async () => {
+  it("redaction happens once, in the recorder: its rules decide the placeholders, the cassette rewrites nothing", async () => {
+    // The recorder knows ACME_API_KEY; the cassette's check is given no env at all.
+    const path = join(dir, "once.yaml");
+    const store = cassetteStore(path, { env: {}, parseCache: false });
+    const recorder = createRecorder({ store, mode: "record", identity: MACHINE, secrets: { env } });
+    await recorder.call({ role: "r", model: "m", prompt: "once" }, async () => ({
+      text: `k ${KEY}`,
+    }));
+    await recorder.close();
+    await store.close();
+    const text = readFileSync(path, "utf8");
+    expect(text).toContain("k {secret:ACME_API_KEY}");
+    expect(text).not.toContain(KEY);
+
+    // A recorder that redacts nothing: the cassette does not redact in its place, it refuses.
+    const second = join(dir, "once-refused.yaml");
+    const strict = cassetteStore(second, { env, parseCache: false });
+    const lax = createRecorder({
+      store: strict,
+      mode: "record",
+      identity: MACHINE,
+      secrets: { env: {}, patterns: [] },
+    });
+    const error = await lax
+      .call({ role: "r", model: "m", prompt: "once" }, async () => ({ text: `k ${KEY}` }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SecretLeakError);
+    expect((error as SecretLeakError).findings).toStrictEqual([
+      { name: "ACME_API_KEY", path: "$.response.text" },
+    ]);
+    await strict.close();
+    expect(existsSync(second)).toBe(false);
+  });
+
+  it("the store alone (a recorder with secrets: false, or any other writer) refuses: nothing reaches the file", async () => {
     const path = join(dir, "store-only.yaml");
     const store = cassetteStore(path, { env, parseCache: false });
     const recorder = createRecorder({ store, mode: "auto", identity: MACHINE, secrets: false });
-    await recorder.call({ role: "r", model: "m", prompt: "no secret here" }, async () =>
-      plantedResponse(),
+    const warnings: unknown[] = [];
+    recorder.on("warning", (w) => warnings.push(w.error));
+    const live = await recorder.call(
+      { role: "r", model: "m", prompt: "no secret here" },
+      async () => plantedResponse(),
     );
+    expect(live).toStrictEqual(plantedResponse()); // auto mode: the caller still gets its answer
+    expect(warnings.some((e) => e instanceof SecretLeakError)).toBe(true); // and is told
     await recorder.close();
-    await store.close();
-    const bytes = readFileSync(path);
-    for (const secret of [KEY, TOKEN, shaped]) {
-      for (const s of spellings(secret)) expect(bytes.includes(Buffer.from(s))).toBe(false);
-    }
-  });
-
-  it('secrets: "refuse" rejects the write with SecretLeakError naming names and paths, never values', async () => {
-    const path = join(dir, "refused.yaml");
-    const store = cassetteStore(path, { env, secrets: "refuse", parseCache: false });
-    const { key, entry } = makeEntry(`use ${KEY}`, { ok: true });
-    const error = await store.set(key, entry as never).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(SecretLeakError);
-    const leak = error as SecretLeakError;
-    expect(leak.findings).toStrictEqual([{ name: "ACME_API_KEY", path: "$.manifest.prompt" }]);
-    expect(leak.message).not.toContain(KEY);
-    expect(leak.message).toMatch(/secrets: "redact"/);
     await store.close();
     expect(existsSync(path)).toBe(false);
   });
 
-  it("a secret already in the file is scrubbed by the next write, and by redactCassette", async () => {
+  for (const secrets of [undefined, "refuse", "redact"] as const) {
+    it(`a secret handed straight to the cassette is refused (secrets: ${String(secrets)}), naming names and paths, never values`, async () => {
+      const path = join(dir, `refused-${String(secrets)}.yaml`);
+      const store = cassetteStore(path, {
+        env,
+        parseCache: false,
+        ...(secrets === undefined ? {} : { secrets }),
+      });
+      const { key, entry } = makeEntry(`use ${KEY}`, { ok: true });
+      const error = await store.set(key, entry as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SecretLeakError);
+      const leak = error as SecretLeakError;
+      expect(leak.findings).toStrictEqual([{ name: "ACME_API_KEY", path: "$.manifest.prompt" }]);
+      expect(leak.message).not.toContain(KEY);
+      expect(leak.message).toMatch(/Write through a recorder/);
+      expect(await store.get(key)).toBeUndefined(); // refused before it was staged
+      await store.close();
+      expect(existsSync(path)).toBe(false);
+    });
+  }
+
+  it("a secret already in the file: the next write is refused and the file left alone; redactCassette scrubs it", async () => {
     const leaked = join(dir, "leaked.yaml");
     const a = makeEntry("prompt a", { text: `key ${KEY}` });
     const b = makeEntry("prompt b", { text: "clean" });
@@ -163,8 +207,11 @@ describe("secrets never reach the disk", () => {
     const other = join(dir, "leaked-2.yaml");
     writeFileSync(other, text);
     const store = cassetteStore(other, { env, parseCache: false });
-    await store.set("default:run:r", { v: 1 });
+    const refused = await store.set("default:run:r", { v: 1 }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SecretLeakError);
+    expect((refused as SecretLeakError).message).toContain(a.key);
+    expect((refused as SecretLeakError).message).toMatch(/invocache redact/);
     await store.close();
-    expect(readFileSync(other, "utf8")).not.toContain(KEY);
+    expect(readFileSync(other, "utf8")).toBe(text);
   });
 });

@@ -1,16 +1,22 @@
 /**
- * Staleness: an entry recorded longer ago than a cassette's `maxAge` no
- * longer says much about today's model. What happens then is the cassette's
- * `onStale` policy:
+ * How old an entry is: the duration syntax of `maxAge` and the test "was
+ * this entry recorded longer ago than that?". Facts about the entry schema
+ * only (its `meta.recordedAt`); what to do with a stale entry is replay
+ * policy, and lives in the recorder (src/recorder/staleness.ts).
+ */
+
+/**
+ * What the recorder does with an entry older than `maxAge`:
  *
  * - `warn` (default): served, and reported once per entry.
- * - `error`: reading it is a `CassetteError` (the test fails; re-record it).
+ * - `error`: reading it is a `StaleEntryError` (the test fails; re-record it).
  * - `rerecord`: treated as absent, so `auto`/`record` modes record it anew
  *   (in `replay` mode that is a miss, whose message says how to re-record).
  */
-
-/** What to do with an entry older than `maxAge`. */
 export type OnStale = "warn" | "error" | "rerecord";
+
+/** The accepted {@link OnStale} values, for option checks. */
+export const ON_STALE: readonly OnStale[] = ["warn", "error", "rerecord"];
 
 const UNITS: Record<string, number> = {
   ms: 1,
@@ -42,6 +48,28 @@ export function parseMaxAge(maxAge: number | string): number {
 }
 
 /**
+ * `onStale` checked: one of {@link ON_STALE}, or undefined.
+ *
+ * @throws TypeError naming `onStale` for anything else.
+ * @example
+ * checkOnStale("rerecord") // "rerecord"
+ */
+export function checkOnStale(onStale: unknown): OnStale | undefined {
+  if (onStale === undefined || ON_STALE.includes(onStale as OnStale)) {
+    return onStale as OnStale | undefined;
+  }
+  throw new TypeError(
+    `onStale must be "warn", "error" or "rerecord", got ${JSON.stringify(onStale)}`,
+  );
+}
+
+/** An entry value's `meta.recordedAt`, when it has a readable one. */
+export function recordedAt(value: unknown): string | undefined {
+  const at = (value as { meta?: { recordedAt?: unknown } } | null)?.meta?.recordedAt;
+  return typeof at === "string" && !Number.isNaN(Date.parse(at)) ? at : undefined;
+}
+
+/**
  * Whether an entry value recorded at `meta.recordedAt` is older than `maxAgeMs` at `now`.
  * Values that are not entries are never stale.
  *
@@ -49,8 +77,6 @@ export function parseMaxAge(maxAge: number | string): number {
  * isStale(entry, 86_400_000, Date.now())
  */
 export function isStale(value: unknown, maxAgeMs: number, now: number): boolean {
-  const recordedAt = (value as { meta?: { recordedAt?: unknown } } | null)?.meta?.recordedAt;
-  if (typeof recordedAt !== "string") return false;
-  const at = Date.parse(recordedAt);
-  return !Number.isNaN(at) && now - at > maxAgeMs;
+  const at = recordedAt(value);
+  return at !== undefined && now - Date.parse(at) > maxAgeMs;
 }

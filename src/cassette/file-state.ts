@@ -1,0 +1,175 @@
+/**
+ * What one cassette handle knows of its file: the last known content
+ * (`disk`, in file order), its stat stamp, this handle's unwritten changes
+ * (`overlay`), and how the file is (re)read. Lazy: nothing is read until the
+ * first operation. A miss re-checks the stat data and re-reads a file that
+ * another process changed, so a recording made by a parallel worker is seen.
+ */
+import { CassetteError } from "../errors.js";
+import { type FileStamp, FileTooBigError, readWithStamp, sameStamp, statStamp } from "./files.js";
+import { knownChunks, parseIncremental } from "./incremental.js";
+import type { CassetteItem } from "./item.js";
+import type { CassetteSettings } from "./options.js";
+import { type CassetteSource, parseCassette } from "./parse.js";
+import {
+  contentHash,
+  PARSE_CACHE_MIN_BYTES,
+  readParseCache,
+  writeParseCache,
+} from "./parse-cache.js";
+import { decodeCassette } from "./source.js";
+import { UsageLog } from "./usage.js";
+
+export class CassetteFile {
+  /** Chunk text → item of the file version last read or written (incremental.ts). */
+  known = new Map<string, CassetteItem>();
+  /** Last known content of the file, in file order. */
+  disk = new Map<string, CassetteItem>();
+  stamp: FileStamp | undefined;
+  /** Bumped whenever `disk` is replaced; a slower read never overwrites a newer one. */
+  generation = 0;
+  /** This handle's changes not yet written; null is a delete. */
+  readonly overlay = new Map<string, CassetteItem | null>();
+  /** Each key's item as first seen in the file: re-records equal to it keep it (stability). */
+  readonly origin = new Map<string, CassetteItem>();
+  readonly usage: UsageLog;
+  /** Background work (parse-cache writes) that close waits for. */
+  readonly background = new Set<Promise<unknown>>();
+  #loading: Promise<void> | undefined;
+
+  constructor(
+    readonly path: string,
+    readonly src: CassetteSource,
+    readonly settings: CassetteSettings,
+  ) {
+    this.usage = new UsageLog(settings.maxAgeMs);
+  }
+
+  /** The item under `key` as this handle sees it: its own change, else the file's. */
+  lookup(key: string): CassetteItem | undefined {
+    const changed = this.overlay.get(key);
+    if (changed !== undefined) return changed ?? undefined;
+    return this.disk.get(key);
+  }
+
+  /** Every live item in file order, then this handle's new keys. */
+  view(now: number): CassetteItem[] {
+    const out: CassetteItem[] = [];
+    for (const key of this.disk.keys()) {
+      const item = live(this.lookup(key), now);
+      if (item !== undefined) out.push(item);
+    }
+    for (const [key, item] of this.overlay) {
+      if (this.disk.has(key) || item === null) continue;
+      if (live(item, now) !== undefined) out.push(item);
+    }
+    return out;
+  }
+
+  ensureLoaded(): Promise<void> {
+    if (this.#loading === undefined) {
+      const loading = this.#load();
+      this.#loading = loading;
+      // A failed load is retried by the next operation (the file may have been fixed).
+      loading.catch(() => {
+        if (this.#loading === loading) this.#loading = undefined;
+      });
+    }
+    return this.#loading;
+  }
+
+  async #load(): Promise<void> {
+    const generation = this.generation;
+    const { cacheDir, maxFileBytes } = this.settings;
+    if (cacheDir !== false) {
+      const stamp = await statStamp(this.path);
+      if (stamp !== undefined && stamp.size > BigInt(maxFileBytes)) {
+        throw this.tooBig("load", stamp.size, false);
+      }
+      if (stamp !== undefined && stamp.size >= PARSE_CACHE_MIN_BYTES) {
+        const cached = await readParseCache(cacheDir, this.path, stamp, async () => {
+          const read = await readWithStamp(this.path);
+          return read !== undefined && sameStamp(read.stamp, stamp) ? read.bytes : undefined;
+        });
+        if (cached !== undefined) {
+          this.adopt(cached, stamp, generation);
+          this.usage.loaded(cached.map((i) => i.key));
+          return;
+        }
+      }
+    }
+    const { items, stamp } = await this.readFile();
+    this.adopt(items, stamp, generation);
+    this.usage.loaded(items.map((i) => i.key));
+  }
+
+  /** Re-read the file if its stat data changed since we last saw it; true when it did. */
+  async refresh(): Promise<boolean> {
+    const generation = this.generation;
+    const stamp = await statStamp(this.path);
+    if (sameStamp(stamp, this.stamp)) return false;
+    const read = await this.readFile();
+    this.adopt(read.items, read.stamp, generation);
+    return true;
+  }
+
+  /** Read and check the file (absent: no items). Starts a parse-cache write for big files. */
+  async readFile(): Promise<{ items: CassetteItem[]; stamp: FileStamp | undefined }> {
+    let read: Awaited<ReturnType<typeof readWithStamp>>;
+    try {
+      read = await readWithStamp(this.path, this.settings.maxFileBytes);
+    } catch (error) {
+      if (error instanceof FileTooBigError) throw this.tooBig("load", error.size, false);
+      throw error;
+    }
+    if (read === undefined) return { items: [], stamp: undefined };
+    const text = decodeCassette(read.bytes, this.src);
+    // Another writer's version of a file we know: parse only the items that changed.
+    const items = parseIncremental(text, this.known, this.src) ?? parseCassette(text, this.src);
+    this.known = knownChunks(text, items);
+    const cacheDir = this.settings.cacheDir;
+    if (cacheDir !== false && read.bytes.length >= PARSE_CACHE_MIN_BYTES) {
+      // In the background: hashing and serializing a big file is not the caller's wait.
+      const task = new Promise<void>((done) => setImmediate(done)).then(() =>
+        writeParseCache(cacheDir, this.path, read.stamp, contentHash(read.bytes), items),
+      );
+      this.background.add(task);
+      void task.finally(() => this.background.delete(task));
+    }
+    return { items, stamp: read.stamp };
+  }
+
+  /**
+   * Take `items` as the file's content. `generation` is the value seen when
+   * the read started: a read that another adoption overtook is dropped, so a
+   * slow read never replaces newer content. Undefined forces (under the lock).
+   */
+  adopt(items: readonly CassetteItem[], stamp: FileStamp | undefined, generation?: number): void {
+    if (generation !== undefined && generation !== this.generation) return;
+    this.generation++;
+    this.disk = new Map(items.map((i) => [i.key, i]));
+    this.stamp = stamp;
+    for (const item of items) if (!this.origin.has(item.key)) this.origin.set(item.key, item);
+  }
+
+  tooBig(operation: string, size: bigint, writing: boolean): CassetteError {
+    const what = writing
+      ? `this write would make the cassette ${size} bytes`
+      : `the cassette is ${size} bytes`;
+    return new CassetteError(
+      this.path,
+      operation,
+      `${this.src.display}: ${what}, over the limit of ${this.settings.maxFileBytes} bytes (maxFileBytes). ` +
+        "A cassette is held in memory whole, and parsing takes several times its size: split it into several cassettes " +
+        '(withCassette({ name }) per group of tests), or record into a SQLite store (store: "sqlite://…"). ' +
+        "Raise maxFileBytes only if the process has the memory.",
+      { url: this.src.url },
+    );
+  }
+}
+
+/** `item` unless its ttl has passed. */
+export function live(item: CassetteItem | undefined, now: number): CassetteItem | undefined {
+  if (item === undefined) return undefined;
+  return item.expires !== undefined && now > item.expires ? undefined : item;
+}

@@ -1,0 +1,246 @@
+/**
+ * Writing a cassette: under the file lock, re-read the file if it changed,
+ * merge (keys this handle changed take its value, every other key keeps the
+ * file's), keep unchanged recordings byte-identical (stability.ts), refuse
+ * any secret (refuse.ts), write atomically (files.ts). Concurrent writers
+ * lose nothing; concurrent calls of one handle share a write (group commit).
+ */
+import { CassetteError } from "../errors.js";
+import { emitCassette, emittedChunk } from "./emit.js";
+import { type CassetteFile, live } from "./file-state.js";
+import {
+  type FileStamp,
+  removeOrphanTemps,
+  sameStamp,
+  statStamp,
+  writeFileAtomic,
+} from "./files.js";
+import type { CassetteItem } from "./item.js";
+import { LOCK_TIMEOUT_MS, withFileLock } from "./lock.js";
+import { refuseSecrets } from "./refuse.js";
+import { sameRecording } from "./stability.js";
+
+type Batch = Map<string, CassetteItem | null>;
+
+export class CassetteWriter {
+  #queued: Promise<void> | undefined;
+  #running: Promise<void> | undefined;
+  #orphansChecked = false;
+  /** Items already checked for secrets. */
+  readonly #clean = new WeakSet<CassetteItem>();
+  /** Items written with `refresh`: an equal re-record does not keep the old bytes. */
+  readonly #refreshed = new WeakSet<CassetteItem>();
+
+  constructor(private readonly file: CassetteFile) {}
+
+  /** Check `item` for secrets now (the caller's `set` rejects) and queue it. */
+  stage(item: CassetteItem, refresh: boolean): void {
+    this.#check(item);
+    if (refresh) this.#refreshed.add(item);
+    this.file.overlay.set(item.key, item);
+  }
+
+  /** Options of the file lock. */
+  get lockOptions() {
+    const { settings, src } = this.file;
+    return {
+      ...(settings.lockTimeoutMs === undefined ? {} : { timeoutMs: settings.lockTimeoutMs }),
+      ...(settings.lockStaleMs === undefined ? {} : { staleMs: settings.lockStaleMs }),
+      onCompromised: (error: Error) =>
+        warn(
+          this.file,
+          `${src.display}: lost the cassette lock while writing (${error.message}); another process may have written at the same time`,
+        ),
+    };
+  }
+
+  /**
+   * Resolve once everything in the overlay now is on disk. Calls made while a
+   * write runs share the next one (group commit), so N concurrent `set`s cost
+   * about two writes, not N.
+   */
+  flushAll(): Promise<void> {
+    if (this.#queued !== undefined) return this.#queued;
+    const next = (async () => {
+      await this.#running?.catch(() => {});
+      this.#queued = undefined;
+      const run = this.#writeOverlay();
+      this.#running = run;
+      try {
+        await run;
+      } finally {
+        if (this.#running === run) this.#running = undefined;
+      }
+    })();
+    this.#queued = next;
+    return next;
+  }
+
+  /**
+   * Write the batch of changes now in the overlay, or fail: a `set` never
+   * resolves unless its value is in the file as renamed into place. A batch
+   * that failed is dropped from the overlay: its callers were told it
+   * failed, so it must not reach the file later with someone else's write.
+   */
+  async #writeOverlay(): Promise<void> {
+    const { overlay, usage } = this.file;
+    if (overlay.size === 0) return;
+    const batch: Batch = new Map(overlay);
+    try {
+      await this.#writeBatch(batch);
+    } catch (error) {
+      for (const [key, item] of batch) {
+        if (overlay.get(key) !== item) continue;
+        overlay.delete(key);
+        if (item !== null) usage.unwritten(key);
+      }
+      throw error;
+    }
+    for (const [key, item] of batch) if (overlay.get(key) === item) overlay.delete(key);
+  }
+
+  /**
+   * Optimistic, so the lock is never held across heavy work: parsing a big
+   * cassette, merging, checking for secrets and rendering YAML can keep the
+   * event loop busy for seconds, and a lock that cannot be refreshed goes
+   * stale and is taken over by another process. So all of that happens
+   * outside the lock, against the file version last read (its stamp). Under
+   * the lock only: check that the file is still that version (else drop the
+   * lock, re-read and try again; another writer made progress), write the
+   * temp file, check the lock is still ours, rename.
+   */
+  async #writeBatch(batch: Batch): Promise<void> {
+    const file = this.file;
+    const started = Date.now();
+    const budgetMs = 4 * (file.settings.lockTimeoutMs ?? LOCK_TIMEOUT_MS);
+    for (let attempt = 1; ; attempt++) {
+      // Outside the lock: the file as it is now. A file we cannot parse
+      // throws here, before anything is written over it.
+      const stamp = await statStamp(file.path);
+      if (!sameStamp(stamp, file.stamp)) {
+        const read = await file.readFile();
+        file.adopt(read.items, read.stamp);
+      }
+      file.usage.loaded(file.disk.keys());
+      const basis = file.stamp;
+      const merged = this.#merge(batch);
+      const text = sameItems(merged, file.disk) ? undefined : emitCassette(merged.values());
+      if (text !== undefined && text.length > file.settings.maxFileBytes) {
+        // A cheap lower bound first; the exact size is the UTF-8 length.
+        const bytes = Buffer.byteLength(text);
+        if (bytes > file.settings.maxFileBytes) throw file.tooBig("set", BigInt(bytes), true);
+      }
+      const outcome = await this.#writeLocked(basis, text, merged);
+      if (outcome !== "changed") return;
+      if (attempt >= 3 && Date.now() - started > budgetMs) {
+        throw new CassetteError(
+          file.path,
+          "set",
+          `${file.src.display}: other processes rewrote the cassette ${attempt} times while this one was merging its write (${Date.now() - started} ms), so it was not made. ` +
+            "Nothing of it was saved; retry, give each worker its own cassette, or split the cassette.",
+          { url: file.src.url },
+        );
+      }
+    }
+  }
+
+  /** Under the lock: write `text` if the file is still the version `basis`. */
+  async #writeLocked(
+    basis: FileStamp | undefined,
+    text: string | undefined,
+    merged: Map<string, CassetteItem>,
+  ): Promise<"changed" | "unchanged" | "written"> {
+    const file = this.file;
+    return withFileLock(
+      file.path,
+      async (lock) => {
+        if (!this.#orphansChecked) {
+          await removeOrphanTemps(file.path);
+          this.#orphansChecked = true;
+        }
+        if (!sameStamp(await statStamp(file.path), basis)) return "changed" as const;
+        if (text === undefined) return "unchanged" as const;
+        assertWritable(file, basis);
+        const written = await writeFileAtomic(file.path, text, {
+          beforeRename: () => lock.assertHeld(),
+        });
+        file.generation++;
+        file.disk = merged;
+        file.stamp = written;
+        file.known = new Map();
+        for (const item of merged.values()) {
+          const chunk = emittedChunk(item);
+          if (chunk !== undefined) file.known.set(chunk, item);
+        }
+        return "written" as const;
+      },
+      this.lockOptions,
+    ).catch((error: unknown) => {
+      if ((error as { code?: unknown }).code !== "ELOCKLOST") throw error;
+      throw new CassetteError(
+        file.path,
+        "set",
+        `${file.src.display}: ${(error as Error).message}, so this write was not made (another process may be writing the cassette). ` +
+          "Nothing of it was saved; retry. If the cassette is big, split it or raise lockStaleMs.",
+        { url: file.src.url, cause: error },
+      );
+    });
+  }
+
+  /** The file's items with `batch` applied: expired items dropped, everything checked for secrets. */
+  #merge(batch: Batch): Map<string, CassetteItem> {
+    const now = Date.now();
+    const merged = new Map(this.file.disk);
+    for (const [key, item] of batch) {
+      if (item === null) merged.delete(key);
+      else merged.set(key, this.#stable(item));
+    }
+    for (const [key, item] of merged) {
+      if (live(item, now) === undefined) merged.delete(key);
+      else this.#check(item);
+    }
+    return merged;
+  }
+
+  /** The file's original item when `item` records the same thing (byte-identical re-records). */
+  #stable(item: CassetteItem): CassetteItem {
+    const origin = this.file.origin.get(item.key);
+    if (origin === undefined || origin === item || origin.expires !== item.expires) return item;
+    // A recording refreshed on purpose (the recorder's onStale: "rerecord") starts its age over.
+    if (this.#refreshed.has(item)) return item;
+    return sameRecording(item.key, origin.value, item.value) ? origin : item;
+  }
+
+  #check(item: CassetteItem): void {
+    if (this.#clean.has(item)) return;
+    refuseSecrets(item, this.file.settings.scan, this.file.src.display);
+    this.#clean.add(item);
+  }
+}
+
+/** Refuse to rewrite a cassette whose owner made it read-only (root would write it anyway). */
+function assertWritable(file: CassetteFile, stamp: FileStamp | undefined): void {
+  if (stamp === undefined || (stamp.mode & 0o222) !== 0) return;
+  throw new CassetteError(
+    file.path,
+    "set",
+    `${file.src.display} is read-only (mode ${stamp.mode.toString(8).padStart(4, "0")}), so invocache does not rewrite it. ` +
+      "Make it writable (chmod u+w) to record into it, or replay it (INVOCACHE_MODE=replay).",
+    { url: file.src.url },
+  );
+}
+
+export function warn(file: CassetteFile, message: string): void {
+  if (file.settings.onWarning !== undefined) file.settings.onWarning(message);
+  else process.emitWarning(message, { code: "INVOCACHE_CASSETTE" });
+}
+
+function sameItems(a: Map<string, CassetteItem>, b: Map<string, CassetteItem>): boolean {
+  if (a.size !== b.size) return false;
+  const ib = b.entries();
+  for (const [key, item] of a) {
+    const next = ib.next().value as [string, CassetteItem];
+    if (next[0] !== key || next[1] !== item) return false;
+  }
+  return true;
+}
