@@ -75,7 +75,15 @@ export function streamOversize(
   });
 }
 
-/** The identity of attempt n-1 of the same step (RELOOP layer 3: verdict chains). */
+/**
+ * The identity of attempt n-1 of the same step (RELOOP layer 3: verdict
+ * chains): inside a run, the call it actually served for the same role and
+ * task at attempt n-1 (a retry whose prompt carries the gate's feedback has
+ * an identity of its own); outside a run, or when no such call was served,
+ * the identity attempt n-1 would have had with the same manifest.
+ */
 function parentId(c: CallContext): string {
-  return manifestIdentity({ ...c.manifest, attempt: c.manifest.attempt - 1 });
+  const { role, task, attempt } = c.manifest;
+  const served = c.scope?.previousAttempt({ role, task, attempt });
+  return served?.id ?? manifestIdentity({ ...c.manifest, attempt: attempt - 1 });
 }

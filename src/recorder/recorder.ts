@@ -159,7 +159,8 @@ class RecorderImpl implements Recorder {
     const id = manifestIdentity(manifest);
     const scope = this.#scopeOf(opts.run, "recorder.call: opts.run");
     if (scope === undefined && this.#activeRoots.size > 0) this.#checkLostRun(id);
-    const served: ServedCall = scope?.reserve(id) ?? { id, occurrence: 0, from: "pending" };
+    const step = { role: manifest.role, task: manifest.task, attempt: manifest.attempt };
+    const served: ServedCall = scope?.reserve(id, step) ?? { id, occurrence: 0, from: "pending" };
     const { occurrence } = served;
     const key = entryKey(this.namespace, id, occurrence);
     const facts: CallFacts = { upstream: false, missed: false };
