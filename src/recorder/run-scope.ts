@@ -24,9 +24,23 @@ export type ServedFrom = "pending" | "hit" | "recorded" | "live" | "failed";
 
 /** The step a call belongs to: what a retry's parent is looked up by. */
 export interface ServedStep {
+  /** `"model"`, or `"tool:<server>/<name>"`: a tool the builder runs is not the builder's attempt. */
+  readonly kind: string;
   readonly role: string;
   readonly task: string;
   readonly attempt: number;
+}
+
+/** The step of a call with this kind and manifest (a tool manifest has `server` and `name`). */
+export function servedStep(
+  kind: "model" | "tool",
+  manifest: { role: string; task: string; attempt: number },
+): ServedStep {
+  const { role, task, attempt } = manifest;
+  const tool = manifest as { server?: unknown; name?: unknown };
+  const of =
+    kind === "tool" ? `tool:${String(tool.server ?? "")}/${String(tool.name ?? "")}` : kind;
+  return { kind: of, role, task, attempt };
 }
 
 /** One call made inside a run. */
@@ -154,7 +168,7 @@ export class RunScope implements RunInfo {
 
   /**
    * The attempt a retry retries: the latest answered call of the whole
-   * trajectory (the outermost run's) with the same role and task at
+   * trajectory (the outermost run's) of the same kind, role and task at
    * `attempt - 1`. A pipeline that feeds the gate's feedback into the
    * retry's prompt changes its identity, so this is looked up by step,
    * not recomputed from the retry's manifest.
@@ -164,12 +178,8 @@ export class RunScope implements RunInfo {
     for (let i = calls.length - 1; i >= 0; i--) {
       const c = calls[i]!;
       if (c.from === "pending" || c.from === "failed" || c.step === undefined) continue;
-      if (
-        c.step.role === step.role &&
-        c.step.task === step.task &&
-        c.step.attempt === step.attempt - 1
-      )
-        return c;
+      const same = c.step.kind === step.kind && c.step.role === step.role;
+      if (same && c.step.task === step.task && c.step.attempt === step.attempt - 1) return c;
     }
     return undefined;
   }

@@ -32,7 +32,20 @@ async function reloop(r: Recorder, runId: string) {
           prompt: `Build the parser.${feedback}`,
         };
         const out = await r.call(req, async () => ({ text: `draft ${attempt}` }), { attempt });
-        ids.push(r.last!.id);
+        const built = r.last!.id;
+        // The builder's step also runs a tool, same role, task and attempt: not the builder's attempt.
+        await r.call(
+          {
+            kind: "tool",
+            name: "run_tests",
+            role: "builder",
+            task: "build the parser",
+            args: { draft: out.text },
+          },
+          async () => ({ passed: attempt }),
+          { attempt, tool: { idempotentHint: true } },
+        );
+        ids.push(built);
         const ok = out.text === "draft 1";
         await r.verdict(r.last!.id, ok ? "accepted" : "rejected", {
           ...(ok ? {} : { reason: "no tests" }),
@@ -64,12 +77,14 @@ describe("run records", () => {
     expect(second).toEqual(first);
     const r1 = (await store.get("ns:run:run-1")) as unknown as StoredRun;
     const r2 = (await store.get("ns:run:run-2")) as unknown as StoredRun | undefined;
-    expect(r1.calls).toEqual([`${first[0]}:0`, `${first[1]}:0`]);
-    expect(r1.served).toEqual(["recorded", "recorded"]);
+    expect(r1.calls).toHaveLength(4);
+    expect(r1.calls[0]).toBe(`${first[0]}:0`);
+    expect(r1.calls[2]).toBe(`${first[1]}:0`);
+    expect(r1.served).toEqual(["recorded", "recorded", "recorded", "recorded"]);
     expect(r2).toBeDefined();
     expect(r2!.runId).toBe("run-2");
     expect(r2!.calls).toEqual(r1.calls);
-    expect(r2!.served).toEqual(["hit", "hit"]);
+    expect(r2!.served).toEqual(["hit", "hit", "hit", "hit"]);
     expect(r2!.verdicts).toEqual(r1.verdicts);
   });
 
@@ -85,7 +100,7 @@ describe("run records", () => {
       return set(key, value);
     };
     await reloop(replay, "run-2");
-    expect(replay.stats.hits).toBe(2);
+    expect(replay.stats.hits).toBe(4);
     expect(sets).toEqual(["ns:run:run-2"]);
     expect(writesOf(counting.counts)).toBe(1);
   });
@@ -104,7 +119,7 @@ describe("run records", () => {
 });
 
 describe("meta.parent", () => {
-  it("names the attempt n-1 this run served for the same role and task, even when the retry's prompt changed", async () => {
+  it("names the attempt n-1 this run served of the same kind, role and task, even when the retry's prompt changed", async () => {
     const store = openStore("memory://");
     const [attempt0, attempt1] = await reloop(recorder(store, "auto"), "run-1");
     const entry = (await store.get(`ns:e:${attempt1}:0`)) as { meta: { parent?: string } };
