@@ -95,7 +95,7 @@ function facets(snap: CatalogSnapshot): Facets {
     n.bytes += e.bytes;
     totalMs += e.durationMs;
     roles.add(e.role);
-    models.add(e.model);
+    if (e.model !== "") models.add(e.model);
   }
   const out = {
     namespaces: [...ns.values()].sort((a, b) => a.name.localeCompare(b.name)),
@@ -110,10 +110,10 @@ function facets(snap: CatalogSnapshot): Facets {
 /** The rows of an entry table (shared with the cassette view). */
 export function entryTable(links: Links, rows: readonly EntrySummary[], id = "entries"): SafeHtml {
   if (rows.length === 0) return html`<div class="empty">No entries match.</div>`;
-  return html`<table id="${id}"><thead><tr><th>id</th><th>role</th><th>model</th><th class="num">attempt</th><th class="num">occ</th><th>verdict</th><th>recorded</th><th class="num">took</th></tr></thead><tbody>${rows.map(
+  return html`<table id="${id}"><thead><tr><th>id</th><th>role</th><th>model or tool</th><th class="num">attempt</th><th class="num">occ</th><th>verdict</th><th>recorded</th><th class="num">took</th></tr></thead><tbody>${rows.map(
     (e) => {
       const href = links.to(paths.entry(e.key, e.file));
-      return html`<tr data-href="${href}"><td><a class="id" href="${href}">${short(e.id)}</a></td><td>${e.role}</td><td>${e.model || "–"}</td><td class="num">${e.attempt}</td><td class="num">${e.occurrence}</td><td>${verdictBadge(e.verdict)}</td><td>${when(e.recordedAt)}</td><td class="num">${formatMs(e.durationMs)}</td></tr>`;
+      return html`<tr data-href="${href}"><td><a class="id" href="${href}">${short(e.id)}</a></td><td>${e.role}</td><td>${e.kind === "tool" ? html`<span class="badge tool">⚙ ${e.tool}</span>` : e.model || "–"}</td><td class="num">${e.attempt}</td><td class="num">${e.occurrence}</td><td>${verdictBadge(e.verdict)}</td><td>${when(e.recordedAt)}</td><td class="num">${formatMs(e.durationMs)}</td></tr>`;
     },
   )}</tbody></table>`;
 }
