@@ -8,7 +8,7 @@
  */
 
 import type { Entry } from "../../store/index.js";
-import { type CatalogSnapshot, toolLabel, toolOf } from "../catalog.js";
+import { type CatalogSnapshot, type RunRecord, toolLabel, toolOf } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { lineageOf, retriesOf } from "../lineage.js";
 import { type Links, paths } from "../links.js";
@@ -41,7 +41,10 @@ export function entryView(
   const lineage = self === undefined ? undefined : lineageOf(snap, self);
   const parent = lineage?.parent;
   const children = self === undefined ? [] : retriesOf(snap, self);
-  const runs = runsServing(snap, namespace, entry.id, meta.occurrence);
+  // The run that recorded it first (the crumb goes there), then the runs that replayed it.
+  const runs = [...runsServing(snap, namespace, entry.id, meta.occurrence)].sort(
+    (a, b) => Number(recordedIn(b, entry.id)) - Number(recordedIn(a, entry.id)),
+  );
   const tool = toolOf(m);
   const prompt = tool === undefined ? m.prompt : "";
   const turns = tool === undefined ? requestTurns(prompt) : undefined;
@@ -74,7 +77,7 @@ ${tool === undefined ? html`<dt>params</dt><dd><code>${JSON.stringify(m.params ?
 ${parent ? html`<dt>retry of</dt><dd><a class="id" href="${links.to(paths.entry(parent.key, parent.file))}">${short(parent.id)}</a> (attempt ${parent.attempt}${parent.verdict ? `, ${parent.verdict}` : ""}) · <a href="${links.to(paths.diff(parent.key, key))}">diff with it</a>${lineage?.inferred ? html` <span class="guess" title="an older recording: its meta.parent names an identity that was never called, so the viewer matched role, task and attempt">(inferred)</span>` : ""}</dd>` : ""}
 ${children.map((c) => html`<dt>retried as</dt><dd><a class="id" href="${links.to(paths.entry(c.key, c.file))}">${short(c.id)}</a> (attempt ${c.attempt}${c.verdict ? `, ${c.verdict}` : ""}) · <a href="${links.to(paths.diff(key, c.key))}">diff with the retry</a></dd>`)}
 ${siblings.map((c) => html`<dt>occurrence ${c.occurrence}</dt><dd><a href="${links.to(paths.entry(c.key, c.file))}">same identity</a></dd>`)}
-${runs.map((r) => html`<dt>in run</dt><dd><a href="${links.to(paths.run(r.namespace, r.runId))}">${r.runId}</a></dd>`)}
+${runs.map((r) => html`<dt>in run</dt><dd><a href="${links.to(paths.run(r.namespace, r.runId))}">${r.runId}</a>${recordedIn(r, entry.id) ? " (recorded)" : r.calls.some((c) => c.id === entry.id && c.served === "hit") ? " (replayed)" : ""}</dd>`)}
 </dl></div>
 ${
   tool === undefined
@@ -103,4 +106,8 @@ ${
 <div class="panel cmds"><pre class="code">npx invocache show ${s}${flag}</pre>
 ${parent ? html`<pre class="code">npx invocache explain ${short(parent.id)} ${s}${flag}</pre>` : html`<pre class="code">npx invocache explain ${s} &lt;other-id&gt;${flag}</pre>`}
 <pre class="code">npx invocache prune --older-than 30d${flag}</pre></div>`;
+}
+
+function recordedIn(run: RunRecord, id: string): boolean {
+  return run.calls.some((c) => c.id === id && c.served === "recorded");
 }

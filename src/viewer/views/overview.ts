@@ -164,12 +164,15 @@ ${snap.problems.length > 0 ? html`<div class="panel"><span class="badge miss">�
 ${
   runs.length === 0
     ? html`<div class="empty">No stored runs. Runs are stored when a pipeline calls <code>recorder.run(fn, { runId })</code>.</div>`
-    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>verdicts</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
+    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>hit / miss</th><th>verdicts</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
         (r) => {
           const href = links.to(paths.run(r.namespace, r.runId));
           const rejected = r.verdicts.filter((v) => v.verdict === "rejected").length;
           const accepted = r.verdicts.filter((v) => v.verdict === "accepted").length;
-          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
+          const hits = r.calls.filter((c) => c.served === "hit").length;
+          const misses = r.calls.filter((c) => c.served === "recorded").length;
+          const known = r.calls.some((c) => c.served !== undefined);
+          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${known ? html`${hits > 0 ? html`<span class="badge hit">● ${hits} hit${hits === 1 ? "" : "s"}</span> ` : ""}${misses > 0 ? html`<span class="badge miss">○ ${misses} miss${misses === 1 ? "" : "es"}</span>` : ""}` : html`<span class="legend">not stored</span>`}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
         },
       )}</tbody></table>`
 }
