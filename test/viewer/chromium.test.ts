@@ -144,6 +144,18 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     expect(await page.locator(".sub").first().textContent()).toContain("7 hits, 0 misses");
     expect(await page.locator(".timeline .badge.hit").count()).toBe(7);
     await page.close();
+    if (SHOTS !== undefined) {
+      // The same run with the system in dark mode, for docs/viewer.md.
+      const dark = await launch("dark");
+      try {
+        const p = await dark.newPage();
+        await p.goto(viewer.url);
+        await p.goto(viewer.url.replace(/\/\?token=.*$/, "/run/demo/demo-1"));
+        await shot(p, "run-dark");
+      } finally {
+        await dark.close();
+      }
+    }
   }, 120_000);
 
   it("moves through rows with j/k and opens one with Enter", async () => {
