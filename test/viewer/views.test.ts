@@ -181,6 +181,47 @@ describe("views", () => {
   });
 });
 
+describe("lineage", () => {
+  it("follows meta.parent as the recorder links it; guesses, and says so, only for a parent never recorded", async () => {
+    const dir = tempDir("view-lineage");
+    const store = `sqlite://${join(dir, "c.sqlite")}`;
+    const req = (prompt: string) => ({ role: "builder", model: "m", task: "t", prompt });
+    // Inside a run: the retry's prompt carries the feedback, and its parent is the attempt served.
+    const rec = createRecorder({ store, namespace: "ns", mode: "record" });
+    await rec.run(
+      async () => {
+        await rec.call(req("build"), async () => "draft 0");
+        await rec.call(req("build\nfeedback: add tests"), async () => "draft 1", { attempt: 1 });
+      },
+      { runId: "linked" },
+    );
+    // Outside a run the recorder links the same-prompt identity, as every recording once did:
+    // never called here, so the viewer has to guess.
+    await rec.call(req("other"), async () => "draft 0");
+    await rec.call(req("other\nfeedback: add tests"), async () => "draft 1", { attempt: 1 });
+    await rec.close();
+    const catalog = await openCatalog({ store });
+    try {
+      const snap = await catalog.snapshot();
+      const retry = (word: string) =>
+        snap.entries.find((e) => e.attempt === 1 && e.text.includes(word))!;
+      const linked = retry("build");
+      const guessed = retry("other");
+      const run = await renderRoute("/run/ns/linked", ctx(catalog));
+      expect(run.body.value).toContain('↳ retry of <a href="#step-1">step 1</a>');
+      expect(run.body.value).not.toContain("(inferred)");
+      const a = await renderRoute(`/entry/${encodeURIComponent(linked.key)}`, ctx(catalog));
+      expect(a.body.value).toContain("<dt>retry of</dt>");
+      expect(a.body.value).not.toContain("(inferred)");
+      const b = await renderRoute(`/entry/${encodeURIComponent(guessed.key)}`, ctx(catalog));
+      expect(b.body.value).toContain("<dt>retry of</dt>");
+      expect(b.body.value).toContain("(inferred)</span>");
+    } finally {
+      await catalog.close();
+    }
+  });
+});
+
 describe("read-only", () => {
   it("opens a SQLite store that does not exist as empty, and creates nothing", async () => {
     const dir = tempDir("view-empty");
