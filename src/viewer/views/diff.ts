@@ -68,7 +68,10 @@ function sideBySide(a: string, b: string, tokens: boolean): [SafeHtml, SafeHtml]
  * reads model manifests, so tool manifests are compared field by field here
  * (a tool and a model call always differ in kind).
  */
-function toolFields(a: Entry, b: Entry): Array<{ field: string; summary: string }> {
+function toolFields(
+  a: Entry["manifest"],
+  b: Entry["manifest"],
+): Array<{ field: string; summary: string }> {
   const fa = fieldsOf(a);
   const fb = fieldsOf(b);
   const out: Array<{ field: string; summary: string }> = [];
@@ -80,8 +83,7 @@ function toolFields(a: Entry, b: Entry): Array<{ field: string; summary: string 
   return out;
 }
 
-function fieldsOf(e: Entry): Record<string, string> {
-  const m = e.manifest;
+function fieldsOf(m: Entry["manifest"]): Record<string, string> {
   const t = toolOf(m);
   const common = {
     role: m.role,
@@ -99,6 +101,15 @@ function fieldsOf(e: Entry): Record<string, string> {
   };
 }
 
+/** The field list of two manifests: explain's for two model calls, field by field when a tool call is involved. */
+export function manifestDiffs(
+  a: Entry["manifest"],
+  b: Entry["manifest"],
+): Array<Pick<FieldDiff, "summary" | "diff" | "paths"> & { field: string }> {
+  if (toolOf(a) !== undefined || toolOf(b) !== undefined) return toolFields(a, b);
+  return explainIdentity(a, b);
+}
+
 /** What is compared as "the prompt": a model call's prompt, a tool call's arguments. */
 function promptOf(e: Entry): string {
   const t = toolOf(e.manifest);
@@ -111,9 +122,7 @@ export function diffView(
   b: { key: string; entry: Entry },
 ): SafeHtml {
   const tools = toolOf(a.entry.manifest) !== undefined || toolOf(b.entry.manifest) !== undefined;
-  const diffs = tools
-    ? toolFields(a.entry, b.entry)
-    : explainIdentity(a.entry.manifest, b.entry.manifest);
+  const diffs = manifestDiffs(a.entry.manifest, b.entry.manifest);
   const [pa, pb] = sideBySide(promptOf(a.entry), promptOf(b.entry), true);
   const ra = responseText(a.entry.response);
   const rb = responseText(b.entry.response);
