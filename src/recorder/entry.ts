@@ -11,6 +11,7 @@ import { extractUsage } from "../usage/extract.js";
 import { INVOCACHE_VERSION } from "../version.js";
 import { type CallContext, type Core, storable } from "./core.js";
 import { EntryTooLargeError } from "./errors.js";
+import { servedStep } from "./run-scope.js";
 import type { StreamTooLarge } from "./stream-limit.js";
 
 /** The entry that records `value` for this call (secrets redacted). */
@@ -78,7 +79,14 @@ export function streamOversize(
   });
 }
 
-/** The identity of attempt n-1 of the same step (RELOOP layer 3: verdict chains). */
+/**
+ * The identity of attempt n-1 of the same step (RELOOP layer 3: verdict
+ * chains): inside a run, the call it actually served of the same kind,
+ * role and task at attempt n-1 (a retry whose prompt carries the gate's feedback has
+ * an identity of its own); outside a run, or when no such call was served,
+ * the identity attempt n-1 would have had with the same manifest.
+ */
 function parentId(c: CallContext): string {
-  return manifestIdentity({ ...c.manifest, attempt: c.manifest.attempt - 1 });
+  const served = c.scope?.previousAttempt(servedStep(c.kind, c.manifest));
+  return served?.id ?? manifestIdentity({ ...c.manifest, attempt: c.manifest.attempt - 1 });
 }

@@ -19,7 +19,13 @@ export {
 export { answerLive, Live } from "./live.js";
 export { MODES, type Mode, resolveMode } from "./mode.js";
 export { createRecorder } from "./recorder.js";
-export { RUN_DOMAIN_V1, type RunInfo, runContentHash, type ServedCall } from "./run-scope.js";
+export {
+  RUN_DOMAIN_V1,
+  type RunInfo,
+  runContentHash,
+  type ServedCall,
+  type ServedStep,
+} from "./run-scope.js";
 export { isRecordedStream, streamCall } from "./stream.js";
 export { ToolCallError, ToolDivergenceError, ToolResultError } from "./tool-errors.js";
 export { checkToolPolicy, isCacheSafe, type ToolEffects, type ToolPolicy } from "./tool-policy.js";

@@ -40,7 +40,7 @@ import type { Mode } from "./mode.js";
 import { answerByMode } from "./modes.js";
 import { resolveOptions } from "./options.js";
 import { endRun } from "./run-records.js";
-import { type RunInfo, RunScope, type ServedCall } from "./run-scope.js";
+import { type RunInfo, RunScope, type ServedCall, servedStep } from "./run-scope.js";
 import { ServedMemory } from "./served.js";
 import { SingleFlight } from "./single-flight.js";
 import { stalenessView } from "./staleness.js";
@@ -162,7 +162,8 @@ class RecorderImpl implements Recorder {
     const id = manifestIdentity(manifest);
     const scope = this.#scopeOf(opts.run, "recorder.call: opts.run");
     if (scope === undefined && this.#activeRoots.size > 0) this.#checkLostRun(id);
-    const served: ServedCall = scope?.reserve(id) ?? { id, occurrence: 0, from: "pending" };
+    const step = servedStep(kind, manifest);
+    const served: ServedCall = scope?.reserve(id, step) ?? { id, occurrence: 0, from: "pending" };
     const { occurrence } = served;
     const key = entryKey(this.namespace, id, occurrence);
     const facts: CallFacts = { upstream: false, missed: false };

@@ -1,8 +1,16 @@
 /**
  * Run records: when a run ends, its `run` event; for a run with an explicit
- * id, its trajectory (content hash, calls, verdicts) is stored, and on replay
- * compared with the stored one (a different trajectory is a divergence: an
- * error in replay).
+ * id, its trajectory (content hash, calls, how each call was answered,
+ * verdicts) is stored, and on replay compared with the stored one (a
+ * different trajectory is a divergence: an error in replay).
+ *
+ * Every run id has its own record, a replayed run included: a run id that
+ * is not stored yet is stored when the run ends, in every mode that uses the
+ * store. What this costs, as a guarantee: a run writes at most one key
+ * (`<namespace>:run:<runId>`), once, after its function settled, never per
+ * call; a run whose id is already stored with the same trajectory writes
+ * nothing (the first record stays, never overwritten by a replay). So a hit
+ * still writes nothing itself.
  */
 import { runKey } from "../store/envelope.js";
 import type { JsonValue } from "../store/types.js";
@@ -28,13 +36,16 @@ export async function endRun(core: Core, scope: RunScope): Promise<void> {
     if (typeof storedHash === "string" && storedHash !== contentHash) {
       trajectoryDiverged(core, scope.runId, storedHash, contentHash);
     }
-    if (core.mode === "replay" || storedHash === contentHash) return;
+    // Stored already: a replay keeps the recorded trajectory; auto rewrites it only when it changed.
+    if (storedHash !== undefined && (core.mode === "replay" || storedHash === contentHash)) return;
   }
   const record: JsonValue = {
     v: 1,
     runId: scope.runId,
     contentHash,
     calls: scope.calls.map((c) => `${c.id}:${c.occurrence}`),
+    // Per call, in order: "hit" (replayed), "recorded" (called and stored) or "live" (called, not stored).
+    served: scope.calls.map((c) => c.from),
     verdicts: scope.verdicts.map((v) => `${v.id}:${v.occurrence}:${v.verdict}`),
     endedAt: new Date().toISOString(),
   };

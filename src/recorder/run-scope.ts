@@ -22,11 +22,34 @@ export const RUN_DOMAIN_V1 = "invocache/run/v1\n";
 /** How an occurrence was answered (`pending` until it is). */
 export type ServedFrom = "pending" | "hit" | "recorded" | "live" | "failed";
 
+/** The step a call belongs to: what a retry's parent is looked up by. */
+export interface ServedStep {
+  /** `"model"`, or `"tool:<server>/<name>"`: a tool the builder runs is not the builder's attempt. */
+  readonly kind: string;
+  readonly role: string;
+  readonly task: string;
+  readonly attempt: number;
+}
+
+/** The step of a call with this kind and manifest (a tool manifest has `server` and `name`). */
+export function servedStep(
+  kind: "model" | "tool",
+  manifest: { role: string; task: string; attempt: number },
+): ServedStep {
+  const { role, task, attempt } = manifest;
+  const tool = manifest as { server?: unknown; name?: unknown };
+  const of =
+    kind === "tool" ? `tool:${String(tool.server ?? "")}/${String(tool.name ?? "")}` : kind;
+  return { kind: of, role, task, attempt };
+}
+
 /** One call made inside a run. */
 export interface ServedCall {
   readonly id: string;
   readonly occurrence: number;
   from: ServedFrom;
+  /** Role, task and attempt of the call, when the recorder knows them (for `meta.parent`). */
+  readonly step?: ServedStep;
 }
 
 /** A verdict given inside a run. */
@@ -94,11 +117,11 @@ export class RunScope implements RunInfo {
    * (synchronously, in call order), so concurrent calls that finish in any
    * order still give the same trajectory and content hash.
    */
-  reserve(id: string): ServedCall {
+  reserve(id: string, step?: ServedStep): ServedCall {
     const counts = this.root.#counts;
     const occurrence = counts.get(id) ?? 0;
     counts.set(id, occurrence + 1);
-    const call: ServedCall = { id, occurrence, from: "pending" };
+    const call: ServedCall = { id, occurrence, from: "pending", ...(step ? { step } : {}) };
     for (const scope of this.#chain()) scope.calls.push(call);
     return call;
   }
@@ -139,6 +162,24 @@ export class RunScope implements RunInfo {
         const c = scope.calls[i]!;
         if (c.id === id && c.from !== "pending" && c.from !== "failed") return c;
       }
+    }
+    return undefined;
+  }
+
+  /**
+   * The attempt a retry retries: the latest answered call of the whole
+   * trajectory (the outermost run's) of the same kind, role and task at
+   * `attempt - 1`. A pipeline that feeds the gate's feedback into the
+   * retry's prompt changes its identity, so this is looked up by step,
+   * not recomputed from the retry's manifest.
+   */
+  previousAttempt(step: ServedStep): ServedCall | undefined {
+    const calls = this.root.calls;
+    for (let i = calls.length - 1; i >= 0; i--) {
+      const c = calls[i]!;
+      if (c.from === "pending" || c.from === "failed" || c.step === undefined) continue;
+      const same = c.step.kind === step.kind && c.step.role === step.role;
+      if (same && c.step.task === step.task && c.step.attempt === step.attempt - 1) return c;
     }
     return undefined;
   }

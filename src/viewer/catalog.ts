@@ -24,7 +24,12 @@ export interface EntrySummary {
   namespace: string;
   id: string;
   occurrence: number;
+  /** A model call, or a tool call (`manifest.kind: "tool"`, docs/tools.md). */
+  kind: "model" | "tool";
+  /** For a tool call: the tool, `server/name` (or `name` for a plain function tool). */
+  tool: string | undefined;
   role: string;
+  /** The model, or "" (a tool call has none). */
   model: string;
   task: string;
   attempt: number;
@@ -47,8 +52,12 @@ export interface RunRecord {
   namespace: string;
   runId: string;
   contentHash: string;
-  /** `id:occurrence` per call, in order. */
-  calls: Array<{ id: string; occurrence: number }>;
+  /**
+   * `id:occurrence` per call, in order, and how it was answered: `"hit"`,
+   * `"recorded"`, `"live"`; undefined in records written before invocache
+   * stored it.
+   */
+  calls: Array<{ id: string; occurrence: number; served: string | undefined }>;
   verdicts: Array<{ id: string; occurrence: number; verdict: string }>;
   endedAt: string;
   file: string | undefined;
@@ -346,13 +355,16 @@ function summarize(
   file: string | undefined,
 ): EntrySummary {
   const { manifest: m, meta } = e;
+  const tool = toolOf(m);
   return {
     key,
     namespace,
     id: e.id,
     occurrence: meta.occurrence,
+    kind: tool === undefined ? "model" : "tool",
+    tool: tool === undefined ? undefined : toolLabel(tool),
     role: m.role,
-    model: m.model,
+    model: tool === undefined ? m.model : "",
     task: m.task,
     attempt: m.attempt,
     parent: meta.parent,
@@ -362,8 +374,33 @@ function summarize(
     durationMs: meta.durationMs,
     bytes: length,
     file,
-    text: `${m.task} ${m.prompt.slice(0, SEARCH_TEXT)}`.toLowerCase(),
+    text: `${m.task} ${tool === undefined ? m.prompt.slice(0, SEARCH_TEXT) : `${toolLabel(tool)} ${JSON.stringify(tool.args).slice(0, SEARCH_TEXT)}`}`.toLowerCase(),
   };
+}
+
+/** The fields of a tool manifest (src/identity/tool-manifest.ts) the viewer shows. */
+export interface ToolFields {
+  name: string;
+  server: string;
+  method: string;
+  args: JsonValue;
+}
+
+/** A tool call's manifest fields, or undefined for a model call's manifest. */
+export function toolOf(manifest: Entry["manifest"]): ToolFields | undefined {
+  const m = manifest as unknown as Record<string, JsonValue | undefined>;
+  if (m.kind !== "tool") return undefined;
+  return {
+    name: typeof m.name === "string" ? m.name : "",
+    server: typeof m.server === "string" ? m.server : "",
+    method: typeof m.method === "string" ? m.method : "tools/call",
+    args: m.args ?? {},
+  };
+}
+
+/** `server/name`, or `name` for a plain function tool. */
+export function toolLabel(t: ToolFields): string {
+  return t.server === "" ? t.name : `${t.server}/${t.name}`;
 }
 
 function parseRun(
@@ -374,15 +411,23 @@ function parseRun(
   file: string | undefined,
 ): RunRecord | undefined {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
-  const { contentHash, calls, verdicts, endedAt } = value;
+  const { contentHash, calls, verdicts, endedAt, served } = value;
   if (typeof contentHash !== "string" || !Array.isArray(calls)) return undefined;
   const split = (s: JsonValue) => (typeof s === "string" ? s.split(":") : []);
+  const how = Array.isArray(served) ? served : [];
   return {
     key,
     namespace,
     runId,
     contentHash,
-    calls: calls.map(split).map(([id, occ]) => ({ id: id ?? "", occurrence: Number(occ ?? 0) })),
+    calls: calls.map(split).map(([id, occ], i) => {
+      const from = how[i];
+      return {
+        id: id ?? "",
+        occurrence: Number(occ ?? 0),
+        served: typeof from === "string" ? from : undefined,
+      };
+    }),
     verdicts: (Array.isArray(verdicts) ? verdicts : []).map(split).map(([id, occ, verdict]) => ({
       id: id ?? "",
       occurrence: Number(occ ?? 0),

@@ -13,6 +13,7 @@ import { retryOf } from "./lineage.js";
 import { exportLinks, paths } from "./links.js";
 import { missLogPath } from "./miss-log.js";
 import { type RouteContext, renderRoute } from "./routes.js";
+import { defaultStampRoot, StampIndex } from "./stamps.js";
 import { type ExportSection, exportDocument } from "./views/layout.js";
 
 /** Options of {@link exportReport}. */
@@ -21,6 +22,8 @@ export interface ExportOptions {
   limit?: number;
   missLog?: string;
   maxAgeMs?: number;
+  /** The folder searched for provenance stamps (default: the store's folder or the cassette folder). */
+  stamps?: string;
   /** The report's title. */
   title?: string;
 }
@@ -55,6 +58,10 @@ export async function renderReport(
       sourceFlag:
         "store" in location ? `--store ${catalog.url}` : `--cassette ${location.cassette}`,
       maxAgeMs: options.maxAgeMs,
+      stamps: new StampIndex(
+        options.stamps ?? defaultStampRoot(location, catalog.url),
+        Number.POSITIVE_INFINITY,
+      ),
       exportLimit: limit,
     };
     const routes = new Set<string>([paths.overview(), paths.misses()]);

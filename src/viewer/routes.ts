@@ -6,6 +6,7 @@ import type { Catalog } from "./catalog.js";
 import { html, type SafeHtml } from "./escape.js";
 import type { Links } from "./links.js";
 import { readMissLog } from "./miss-log.js";
+import type { StampIndex } from "./stamps.js";
 import { cassettesView } from "./views/cassettes.js";
 import { diffView } from "./views/diff.js";
 import { entryView } from "./views/entry.js";
@@ -22,6 +23,8 @@ export interface RouteContext {
   /** `--store URL` or `--cassette PATH`, for the CLI commands an entry page shows. */
   sourceFlag: string;
   maxAgeMs: number | undefined;
+  /** Provenance stamps, by the identity they reference (entry pages list them). */
+  stamps?: StampIndex | undefined;
   /** In an export: how many entries the overview lists. */
   exportLimit?: number;
 }
@@ -93,7 +96,11 @@ export async function renderRoute(pathAndQuery: string, ctx: RouteContext): Prom
       status: 200,
       title: `${entry.manifest.role} ${entry.id.slice(0, 12)}`,
       on: "overview",
-      body: entryView(links, snap, key, entry, { flag: ctx.sourceFlag }),
+      body: entryView(links, snap, key, entry, {
+        flag: ctx.sourceFlag,
+        stamps: (await ctx.stamps?.referencing(entry.id)) ?? [],
+        stampRoot: ctx.stamps?.root,
+      }),
     };
   }
   if (head === "diff" && rest.length === 0) {

@@ -11,6 +11,7 @@ import { serverLinks } from "./links.js";
 import { missLogPath } from "./miss-log.js";
 import { renderRoute } from "./routes.js";
 import { COOKIE, checkRequest, newToken, securityHeaders } from "./security.js";
+import { defaultStampRoot, StampIndex } from "./stamps.js";
 import { page } from "./views/layout.js";
 
 /** Options of {@link startViewer}. */
@@ -23,6 +24,8 @@ export interface ViewerOptions {
   missLog?: string;
   /** Mark cassette entries older than this as stale, ms. */
   maxAgeMs?: number;
+  /** The folder searched for provenance stamps (default: the store's folder or the cassette folder). */
+  stamps?: string;
   /** Re-read the source when the snapshot is older than this (default 3000 ms). */
   refreshMs?: number;
 }
@@ -56,6 +59,10 @@ export async function startViewer(
     missLogPath("store" in location ? { store: catalog.url } : { cassette: location.cassette });
   const sourceFlag =
     "store" in location ? `--store ${catalog.url}` : `--cassette ${location.cassette}`;
+  const stamps = new StampIndex(
+    options.stamps ?? defaultStampRoot(location, catalog.url),
+    options.refreshMs ?? 3000,
+  );
   let port = 0;
   const server: Server = createServer((req, res) => {
     const verdict = checkRequest(req, { port, token });
@@ -85,6 +92,7 @@ export async function startViewer(
       missLog,
       sourceFlag,
       maxAgeMs: options.maxAgeMs,
+      stamps,
     })
       .then((r) => {
         const body = page(

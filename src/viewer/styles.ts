@@ -67,6 +67,8 @@ td.reason { color: var(--muted); max-width: 420px; }
 .badge.rejected { background: var(--bad-soft); color: var(--bad); border-color: var(--bad); }
 .badge.miss { background: var(--warn-soft); color: var(--warn); border-color: var(--warn); }
 .badge.plain { background: var(--sunk); color: var(--muted); border-color: var(--line); }
+.badge.hit { background: var(--ok-soft); color: var(--ok); border-color: transparent; }
+.badge.tool { background: var(--tok-soft); color: var(--tok); border-color: transparent; }
 .id { font-family: var(--mono); font-size: 0.88em; }
 form.search { display: flex; gap: 0.5rem; flex-wrap: wrap; margin: 0.6rem 0 1rem; }
 input, select, button { font: inherit; color: inherit; background: var(--panel); border: 1px solid var(--line);
@@ -88,6 +90,9 @@ button { cursor: pointer; background: var(--sunk); }
 .step.accepted .body { border-left: 4px solid var(--ok); }
 .step .head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.4rem 1rem; }
 .step .role { font-weight: 650; font-size: 1.02rem; }
+.step.tool .body { background: var(--sunk); }
+.step.tool .role { font-family: var(--mono); font-size: 0.95rem; color: var(--tok); }
+.guess { color: var(--warn); font-style: italic; }
 .step .meta { color: var(--muted); font-size: 0.88rem; display: flex; gap: 1rem; flex-wrap: wrap; }
 .step .why { margin-top: 0.4rem; color: var(--text); font-size: 0.93rem; }
 .lineage { margin-top: 0.5rem; font-size: 0.88rem; color: var(--muted); }

@@ -49,28 +49,39 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     // The token was traded for a cookie: it is gone from the address bar.
     expect(page.url()).not.toContain("token=");
     await expect.poll(() => page.locator("h1").textContent()).toBe("Overview");
+    // The demo's two runs, newest first: the replay, then the recording.
     const runs = page.locator("#runs tbody tr");
-    expect(await runs.count()).toBe(1);
-    expect(await runs.first().textContent()).toContain("demo");
-    // Model calls only: the viewer does not list tool-call entries yet (docs/viewer.md).
-    expect(await page.locator("#entries tbody tr").count()).toBe(5);
+    expect(await runs.count()).toBe(2);
+    expect(await runs.nth(0).textContent()).toContain("demo-2");
+    expect(await runs.nth(1).textContent()).toContain("demo-1");
+    // Five model calls and two tool calls (run_tests), each its own entry.
+    const entries = page.locator("#entries tbody tr");
+    expect(await entries.count()).toBe(7);
+    expect(await page.locator("#entries .badge.tool").allTextContents()).toEqual([
+      "⚙ run_tests",
+      "⚙ run_tests",
+    ]);
     await shot(page, "overview");
 
-    await page.click("#runs a");
-    expect(await page.locator("h1").textContent()).toBe("Run demo");
+    await page.locator("#runs a", { hasText: "demo-1" }).click();
+    expect(await page.locator("h1").textContent()).toBe("Run demo-1");
+    expect(await page.locator(".sub").first().textContent()).toContain("0 hits, 7 misses");
     const steps = page.locator(".timeline .step");
     expect(await steps.count()).toBe(7);
     expect(await steps.locator(".role").allTextContents()).toEqual([
       "planner",
       "builder",
-      // Tool-call steps are in the trajectory but their entries are not read
-      // by the viewer yet (docs/viewer.md, "Not yet").
-      "(not in this source)",
+      "⚙ run_tests",
       "reviewer",
       "builder",
-      "(not in this source)",
+      "⚙ run_tests",
       "reviewer",
     ]);
+    expect(await steps.locator(".meta").allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining("kind tool")]),
+    );
+    // Run 1 recorded every step: each a miss.
+    expect(await steps.locator(".badge.miss").count()).toBe(7);
     const rejected = page.locator(".step.rejected");
     expect(await rejected.count()).toBe(1);
     expect(await rejected.textContent()).toContain("✗ rejected");
@@ -78,11 +89,27 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     expect(await rejected.textContent()).toContain("Step 3 of the plan asks for unit tests");
     const accepted = page.locator(".step.accepted");
     expect(await accepted.textContent()).toContain("✓ accepted");
-    expect(await accepted.textContent()).toContain("retry of step 2");
-    expect(await page.locator(".panel .hash").textContent()).toMatch(/^[0-9a-f]{64}$/);
+    // Linked by the recorder (meta.parent), not guessed: no "(inferred)".
+    expect(await accepted.locator(".lineage").first().textContent()).toMatch(
+      /^↳ retry of step 2 \(attempt 0, rejected\) · diff with it$/,
+    );
+    expect(await page.locator(".timeline .guess").count()).toBe(0);
+    expect(await page.locator(".kv .hash").textContent()).toMatch(/^[0-9a-f]{64}$/);
+    expect(await page.locator("#compare-runs li").textContent()).toContain("= same trajectory");
     await shot(page, "run");
 
-    await rejected.locator("a.id").click();
+    // A tool step is an entry of its own: the tool, its arguments and its result.
+    await steps.nth(2).locator("a.id").click();
+    expect(await page.locator("h1").textContent()).toContain("⚙ run_tests");
+    expect(await page.locator(".sub").first().textContent()).toContain(
+      "tool call (tools/call) by builder",
+    );
+    expect(await page.locator("pre.code").first().textContent()).toContain('"draft"');
+    expect(await page.locator("h2", { hasText: "Result" }).count()).toBe(1);
+    await shot(page, "tool");
+    await page.goBack();
+
+    await page.locator(".step.rejected a.id").click();
     expect(await page.locator("h1").textContent()).toContain("builder");
     expect(await page.locator("h1").textContent()).toContain("rejected");
     expect(await page.locator(".turn.system").textContent()).toContain("You are the builder");
@@ -92,6 +119,15 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     expect(await page.locator(".turn.assistant").textContent()).toContain(
       "export function slugify",
     );
+    // The demo stamped the draft after each run: two stamps name this entry.
+    const stamps = page.locator("#stamps tbody tr");
+    expect(await stamps.count()).toBe(2);
+    expect(await stamps.allTextContents()).toEqual([
+      expect.stringMatching(
+        /^\.invocache\/demo\/slugify\.attempt-0\.ts1the recorded callsigned, keyid [0-9a-f]{12}✓ yes$/,
+      ),
+      expect.stringMatching(/^\.invocache\/demo\/slugify\.attempt-0\.ts2a replayed callsigned/),
+    ]);
     await shot(page, "entry");
 
     await page.click("text=diff with the retry");
@@ -101,7 +137,25 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     expect(fields.some((f) => f.includes("prompt:"))).toBe(true);
     expect(await page.locator("ins").first().textContent()).toContain("Reviewer feedback");
     await shot(page, "diff");
+
+    // The replay is its own run: the same trajectory, every step a hit.
+    await page.goto(viewer.url.replace(/\/\?token=.*$/, "/run/demo/demo-2"));
+    expect(await page.locator("h1").textContent()).toBe("Run demo-2");
+    expect(await page.locator(".sub").first().textContent()).toContain("7 hits, 0 misses");
+    expect(await page.locator(".timeline .badge.hit").count()).toBe(7);
     await page.close();
+    if (SHOTS !== undefined) {
+      // The same run with the system in dark mode, for docs/viewer.md.
+      const dark = await launch("dark");
+      try {
+        const p = await dark.newPage();
+        await p.goto(viewer.url);
+        await p.goto(viewer.url.replace(/\/\?token=.*$/, "/run/demo/demo-1"));
+        await shot(p, "run-dark");
+      } finally {
+        await dark.close();
+      }
+    }
   }, 120_000);
 
   it("moves through rows with j/k and opens one with Enter", async () => {
@@ -110,6 +164,14 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     await page.keyboard.press("j");
     await page.keyboard.press("j");
     expect(await page.locator("tr.sel").count()).toBe(1);
+    await page.keyboard.press("Enter");
+    // The second row: the older of the two runs.
+    await page.waitForURL(/\/run\/demo\/demo-1$/);
+    expect(await page.locator("h1").textContent()).toBe("Run demo-1");
+    await page.goBack();
+    await expect.poll(() => page.locator("h1").textContent()).toBe("Overview");
+    // Past the two runs: the newest entry.
+    for (let i = 0; i < 3; i++) await page.keyboard.press("j");
     await page.keyboard.press("Enter");
     await page.waitForURL(/\/entry\//);
     expect(await page.locator("h2", { hasText: "Manifest" }).count()).toBe(1);
@@ -127,8 +189,8 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     const url = pathToFileURL(file).href;
     await page.goto(url);
     expect(await page.locator("section:not([hidden]) h1").textContent()).toBe("Overview");
-    await page.click("section:not([hidden]) #runs a");
-    expect(await page.locator("section:not([hidden]) h1").textContent()).toBe("Run demo");
+    await page.locator("section:not([hidden]) #runs a", { hasText: "demo-1" }).click();
+    expect(await page.locator("section:not([hidden]) h1").textContent()).toBe("Run demo-1");
     await page.locator("section:not([hidden]) .step.rejected a.id").click();
     expect(await page.locator("section:not([hidden]) h1").textContent()).toContain("rejected");
     await page.locator("section:not([hidden])").getByText("diff with the retry").click();

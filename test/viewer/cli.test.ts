@@ -47,7 +47,7 @@ describe("invocache view", () => {
     );
     // No external reference of any kind.
     expect(text).not.toMatch(/\b(?:src|href)="(?:https?:)?\/\//);
-    expect(text).toContain('data-route="/run/demo/demo"');
+    expect(text).toContain('data-route="/run/demo/demo-1"');
   });
 
   it("refuses --store with --cassette and a bad --port", async () => {

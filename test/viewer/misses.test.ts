@@ -26,6 +26,15 @@ describe("miss log", () => {
     await rec.call({ role: "builder", model: "m1", prompt: "write slugify" }, async () => "ok", {
       attempt: 0,
     });
+    // A tool call of the same role: never a "nearest recording" of a model call's miss.
+    const tool = (draft: string) => ({
+      kind: "tool" as const,
+      name: "run_tests",
+      role: "builder",
+      args: { draft },
+    });
+    const idempotent = { tool: { idempotentHint: true } };
+    await rec.call(tool("v1"), async () => ({ passed: 1 }), idempotent);
     await rec.close();
 
     const replay = createRecorder({ store, namespace: "t", mode: "replay" });
@@ -36,13 +45,17 @@ describe("miss log", () => {
       })
       .catch((e: unknown) => e);
     expect(miss).toBeInstanceOf(ReplayMissError);
+    const toolMiss = await replay
+      .call(tool("v2"), async () => ({ passed: 0 }), idempotent)
+      .catch((e: unknown) => e);
+    expect(toolMiss).toBeInstanceOf(ReplayMissError);
     stop();
     await replay.close();
 
     const path = missLogPath({ store });
     expect(path).toBe(join(dir, ".invocache-misses", "misses.jsonl"));
-    await expect.poll(async () => (await readMissLog(path)).length).toBe(1);
-    const [logged] = await readMissLog(path);
+    await expect.poll(async () => (await readMissLog(path)).length).toBe(2);
+    const logged = (await readMissLog(path)).find((m) => m.id === (miss as ReplayMissError).id);
     expect(logged!.id).toBe((miss as ReplayMissError).id);
     expect(logged!.manifest?.prompt).toBe("write slugify with tests");
     expect(readFileSync(join(dir, ".invocache-misses", ".gitignore"), "utf8")).toBe("*\n");
@@ -58,6 +71,11 @@ describe("miss log", () => {
       expect(page.body).toContain("Nearest:");
       expect(page.body).toContain("prompt: 1 change");
       expect(page.body).toContain("<ins> with tests</ins>");
+      // The tool miss is compared with the recorded tool call, field by field.
+      expect(page.body).toContain("tool run_tests · attempt 0");
+      expect(page.body).toContain(
+        '<span class="f">≠ args</span>{&quot;draft&quot;:&quot;v1&quot;} → {&quot;draft&quot;:&quot;v2&quot;}',
+      );
       expect(page.body).toContain("INVOCACHE_MODE=record");
     } finally {
       await viewer.close();

@@ -89,6 +89,137 @@ describe("views", () => {
       await catalog.close();
     }
   });
+
+  it("lists a cassette's unused entries (not served by its last run) and its stale ones", async () => {
+    const dir = tempDir("view-unused");
+    const path = join(dir, "build.yaml");
+    // Recorded with three steps, then the test changed: the run now makes two.
+    const first = cassetteStore(path);
+    await record(first, "build", ["plan", "build", "old step"]);
+    await first.close();
+    const second = cassetteStore(path);
+    const rec = createRecorder({ store: second, namespace: "ns", mode: "auto" });
+    await rec.run(
+      async () => {
+        for (const p of ["plan", "build"])
+          await rec.call({ role: "builder", model: "m", prompt: p }, async () => `did ${p}`);
+      },
+      { runId: "build" },
+    );
+    await rec.close();
+    await second.close();
+    // And one cassette without a run record: its usage is unknown, and it says so.
+    const plain = cassetteStore(join(dir, "plain.yaml"));
+    const r2 = createRecorder({ store: plain, namespace: "ns", mode: "record" });
+    await r2.call({ role: "builder", model: "m", prompt: "alone" }, async () => "ok");
+    await r2.close();
+    await plain.close();
+    const catalog = await openCatalog({ cassette: dir });
+    try {
+      const snap = await catalog.snapshot();
+      const oldStep = snap.entries.find((e) => e.text.includes("old step"))!;
+      const page = await renderRoute("/cassettes", ctx(catalog, -1));
+      const body = page.body.value;
+      expect(body).toContain("build.yaml · 3 entries");
+      expect(body).toContain("◌ 1 unused");
+      const unused = body.slice(body.indexOf("<dt>unused</dt>"));
+      expect(unused).toContain("not served by the last run (build)");
+      expect(unused.slice(0, unused.indexOf("</dd>"))).toContain(oldStep.id.slice(0, 12));
+      expect(body).toContain("unknown: no run record in this cassette");
+      expect(body).toContain("⚠ 3 stale");
+      expect(body).toContain("<dt>stale</dt><dd>older than 0 days:");
+    } finally {
+      await catalog.close();
+    }
+  });
+
+  it("reads tool-call entries: listed, and rendered with tool, arguments and result", async () => {
+    const dir = tempDir("view-tool");
+    const store = `sqlite://${join(dir, "c.sqlite")}`;
+    const rec = createRecorder({ store, namespace: "ns", mode: "record" });
+    await rec.run(
+      async () => {
+        await rec.call(
+          {
+            kind: "tool",
+            name: "search_docs",
+            server: "docs",
+            role: "researcher",
+            args: { q: "<b>slug</b>" },
+          },
+          async () => ({ hits: ["slugify.md"] }),
+          { tool: { readOnlyHint: true } },
+        );
+      },
+      { runId: "t" },
+    );
+    await rec.close();
+    const catalog = await openCatalog({ store });
+    try {
+      const snap = await catalog.snapshot();
+      expect(snap.problems).toEqual([]);
+      expect(snap.entries.map((e) => [e.kind, e.tool, e.role, e.model])).toEqual([
+        ["tool", "docs/search_docs", "researcher", ""],
+      ]);
+      const run = await renderRoute("/run/ns/t", ctx(catalog));
+      expect(run.body.value).toContain("⚙ docs/search_docs");
+      expect(run.body.value).toContain("<span>kind tool</span>");
+      expect(run.body.value).not.toContain("(not in this source)");
+      const entry = await renderRoute(
+        `/entry/${encodeURIComponent(snap.entries[0]!.key)}`,
+        ctx(catalog),
+      );
+      expect(entry.status).toBe(200);
+      expect(entry.body.value).toContain("tool call (tools/call) by researcher");
+      expect(entry.body.value).toContain("MCP server docs");
+      // Arguments are shown as text: the markup in them is escaped.
+      expect(entry.body.value).toContain("&lt;b&gt;slug&lt;/b&gt;");
+      expect(entry.body.value).toContain("slugify.md");
+    } finally {
+      await catalog.close();
+    }
+  });
+});
+
+describe("lineage", () => {
+  it("follows meta.parent as the recorder links it; guesses, and says so, only for a parent never recorded", async () => {
+    const dir = tempDir("view-lineage");
+    const store = `sqlite://${join(dir, "c.sqlite")}`;
+    const req = (prompt: string) => ({ role: "builder", model: "m", task: "t", prompt });
+    // Inside a run: the retry's prompt carries the feedback, and its parent is the attempt served.
+    const rec = createRecorder({ store, namespace: "ns", mode: "record" });
+    await rec.run(
+      async () => {
+        await rec.call(req("build"), async () => "draft 0");
+        await rec.call(req("build\nfeedback: add tests"), async () => "draft 1", { attempt: 1 });
+      },
+      { runId: "linked" },
+    );
+    // Outside a run the recorder links the same-prompt identity, as every recording once did:
+    // never called here, so the viewer has to guess.
+    await rec.call(req("other"), async () => "draft 0");
+    await rec.call(req("other\nfeedback: add tests"), async () => "draft 1", { attempt: 1 });
+    await rec.close();
+    const catalog = await openCatalog({ store });
+    try {
+      const snap = await catalog.snapshot();
+      const retry = (word: string) =>
+        snap.entries.find((e) => e.attempt === 1 && e.text.includes(word))!;
+      const linked = retry("build");
+      const guessed = retry("other");
+      const run = await renderRoute("/run/ns/linked", ctx(catalog));
+      expect(run.body.value).toContain('↳ retry of <a href="#step-1">step 1</a>');
+      expect(run.body.value).not.toContain("(inferred)");
+      const a = await renderRoute(`/entry/${encodeURIComponent(linked.key)}`, ctx(catalog));
+      expect(a.body.value).toContain("<dt>retry of</dt>");
+      expect(a.body.value).not.toContain("(inferred)");
+      const b = await renderRoute(`/entry/${encodeURIComponent(guessed.key)}`, ctx(catalog));
+      expect(b.body.value).toContain("<dt>retry of</dt>");
+      expect(b.body.value).toContain("(inferred)</span>");
+    } finally {
+      await catalog.close();
+    }
+  });
 });
 
 describe("read-only", () => {

@@ -34,11 +34,14 @@ const OPTIONS = {
   out: { type: "string" },
 } as const;
 
-const RUN_ID = "demo";
+/** Each run has its own id, so each has its own stored run record (the viewer shows both). */
+const runIdOf = (n: number): string => `demo-${n}`;
 
 /** One run of the demo pipeline, as `demo --json` reports it. */
 export interface DemoRun {
   run: number;
+  /** Its run id: its record is stored as `<namespace>:run:<runId>`. */
+  runId: string;
   mode: Mode;
   upstreamCalls: number;
   hits: number;
@@ -86,9 +89,9 @@ Options:
   --out DIR         where artifacts, stamps and the demo's signing key (DIR/keys) go
                     (default: .invocache/demo)
   --json            {"ok", "store", "namespace", "cleared", "model", "outDir", "runs": [{"run",
-                    "mode", "upstreamCalls", "hits", "misses", "ms", "savedMs", "spent", "saved",
-                    "contentHash", "steps": [{"step", "role", "kind", "artifact", "id", "attempt",
-                    "occurrence", "hit", "ms", "verdict", "reason"}]}], "key": {"keyid",
+                    "runId", "mode", "upstreamCalls", "hits", "misses", "ms", "savedMs", "spent",
+                    "saved", "contentHash", "steps": [{"step", "role", "kind", "artifact", "id",
+                    "attempt", "occurrence", "hit", "ms", "verdict", "reason"}]}], "key": {"keyid",
                     "privateKey", "publicKey", "generated"}, "stamps": [verify rows], "savedMs",
                     "saved": {"inputTokens", "outputTokens", "usd", …}, "prices"}
   -h, --help        this help
@@ -181,11 +184,12 @@ Examples:
               contentHash = run.contentHash();
               return out;
             },
-            { runId: RUN_ID },
+            { runId: runIdOf(n) },
           );
           const { hits, misses, savedMs, spent, saved } = recorder.stats;
           const result: DemoRun = {
             run: n,
+            runId: runIdOf(n),
             mode,
             upstreamCalls: model.calls - before,
             hits,
@@ -299,6 +303,9 @@ Examples:
             `  ${bin} explain ${builders[0]!.id.slice(0, 8)} ${builders[1]!.id.slice(0, 8)}${at}\n`,
           );
         }
+        io.out(
+          `  ${bin} view${at}   ${s.dim("# both runs in the browser: timeline, retries, diffs")}\n`,
+        );
       }
       io.out(
         `  ${bin} verify ${join(shownOut, "plan.md")} --trust ${relative(io.cwd, demoKey.publicKeyPath)}\n`,

@@ -19,6 +19,7 @@ const OPTIONS = {
   export: { type: "string" },
   "max-age": { type: "string" },
   limit: { type: "string" },
+  stamps: { type: "string" },
 } as const;
 
 function intOption(
@@ -64,6 +65,8 @@ Options:
   --export FILE      write a self-contained HTML report instead of serving
   --limit N          entries given a page in the report (default 500)
   --max-age AGE      mark cassette entries older than AGE (30d, 12h…) as stale
+  --stamps DIR       where to look for provenance stamps (*.intoto.jsonl) that
+                     reference an entry (default: the store's or the cassettes' folder)
   --json             print {"url"} (or {"path", "bytes", "sections"} with --export)
   -h, --help         this help
 
@@ -89,11 +92,13 @@ Examples:
       }
     }
     const limit = intOption("limit", values.limit, 1, 100_000);
+    const stamps = values.stamps === undefined ? {} : { stamps: resolve(io.cwd, values.stamps) };
     if (values.export !== undefined) {
       const out = resolve(io.cwd, values.export);
       const summary = await exportReport(location, out, {
         ...(limit === undefined ? {} : { limit }),
         ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
+        ...stamps,
       });
       if (values.json) printJson(io, summary);
       else
@@ -106,6 +111,7 @@ Examples:
     const viewer = await startViewer(location, {
       ...(port === undefined ? {} : { port }),
       ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
+      ...stamps,
     });
     if (values.json) printJson(io, { url: viewer.url });
     else io.out(`invocache view: ${viewer.url}\n  read-only, on 127.0.0.1 only · Ctrl-C to stop\n`);

@@ -8,6 +8,7 @@
 import { diffWordsWithSpace } from "diff";
 import { explainIdentity, type FieldDiff } from "../../identity/index.js";
 import type { Entry } from "../../store/index.js";
+import { toolLabel, toolOf } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { type Links, paths } from "../links.js";
 import { short, verdictBadge, when } from "./common.js";
@@ -29,7 +30,9 @@ export function renderMarks(text: string): SafeHtml {
 }
 
 /** The explain field list, rendered. */
-export function fieldList(diffs: readonly FieldDiff[]): SafeHtml {
+export function fieldList(
+  diffs: ReadonlyArray<Pick<FieldDiff, "summary" | "diff" | "paths"> & { field: string }>,
+): SafeHtml {
   if (diffs.length === 0)
     return html`<div class="panel"><span class="same">= Same identity</span>: every manifest field is equal.</div>`;
   return html`<ul class="fields">${diffs.map(
@@ -60,28 +63,82 @@ function sideBySide(a: string, b: string, tokens: boolean): [SafeHtml, SafeHtml]
   return [html`${left}`, html`${right}`];
 }
 
+/**
+ * The field list of two entries where at least one is a tool call: explain
+ * reads model manifests, so tool manifests are compared field by field here
+ * (a tool and a model call always differ in kind).
+ */
+function toolFields(
+  a: Entry["manifest"],
+  b: Entry["manifest"],
+): Array<{ field: string; summary: string }> {
+  const fa = fieldsOf(a);
+  const fb = fieldsOf(b);
+  const out: Array<{ field: string; summary: string }> = [];
+  for (const k of new Set([...Object.keys(fa), ...Object.keys(fb)])) {
+    const x = fa[k] ?? "–";
+    const y = fb[k] ?? "–";
+    if (x !== y) out.push({ field: k, summary: `${x} → ${y}` });
+  }
+  return out;
+}
+
+function fieldsOf(m: Entry["manifest"]): Record<string, string> {
+  const t = toolOf(m);
+  const common = {
+    role: m.role,
+    task: m.task,
+    attempt: String(m.attempt),
+    inputs: m.inputs.join(", ") || "none",
+  };
+  if (t === undefined) return { kind: "model", model: m.model, ...common };
+  return {
+    kind: "tool",
+    tool: toolLabel(t),
+    method: t.method,
+    ...common,
+    args: JSON.stringify(t.args),
+  };
+}
+
+/** The field list of two manifests: explain's for two model calls, field by field when a tool call is involved. */
+export function manifestDiffs(
+  a: Entry["manifest"],
+  b: Entry["manifest"],
+): Array<Pick<FieldDiff, "summary" | "diff" | "paths"> & { field: string }> {
+  if (toolOf(a) !== undefined || toolOf(b) !== undefined) return toolFields(a, b);
+  return explainIdentity(a, b);
+}
+
+/** What is compared as "the prompt": a model call's prompt, a tool call's arguments. */
+function promptOf(e: Entry): string {
+  const t = toolOf(e.manifest);
+  return t === undefined ? e.manifest.prompt : JSON.stringify(t.args, null, 2);
+}
+
 export function diffView(
   links: Links,
   a: { key: string; entry: Entry },
   b: { key: string; entry: Entry },
 ): SafeHtml {
-  const diffs = explainIdentity(a.entry.manifest, b.entry.manifest);
-  const [pa, pb] = sideBySide(a.entry.manifest.prompt, b.entry.manifest.prompt, true);
+  const tools = toolOf(a.entry.manifest) !== undefined || toolOf(b.entry.manifest) !== undefined;
+  const diffs = manifestDiffs(a.entry.manifest, b.entry.manifest);
+  const [pa, pb] = sideBySide(promptOf(a.entry), promptOf(b.entry), true);
   const ra = responseText(a.entry.response);
   const rb = responseText(b.entry.response);
   const [xa, xb] = sideBySide(ra, rb, false);
   const head = (side: { key: string; entry: Entry }, label: string) => {
     const e = side.entry;
-    return html`<div class="panel"><h3>${label}</h3><div><strong>${e.manifest.role}</strong> <a class="id" href="${links.to(paths.entry(side.key))}">${short(e.id)}</a> ${e.meta.verdict ? verdictBadge(e.meta.verdict.verdict) : ""}</div><div class="legend">attempt ${e.manifest.attempt} · occurrence ${e.meta.occurrence} · recorded ${when(e.meta.recordedAt)}</div>${e.meta.verdict?.reason ? html`<div>${e.meta.verdict.reason}</div>` : ""}</div>`;
+    return html`<div class="panel"><h3>${label}</h3><div><strong>${toolOf(e.manifest) === undefined ? e.manifest.role : `⚙ ${toolLabel(toolOf(e.manifest)!)}`}</strong> <a class="id" href="${links.to(paths.entry(side.key))}">${short(e.id)}</a> ${e.meta.verdict ? verdictBadge(e.meta.verdict.verdict) : ""}</div><div class="legend">attempt ${e.manifest.attempt} · occurrence ${e.meta.occurrence} · recorded ${when(e.meta.recordedAt)}</div>${e.meta.verdict?.reason ? html`<div>${e.meta.verdict.reason}</div>` : ""}</div>`;
   };
   return html`<div class="crumbs"><a href="${links.to(paths.overview())}">Overview</a> › diff</div>
 <h1>Diff <span class="id">${short(a.entry.id)}</span> → <span class="id">${short(b.entry.id)}</span></h1>
-<p class="sub">Why these two recordings have ${diffs.length === 0 ? "the same identity" : "different identities"}, field by field, as <code>invocache explain ${short(a.entry.id)} ${short(b.entry.id)}</code> prints it.</p>
+<p class="sub">Why these two recordings have ${diffs.length === 0 ? "the same identity" : "different identities"}, field by field${tools ? " (tool manifests: tool, method, arguments, role, task, attempt)" : html`, as <code>invocache explain ${short(a.entry.id)} ${short(b.entry.id)}</code> prints it`}.</p>
 <div class="diff-grid">${head(a, "A")}${head(b, "B")}</div>
 <h2>Fields that differ</h2>
 ${fieldList(diffs)}
 <p class="legend"><del>struck through</del> only in A · <ins>underlined</ins> only in B</p>
-<h2>Prompt</h2>
+<h2>${tools ? "Arguments" : "Prompt"}</h2>
 <div class="diff-grid"><div><pre class="code">${pa}</pre></div><div><pre class="code">${pb}</pre></div></div>
 <h2>Response</h2>
 <div class="diff-grid"><div><pre class="code">${xa}</pre></div><div><pre class="code">${xb}</pre></div></div>`;

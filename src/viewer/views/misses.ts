@@ -3,13 +3,12 @@
  * its nearest recordings (same namespace and role) with explain's field
  * diff and the command that re-records it.
  */
-import { explainIdentity, type FieldDiff } from "../../identity/index.js";
-import type { Catalog, CatalogSnapshot } from "../catalog.js";
+import { type Catalog, type CatalogSnapshot, toolLabel, toolOf } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { type Links, paths } from "../links.js";
 import type { MissRecord } from "../miss-log.js";
 import { short, verdictBadge, when } from "./common.js";
-import { fieldList } from "./diff.js";
+import { fieldList, manifestDiffs } from "./diff.js";
 
 const SHOWN = 25;
 const CANDIDATES = 40;
@@ -19,7 +18,7 @@ interface Nearest {
   id: string;
   attempt: number;
   verdict: string | undefined;
-  diffs: FieldDiff[];
+  diffs: ReturnType<typeof manifestDiffs>;
 }
 
 async function nearest(
@@ -30,8 +29,16 @@ async function nearest(
   const manifest = miss.manifest;
   if (manifest === undefined) return [];
   const namespace = miss.key.split(":")[0];
+  // A tool call is compared with recordings of tool calls, a model call with model calls.
+  const kind = toolOf(manifest) === undefined ? "model" : "tool";
   const candidates = snap.entries
-    .filter((e) => e.namespace === namespace && e.role === manifest.role && e.id !== miss.id)
+    .filter(
+      (e) =>
+        e.namespace === namespace &&
+        e.role === manifest.role &&
+        e.kind === kind &&
+        e.id !== miss.id,
+    )
     .slice(0, CANDIDATES);
   const out: Nearest[] = [];
   for (const c of candidates) {
@@ -42,7 +49,7 @@ async function nearest(
       id: c.id,
       attempt: c.attempt,
       verdict: c.verdict,
-      diffs: explainIdentity(entry.manifest, manifest),
+      diffs: manifestDiffs(entry.manifest, manifest),
     });
   }
   return out.sort((a, b) => a.diffs.length - b.diffs.length).slice(0, 2);
@@ -60,7 +67,7 @@ export async function missesView(
   for (const m of shown) {
     const near = await nearest(catalog, snap, m);
     blocks.push(html`<div class="panel"><div class="head"><span class="badge miss">⚠ miss</span> <strong>${m.manifest?.role ?? "?"}</strong> <span class="id">${short(m.id)}</span> · occurrence ${m.occurrence} · mode ${m.mode} · ${when(m.at)}</div>
-<p class="legend">${m.store}${m.manifest ? html` · model ${m.manifest.model || "–"} · attempt ${m.manifest.attempt}` : ""}</p>
+<p class="legend">${m.store}${m.manifest ? html` · ${toolOf(m.manifest) === undefined ? `model ${m.manifest.model || "–"}` : `tool ${toolLabel(toolOf(m.manifest)!)}`} · attempt ${m.manifest.attempt}` : ""}</p>
 ${
   near.length === 0
     ? html`<p>No recording of the same role to compare with.</p>`

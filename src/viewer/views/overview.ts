@@ -95,7 +95,7 @@ function facets(snap: CatalogSnapshot): Facets {
     n.bytes += e.bytes;
     totalMs += e.durationMs;
     roles.add(e.role);
-    models.add(e.model);
+    if (e.model !== "") models.add(e.model);
   }
   const out = {
     namespaces: [...ns.values()].sort((a, b) => a.name.localeCompare(b.name)),
@@ -110,10 +110,10 @@ function facets(snap: CatalogSnapshot): Facets {
 /** The rows of an entry table (shared with the cassette view). */
 export function entryTable(links: Links, rows: readonly EntrySummary[], id = "entries"): SafeHtml {
   if (rows.length === 0) return html`<div class="empty">No entries match.</div>`;
-  return html`<table id="${id}"><thead><tr><th>id</th><th>role</th><th>model</th><th class="num">attempt</th><th class="num">occ</th><th>verdict</th><th>recorded</th><th class="num">took</th></tr></thead><tbody>${rows.map(
+  return html`<table id="${id}"><thead><tr><th>id</th><th>role</th><th>model or tool</th><th class="num">attempt</th><th class="num">occ</th><th>verdict</th><th>recorded</th><th class="num">took</th></tr></thead><tbody>${rows.map(
     (e) => {
       const href = links.to(paths.entry(e.key, e.file));
-      return html`<tr data-href="${href}"><td><a class="id" href="${href}">${short(e.id)}</a></td><td>${e.role}</td><td>${e.model || "–"}</td><td class="num">${e.attempt}</td><td class="num">${e.occurrence}</td><td>${verdictBadge(e.verdict)}</td><td>${when(e.recordedAt)}</td><td class="num">${formatMs(e.durationMs)}</td></tr>`;
+      return html`<tr data-href="${href}"><td><a class="id" href="${href}">${short(e.id)}</a></td><td>${e.role}</td><td>${e.kind === "tool" ? html`<span class="badge tool">⚙ ${e.tool}</span>` : e.model || "–"}</td><td class="num">${e.attempt}</td><td class="num">${e.occurrence}</td><td>${verdictBadge(e.verdict)}</td><td>${when(e.recordedAt)}</td><td class="num">${formatMs(e.durationMs)}</td></tr>`;
     },
   )}</tbody></table>`;
 }
@@ -164,12 +164,15 @@ ${snap.problems.length > 0 ? html`<div class="panel"><span class="badge miss">�
 ${
   runs.length === 0
     ? html`<div class="empty">No stored runs. Runs are stored when a pipeline calls <code>recorder.run(fn, { runId })</code>.</div>`
-    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>verdicts</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
+    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>hit / miss</th><th>verdicts</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
         (r) => {
           const href = links.to(paths.run(r.namespace, r.runId));
           const rejected = r.verdicts.filter((v) => v.verdict === "rejected").length;
           const accepted = r.verdicts.filter((v) => v.verdict === "accepted").length;
-          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
+          const hits = r.calls.filter((c) => c.served === "hit").length;
+          const misses = r.calls.filter((c) => c.served === "recorded").length;
+          const known = r.calls.some((c) => c.served !== undefined);
+          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${known ? html`${hits > 0 ? html`<span class="badge hit">● ${hits} hit${hits === 1 ? "" : "s"}</span> ` : ""}${misses > 0 ? html`<span class="badge miss">○ ${misses} miss${misses === 1 ? "" : "es"}</span>` : ""}` : html`<span class="legend">not stored</span>`}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
         },
       )}</tbody></table>`
 }

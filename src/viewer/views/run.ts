@@ -1,13 +1,14 @@
 /**
  * Run: a stored run's trajectory as a timeline, each step with its role,
- * short id, attempt, occurrence, recorded duration and verdict; retries are
+ * kind (model or tool), short id, attempt, occurrence, hit or miss,
+ * recorded duration and verdict; retries are
  * linked to the attempt they retry (attempt 0 rejected → attempt 1
  * accepted) with a link to the diff between them. Compare: two runs step by
  * step, the first differing step highlighted.
  */
 import type { CatalogSnapshot, EntrySummary, RunRecord } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
-import { retryOf } from "../lineage.js";
+import { lineageOf } from "../lineage.js";
 import { type Links, paths } from "../links.js";
 import { formatMs, oneLine, short, verdictBadge, when } from "./common.js";
 
@@ -23,6 +24,19 @@ interface Step {
   key: string;
   entry: EntrySummary | undefined;
   verdict: string | undefined;
+  /** How the run answered it: "hit", "recorded", "live"; undefined in an older run record. */
+  served: string | undefined;
+}
+
+/** Hit or miss, as an icon, a word and a colour. */
+function servedBadge(served: string | undefined): SafeHtml | string {
+  if (served === "hit")
+    return html`<span class="badge hit" title="replayed from the recording">● hit</span>`;
+  if (served === "recorded")
+    return html`<span class="badge miss" title="not recorded yet: called upstream and recorded">○ miss · recorded</span>`;
+  if (served === "live")
+    return html`<span class="badge plain" title="called upstream and not stored">◌ live</span>`;
+  return "";
 }
 
 function steps(run: RunRecord, snap: CatalogSnapshot): Step[] {
@@ -37,6 +51,7 @@ function steps(run: RunRecord, snap: CatalogSnapshot): Step[] {
       key,
       entry,
       verdict: verdicts.get(`${c.id}:${c.occurrence}`) ?? entry?.verdict,
+      served: c.served,
     };
   });
 }
@@ -54,14 +69,19 @@ export function runView(links: Links, snap: CatalogSnapshot, run: RunRecord): Sa
   const byKey = new Map(all.map((s) => [s.key, s]));
   const retried = new Map<Step, Step>();
   const retriedBy = new Map<Step, Step>();
+  const guessed = new Set<Step>();
   for (const s of all) {
-    const p = s.entry === undefined ? undefined : retryOf(snap, s.entry);
-    const ps = p === undefined ? undefined : byKey.get(p.key);
+    const l = s.entry === undefined ? undefined : lineageOf(snap, s.entry);
+    const ps = l === undefined ? undefined : byKey.get(l.parent.key);
     if (ps !== undefined && ps.n < s.n) {
       retried.set(s, ps);
       retriedBy.set(ps, s);
+      if (l?.inferred) guessed.add(s);
     }
   }
+  const hits = all.filter((s) => s.served === "hit").length;
+  const misses = all.filter((s) => s.served === "recorded").length;
+  const knownServed = all.some((s) => s.served !== undefined);
   const others = snap.runs.filter((r) => r !== run);
   const totalMs = all.reduce((t, s) => t + (s.entry?.durationMs ?? 0), 0);
   const item = (s: Step): SafeHtml => {
@@ -69,14 +89,24 @@ export function runView(links: Links, snap: CatalogSnapshot, run: RunRecord): Sa
     const href = links.to(paths.entry(s.key, e?.file));
     const parent = retried.get(s);
     const child = retriedBy.get(s);
-    const cls = [s.verdict ?? "", e === undefined ? "missing" : ""].join(" ");
+    const cls = [
+      s.verdict ?? "",
+      e === undefined ? "missing" : "",
+      e?.kind === "tool" ? "tool" : "",
+    ].join(" ");
+    const name =
+      e === undefined
+        ? "(not in this source)"
+        : e.kind === "tool"
+          ? html`<span class="tool-name">⚙ ${e.tool}</span>`
+          : e.role;
     return html`<li class="step ${cls}" id="step-${s.n}"><div class="dot" aria-hidden="true">${s.n}</div><div class="body">
-<div class="head"><span class="role">${e?.role ?? "(not in this source)"}</span><a class="id" href="${href}">${short(s.id)}</a>${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</div>
-<div class="meta"><span>step ${s.n}</span><span>kind model</span><span>attempt ${e?.attempt ?? "?"}</span><span>occurrence ${s.occurrence}</span><span>recorded ${e === undefined ? "–" : formatMs(e.durationMs)}</span>${e?.model ? html`<span>model ${e.model}</span>` : ""}</div>
+<div class="head"><span class="role">${name}</span><a class="id" href="${href}">${short(s.id)}</a>${servedBadge(s.served)}${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</div>
+<div class="meta"><span>step ${s.n}</span><span>kind ${e?.kind ?? "?"}</span>${e?.kind === "tool" ? html`<span>role ${e.role}</span>` : ""}<span>attempt ${e?.attempt ?? "?"}</span><span>occurrence ${s.occurrence}</span><span>${s.served === "hit" ? "recording took" : "took"} ${e === undefined ? "–" : formatMs(e.durationMs)}</span>${e?.model ? html`<span>model ${e.model}</span>` : ""}</div>
 ${e?.reason !== undefined ? html`<div class="why">${oneLine(e.reason, 300)}</div>` : ""}
 ${
   parent !== undefined
-    ? html`<div class="lineage">↳ retry of <a href="#step-${parent.n}">step ${parent.n}</a> (attempt ${parent.entry?.attempt ?? "?"}${parent.verdict ? `, ${parent.verdict}` : ""}) · <a href="${links.to(paths.diff(parent.key, s.key))}">diff with it</a></div>`
+    ? html`<div class="lineage">↳ retry of <a href="#step-${parent.n}">step ${parent.n}</a> (attempt ${parent.entry?.attempt ?? "?"}${parent.verdict ? `, ${parent.verdict}` : ""}) · <a href="${links.to(paths.diff(parent.key, s.key))}">diff with it</a>${guessed.has(s) ? html` <span class="guess" title="an older recording: its meta.parent names an identity that was never called, so the viewer matched role, task and attempt">(inferred)</span>` : ""}</div>`
     : ""
 }
 ${
@@ -88,16 +118,16 @@ ${
   };
   return html`<div class="crumbs"><a href="${links.to(paths.overview())}">Overview</a> › run</div>
 <h1>Run ${run.runId}</h1>
-<p class="sub">namespace ${run.namespace} · ${all.length} calls · ${formatMs(totalMs)} recorded model time · ended ${when(run.endedAt)}</p>
+<p class="sub">namespace ${run.namespace} · ${all.length} calls${knownServed ? ` · ${hits} ${hits === 1 ? "hit" : "hits"}, ${misses} ${misses === 1 ? "miss" : "misses"}` : ""} · ${formatMs(totalMs)} recorded model time · ended ${when(run.endedAt)}</p>
 <div class="panel"><dl class="kv"><dt>run hash</dt><dd><span class="hash">${run.contentHash}</span></dd>
 <dt>verdicts</dt><dd>${run.verdicts.length === 0 ? "none" : run.verdicts.map((v) => html`${verdictBadge(v.verdict)} `)}</dd></dl>
-<p class="legend">The run hash is a Merkle root over the identities served, in order: two runs with the same hash took the same trajectory. Whether a call was a hit or a miss is not stored with the run; the durations shown are those of the recorded live calls.</p></div>
+<p class="legend">The run hash is a Merkle root over the identities served, in order: two runs with the same hash took the same trajectory. ● hit: replayed from the recording; ○ miss: called upstream and recorded${knownServed ? "" : " (this run record is older than per-step hit/miss: not shown)"}. Durations are those of the recorded calls.</p></div>
 <h2>Trajectory</h2>
 <ol class="timeline">${all.map(item)}</ol>
 ${
   others.length === 0
     ? ""
-    : html`<h2>Compare with another run</h2><div class="panel"><ul class="tree">${others
+    : html`<h2>Compare with another run</h2><div class="panel"><ul class="tree" id="compare-runs">${others
         .slice(0, 50)
         .map(
           (o) =>
@@ -132,7 +162,7 @@ export function compareView(
   const cell = (s: Step | undefined) =>
     s === undefined
       ? html`<td colspan="3" class="reason">(no step)</td>`
-      : html`<td>${s.entry?.role ?? "?"}</td><td><a class="id" href="${links.to(paths.entry(s.key, s.entry?.file))}">${short(s.id)}</a> · ${s.entry?.attempt ?? "?"}</td><td>${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</td>`;
+      : html`<td>${s.entry?.kind === "tool" ? `⚙ ${s.entry.tool}` : (s.entry?.role ?? "?")}</td><td><a class="id" href="${links.to(paths.entry(s.key, s.entry?.file))}">${short(s.id)}</a> · ${s.entry?.attempt ?? "?"}</td><td>${servedBadge(s.served)} ${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</td>`;
   return html`<div class="crumbs"><a href="${links.to(paths.overview())}">Overview</a> › compare runs</div>
 <h1>Compare runs</h1>
 <p class="sub"><a href="${links.to(paths.run(a.namespace, a.runId))}">${a.namespace} / ${a.runId}</a> <span class="hash">${short(a.contentHash)}</span> vs <a href="${links.to(paths.run(b.namespace, b.runId))}">${b.namespace} / ${b.runId}</a> <span class="hash">${short(b.contentHash)}</span></p>
