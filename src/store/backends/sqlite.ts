@@ -57,7 +57,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     keyPrefix: "",
     // Before every operation and after every write: a write is acknowledged
     // only if the file it went to is still the one at `path`.
-    ...(check === undefined ? {} : { ready: check, verify: check }),
+    ...(check === undefined ? {} : { ready: check, verify: check, readyOnlyChecks: true }),
     async *listRaw(prefix: string): AsyncIterable<RawRow> {
       // substr/length count characters, so the prefix is matched literally.
       // (LIKE would treat % and _ as wildcards and, in SQLite, ignore ASCII case.)
