@@ -140,6 +140,7 @@ export {
   type OpenStoreOptions,
   openStore,
   type SetOptions,
+  type SqliteDriver,
   type Store,
 } from "./store/index.js";
 export {
