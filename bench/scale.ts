@@ -24,7 +24,12 @@ import { SQLITE_VALUES_TABLE } from "../src/store/backends/sqlite.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const full = process.argv.includes("--full") || process.env.INVOCACHE_SCALE_1M === "1";
-const sizes = [10_000, 100_000, ...(full ? [1_000_000] : [])];
+const only = process.argv.indexOf("--sizes");
+// `--sizes 1000000` runs only the sizes given (comma-separated).
+const sizes =
+  only >= 0
+    ? process.argv[only + 1]!.split(",").map(Number)
+    : [10_000, 100_000, ...(full ? [1_000_000] : [])];
 const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
 const req = {
   role: "builder",
