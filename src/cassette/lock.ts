@@ -18,7 +18,6 @@
 import type { BigIntStats } from "node:fs";
 import { mkdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { lock } from "proper-lockfile";
 
 /** A lock not refreshed for this long belongs to a dead process (proper-lockfile's minimum is 2 s). */
 export const STALE_MS = 5_000;
@@ -122,7 +121,16 @@ export async function withFileLock<T>(
   }
 }
 
+/**
+ * proper-lockfile, imported on the first lock: it and graceful-fs (which
+ * patches `fs` when loaded) took ~150 ms of importing invocache's root, and
+ * a replay that never writes a cassette never needs them.
+ */
+let lockModule: Promise<typeof import("proper-lockfile")> | undefined;
+
 async function acquire(file: string, opts: LockOptions): Promise<() => Promise<void>> {
+  lockModule ??= import("proper-lockfile");
+  const { lock } = await lockModule;
   await mkdir(dirname(file), { recursive: true });
   const deadline = Date.now() + (opts.timeoutMs ?? LOCK_TIMEOUT_MS);
   const stale = staleOf(opts);
