@@ -7,12 +7,15 @@
  * is one read and no write); and replayed calls per second.
  * Stores: memory, SQLite (a real file), Redis (a real redis-server on
  * 127.0.0.1 when installed), Postgres (a throwaway cluster when installed).
+ * SQLite through the optional better-sqlite3 driver too, when
+ * INVOCACHE_BETTER_SQLITE3 names a build of it (a package directory).
  * Then the memory hit path with OpenTelemetry on (the API's no-op tracer, and
  * a real SDK tracer exporting to memory) beside the same recorder with
  * `telemetry: false`.
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -22,11 +25,13 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { createRecorder, invocationIdentity } from "../src/index.js";
 import type { Backend } from "../src/store/backend.js";
+import { createBetterSqliteBackend } from "../src/store/backends/better-sqlite3.js";
 import { createMemoryBackend } from "../src/store/backends/memory.js";
 import { createPostgresBackend } from "../src/store/backends/postgres.js";
 import { createRedisBackend } from "../src/store/backends/redis.js";
 import { createSqliteBackend } from "../src/store/backends/sqlite.js";
 import { entryKey } from "../src/store/index.js";
+import { KeyvStore } from "../src/store/keyv-store.js";
 import type { Store } from "../src/store/types.js";
 import { countingStore, writesOf } from "../test/helpers/counting-store.js";
 import { postgresAvailable, startPostgresServer } from "../test/helpers/postgres-server.js";
@@ -58,6 +63,8 @@ const response = {
 interface Target {
   name: string;
   url: string;
+  /** Opens the recorder's store, when not by `url` alone (another driver). */
+  open?: () => Store;
   raw: () => Promise<Backend>;
   cleanup?: () => Promise<void>;
 }
@@ -66,7 +73,11 @@ const pct = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 async function measure(t: Target, ctx: BenchContext): Promise<BenchRow[]> {
-  const recorder = createRecorder({ store: t.url, mode: "auto", identity: machine });
+  const recorder = createRecorder({
+    store: t.open?.() ?? t.url,
+    mode: "auto",
+    identity: machine,
+  });
   await recorder.call(req, async () => response);
   // The replay side goes through a counting wrapper: store operations per hit
   // are counted (the limit is one read), not inferred from timings.
@@ -246,6 +257,22 @@ export default async function recorderBench(ctx: BenchContext): Promise<BenchRow
         raw: () => createSqliteBackend(join(dir, "bench.sqlite")),
       },
     ];
+    // The optional better-sqlite3 driver, when a build is named (it is not a
+    // dependency: see docs/performance.md, "SQLite drivers").
+    const betterPath = process.env.INVOCACHE_BETTER_SQLITE3;
+    if (betterPath !== undefined) {
+      const file = join(dir, "bench-better.sqlite");
+      const load = () => createRequire(import.meta.url)(betterPath);
+      targets.push({
+        name: "sqlite (better-sqlite3)",
+        url: `sqlite://${file}`,
+        open: () =>
+          new KeyvStore(`sqlite://${file}`, () => createBetterSqliteBackend(file, load), {
+            timeoutMs: 30_000,
+          }),
+        raw: () => createBetterSqliteBackend(file, load),
+      });
+    }
     for (const t of targets) rows.push(...(await measure(t, ctx)));
     rows.push(...(await measureTelemetry(ctx)));
 

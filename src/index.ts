@@ -141,6 +141,7 @@ export {
   type OpenStoreOptions,
   openStore,
   type SetOptions,
+  type SqliteDriver,
   type Store,
   type StorePolicy,
 } from "./store/index.js";

@@ -18,7 +18,6 @@
 import type { BigIntStats } from "node:fs";
 import { stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { lock } from "proper-lockfile";
 import { makeDirectory } from "../files/index.js";
 
 /** A lock not refreshed for this long belongs to a dead process (proper-lockfile's minimum is 2 s). */
@@ -123,7 +122,16 @@ export async function withFileLock<T>(
   }
 }
 
+/**
+ * proper-lockfile, imported on the first lock: it and graceful-fs (which
+ * patches `fs` when loaded) took ~150 ms of importing invocache's root, and
+ * a replay that never writes a cassette never needs them.
+ */
+let lockModule: Promise<typeof import("proper-lockfile")> | undefined;
+
 async function acquire(file: string, opts: LockOptions): Promise<() => Promise<void>> {
+  lockModule ??= import("proper-lockfile");
+  const { lock } = await lockModule;
   await makeDirectory(dirname(file));
   const deadline = Date.now() + (opts.timeoutMs ?? LOCK_TIMEOUT_MS);
   const stale = staleOf(opts);

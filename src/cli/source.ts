@@ -70,6 +70,32 @@ export interface SourceContents {
   files?: number;
 }
 
+/** What {@link EntrySource.remove} needs of an entry: its key, and its file in a folder. */
+export type RemoveTarget = Pick<EntryRecord, "key" | "cassette">;
+
+/** What {@link EntrySource.scan} hands over, one at a time. */
+export interface SourceVisitor {
+  entry(record: EntryRecord): void;
+  problem(problem: SourceProblem): void;
+}
+
+/** The counts of a scan: run records, and cassette files for a folder. */
+export type ScanTotals = Omit<SourceContents, "entries" | "problems">;
+
+/** `read` on top of `scan`: collect everything. */
+async function collect(
+  source: EntrySource,
+  onItem: (() => void) | undefined,
+): Promise<SourceContents> {
+  const entries: EntryRecord[] = [];
+  const problems: SourceProblem[] = [];
+  const totals = await source.scan(
+    { entry: (r) => entries.push(r), problem: (p) => problems.push(p) },
+    onItem,
+  );
+  return { entries, problems, ...totals };
+}
+
 /** A store or a cassette (or a folder of cassettes), opened for the CLI. */
 export interface EntrySource {
   readonly kind: "store" | "cassette";
@@ -83,8 +109,15 @@ export interface EntrySource {
   readonly namespace: string | undefined;
   /** Read every entry (of the namespace, when given). `onItem` is called per key read. */
   read(onItem?: () => void): Promise<SourceContents>;
+  /**
+   * Visit every entry and problem one at a time, keeping none of them (what
+   * `read` collects): commands that fold entries (stats, prune) run in
+   * memory that does not grow with the store. Resolves to the counts `read`
+   * would give besides the entries.
+   */
+  scan(visit: SourceVisitor, onItem?: () => void): Promise<ScanTotals>;
   /** Remove entries; resolves to the keys removed. `onItem` is called per key or file. */
-  remove(records: readonly EntryRecord[], onItem?: () => void): Promise<string[]>;
+  remove(records: readonly RemoveTarget[], onItem?: () => void): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -279,8 +312,12 @@ class StoreSource implements EntrySource {
     return this.#store;
   }
 
-  async read(onItem?: () => void): Promise<SourceContents> {
-    const out: SourceContents = { entries: [], problems: [], runs: 0 };
+  read(onItem?: () => void): Promise<SourceContents> {
+    return collect(this, onItem);
+  }
+
+  async scan(visit: SourceVisitor, onItem?: () => void): Promise<ScanTotals> {
+    const out: ScanTotals = { runs: 0 };
     if (!this.exists) return out;
     const prefix = this.namespace === undefined ? "" : `${this.namespace}:`;
     try {
@@ -289,8 +326,8 @@ class StoreSource implements EntrySource {
         if (isRunKey(key)) out.runs++;
         const r = toRecord(key, value, `${this.url} ${key}`);
         if (r === undefined) continue;
-        if ("entry" in r) out.entries.push(r);
-        else out.problems.push(r);
+        if ("entry" in r) visit.entry(r);
+        else visit.problem(r);
       }
     } catch (error) {
       if (!isStoreError(error)) throw error;
@@ -303,7 +340,7 @@ class StoreSource implements EntrySource {
     return out;
   }
 
-  async remove(records: readonly EntryRecord[], onItem?: () => void): Promise<string[]> {
+  async remove(records: readonly RemoveTarget[], onItem?: () => void): Promise<string[]> {
     const removed: string[] = [];
     if (!this.exists) return removed;
     const store = this.#open();
@@ -349,10 +386,13 @@ class CassetteSource implements EntrySource {
     return this.folder ? cassetteFiles(this.#path) : [this.#path];
   }
 
-  async read(onItem?: () => void): Promise<SourceContents> {
-    const out: SourceContents = { entries: [], problems: [], runs: 0 };
+  read(onItem?: () => void): Promise<SourceContents> {
+    return collect(this, onItem);
+  }
+
+  async scan(visit: SourceVisitor, onItem?: () => void): Promise<ScanTotals> {
     const files = this.files();
-    out.files = files.length;
+    const out: ScanTotals = { runs: 0, files: files.length };
     for (const file of files) {
       const cassette = this.folder ? relative(this.#path, file) : undefined;
       const where = cassette === undefined ? this.url : `${this.url}/${cassette}`;
@@ -363,7 +403,7 @@ class CassetteSource implements EntrySource {
         // One bad file in a folder is reported like a bad entry; a single
         // cassette that cannot be read is the command's error.
         if (!this.folder) throw error;
-        out.problems.push({ key: cassette ?? file, message: firstLine(error) });
+        visit.problem({ key: cassette ?? file, message: firstLine(error) });
         continue;
       }
       for (const item of items) {
@@ -372,14 +412,14 @@ class CassetteSource implements EntrySource {
         if (isRunKey(item.key)) out.runs++;
         const r = toRecord(item.key, item.value, `${where} ${item.key}`);
         if (r === undefined) continue;
-        if ("entry" in r) out.entries.push(cassette === undefined ? r : { ...r, cassette });
-        else out.problems.push(r);
+        if ("entry" in r) visit.entry(cassette === undefined ? r : { ...r, cassette });
+        else visit.problem(r);
       }
     }
     return out;
   }
 
-  async remove(records: readonly EntryRecord[], onItem?: () => void): Promise<string[]> {
+  async remove(records: readonly RemoveTarget[], onItem?: () => void): Promise<string[]> {
     const byFile = new Map<string, Set<string>>();
     for (const r of records) {
       const file = r.cassette === undefined ? this.#path : join(this.#path, r.cassette);

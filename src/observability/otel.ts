@@ -15,6 +15,7 @@ import { INVOCACHE_VERSION } from "../version.js";
 
 /** Structural slices of the OpenTelemetry API used here (no type import: the peer may be absent). */
 interface OtelSpan {
+  isRecording(): boolean;
   setAttribute(key: string, value: string | number | boolean): unknown;
   setAttributes(attrs: Record<string, string | number | boolean>): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
@@ -40,8 +41,10 @@ export interface MeterProviderLike {
   getMeter(name: string, version?: string): unknown;
 }
 interface OtelApi {
-  trace: TracerProviderLike;
+  trace: TracerProviderLike & { getTracerProvider(): { getDelegate?(): unknown } };
   metrics: MeterProviderLike;
+  createNoopMeter(): OtelMeter;
+  ProxyTracerProvider: new () => { getDelegate(): unknown };
   context: { active(): unknown };
   SpanKind: { CLIENT: number };
   SpanStatusCode: { ERROR: number };
@@ -120,6 +123,10 @@ export class CallTelemetry {
   #counters:
     | { hits: OtelCounter; misses: OtelCounter; upstream: OtelCounter; saved: OtelCounter }
     | undefined;
+  /** The counters are the API's no-op ones (no meter provider was registered when loaded). */
+  #countersNoop = false;
+  /** The API's no-op tracer provider, when spans go through the global (proxy) provider. */
+  #noopDelegate: unknown;
 
   constructor(options: TelemetryOptions) {
     this.#options = options;
@@ -153,10 +160,35 @@ export class CallTelemetry {
             unit: "{token}",
           }),
         };
+        // The metrics API has no proxy: a meter taken from the no-op provider
+        // stays a no-op, so its counters need no labels built, ever.
+        this.#countersNoop =
+          typeof api.createNoopMeter === "function" &&
+          this.#counters.hits === api.createNoopMeter().createCounter("invocache.hits");
+        if (options.tracerProvider === undefined && typeof api.ProxyTracerProvider === "function")
+          this.#noopDelegate = new api.ProxyTracerProvider().getDelegate();
       }
       this.ready = true;
     });
     return this.#loading;
+  }
+
+  /**
+   * Whether a call would produce anything: false when the API is absent, or
+   * when both the global tracer provider and the meter are the API's no-op
+   * ones. Checked per call (an SDK may be registered later), before the
+   * recorder builds the call's {@link CallStart}: off costs no allocation.
+   */
+  get active(): boolean {
+    if (this.#api === undefined) return false;
+    return !this.#countersNoop || !this.#tracerNoop();
+  }
+
+  /** The global tracer provider still delegates to the API's no-op provider (no SDK registered). */
+  #tracerNoop(): boolean {
+    if (this.#noopDelegate === undefined) return false;
+    const provider = this.#api?.trace.getTracerProvider();
+    return provider?.getDelegate?.() === this.#noopDelegate;
   }
 
   /** Start the span of a call, a child of the caller's active span. Undefined when OpenTelemetry is absent. */
@@ -164,6 +196,13 @@ export class CallTelemetry {
     const api = this.#api;
     const tracer = this.#tracer;
     if (api === undefined || tracer === undefined) return undefined;
+    const counters = this.#counters!;
+    const countersNoop = this.#countersNoop;
+    if (this.#tracerNoop()) {
+      // No SDK: a span would be a no-op object; only the counters may count.
+      if (countersNoop) return undefined;
+      return { end: (summary) => count(counters, summary) };
+    }
     const op = call.role.startsWith("fn:") ? undefined : "chat";
     const attributes: Record<string, string | number | boolean> = {
       ...(op === undefined ? {} : { "gen_ai.operation.name": op }),
@@ -185,14 +224,14 @@ export class CallTelemetry {
       { kind: api.SpanKind.CLIENT, attributes },
       api.context.active(),
     );
-    const counters = this.#counters!;
     return {
       end(summary, end) {
-        const labels = {
-          "invocache.role": summary.role,
-          "gen_ai.request.model": summary.model,
-          "invocache.namespace": summary.namespace,
-        };
+        if (!countersNoop) count(counters, summary);
+        // Sampled out: nobody will see the attributes, so none are built.
+        if (!span.isRecording()) {
+          span.end();
+          return;
+        }
         const hit = summary.outcome === "hit";
         const attrs: Record<string, string | number | boolean> = {
           "invocache.hit": hit,
@@ -236,18 +275,35 @@ export class CallTelemetry {
           });
         }
         span.end();
-        if (hit) {
-          counters.hits.add(1, labels);
-          if (u !== undefined) {
-            counters.saved.add(u.inputTokens, { ...labels, "gen_ai.token.type": "input" });
-            counters.saved.add(u.outputTokens, { ...labels, "gen_ai.token.type": "output" });
-          }
-        }
-        if (summary.missed) counters.misses.add(1, labels);
-        if (summary.upstream) counters.upstream.add(1, labels);
       },
     };
   }
+}
+
+type Counters = {
+  hits: OtelCounter;
+  misses: OtelCounter;
+  upstream: OtelCounter;
+  saved: OtelCounter;
+};
+
+/** Add one call to the counters. */
+function count(counters: Counters, summary: CallSummary): void {
+  const labels = {
+    "invocache.role": summary.role,
+    "gen_ai.request.model": summary.model,
+    "invocache.namespace": summary.namespace,
+  };
+  const u = summary.usage;
+  if (summary.outcome === "hit") {
+    counters.hits.add(1, labels);
+    if (u !== undefined) {
+      counters.saved.add(u.inputTokens, { ...labels, "gen_ai.token.type": "input" });
+      counters.saved.add(u.outputTokens, { ...labels, "gen_ai.token.type": "output" });
+    }
+  }
+  if (summary.missed) counters.misses.add(1, labels);
+  if (summary.upstream) counters.upstream.add(1, labels);
 }
 
 /** `anthropic:claude-…` / `openai.chat:gpt-4o` (AI SDK model ids) → the provider part. */

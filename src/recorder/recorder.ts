@@ -188,17 +188,21 @@ class RecorderImpl implements Recorder {
     const started = performance.now();
     const telemetry = this.#telemetry;
     if (telemetry !== undefined && !telemetry.ready) await telemetry.load(); // first call only
-    const span = telemetry?.start({
-      id,
-      occurrence,
-      attempt: manifest.attempt,
-      role: manifest.role,
-      model: manifest.model,
-      namespace: this.namespace,
-      mode,
-      store: this.store.url,
-      runId: scope?.runId,
-    });
+    // `active` first: with OpenTelemetry absent or without an SDK, nothing is built.
+    const span =
+      telemetry?.active !== true
+        ? undefined
+        : telemetry.start({
+            id,
+            occurrence,
+            attempt: manifest.attempt,
+            role: manifest.role,
+            model: manifest.model,
+            namespace: this.namespace,
+            mode,
+            store: this.store.url,
+            runId: scope?.runId,
+          });
     let answer: Answer;
     try {
       answer = await answerByMode(this.#core, this.#flights, c);

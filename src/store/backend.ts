@@ -17,6 +17,11 @@ export interface Backend {
   readonly keyPrefix: string;
   /** Called before every operation, e.g. to reconnect after a dropped connection. */
   ready?(): Promise<void>;
+  /**
+   * True when `ready` only checks (it changes nothing the operation needs):
+   * a read may then run beside it instead of after it, and fails if it fails.
+   */
+  readonly readyOnlyChecks?: boolean;
   /** Called after every write: rejects when the write did not reach durable storage after all. */
   verify?(): Promise<void>;
   /** Every stored row whose logical key starts with `prefix` (literally), expired ones included. */

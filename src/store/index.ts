@@ -15,7 +15,7 @@ export {
   validateEntry,
 } from "./envelope.js";
 export { MAX_KEY_LENGTH } from "./keys.js";
-export { type OpenStoreOptions, openStore } from "./open.js";
+export { type OpenStoreOptions, openStore, type SqliteDriver } from "./open.js";
 export type { StorePolicy } from "./policy.js";
 export { type OnStale, parseMaxAge } from "./staleness.js";
 export { STORE_TIMEOUT_MS } from "./timeout.js";

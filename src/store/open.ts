@@ -22,7 +22,20 @@ export interface OpenStoreOptions {
   timeoutMs?: number;
   /** Only read: never create the SQLite file, refuse writes. Default false. */
   readOnly?: boolean;
+  /**
+   * Which binding a `sqlite://` store goes through. `"sqlite3"` (default):
+   * `@keyv/sqlite` over the asynchronous `sqlite3`, a dependency of
+   * invocache. `"better-sqlite3"`: the synchronous `better-sqlite3` (12.x),
+   * an optional peer the user installs; several times faster per read, but a
+   * statement waiting for another process's write lock blocks the event loop
+   * (docs/performance.md, "SQLite drivers"). Both use the same file layout.
+   * Read-only opens always use the default driver. Ignored by other schemes.
+   */
+  sqliteDriver?: SqliteDriver;
 }
+
+/** The SQLite bindings {@link OpenStoreOptions.sqliteDriver} can choose. */
+export type SqliteDriver = "sqlite3" | "better-sqlite3";
 
 /**
  * Open the store at `url`. Nothing is connected or created until the first
@@ -58,6 +71,12 @@ export interface OpenStoreOptions {
  */
 export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   const location = parseStoreUrl(url);
+  const driver = options.sqliteDriver ?? "sqlite3";
+  if (driver !== "sqlite3" && driver !== "better-sqlite3") {
+    throw new TypeError(
+      `options.sqliteDriver must be "sqlite3" or "better-sqlite3", got ${JSON.stringify(driver)}`,
+    );
+  }
   const timeoutMs = storeTimeoutMs(location, options);
   if (options.readOnly === true) {
     return readOnlyStore(
@@ -65,6 +84,14 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
         timeoutMs,
         load: () => loadBackend(location),
       }),
+    );
+  }
+  if (location.kind === "sqlite" && driver === "better-sqlite3") {
+    return new KeyvStore(
+      location.url,
+      async () =>
+        (await import("./backends/better-sqlite3.js")).createBetterSqliteBackend(location.path),
+      { timeoutMs, load: () => import("./backends/better-sqlite3.js") },
     );
   }
   return new KeyvStore(location.url, backendFactory(location), {

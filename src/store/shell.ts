@@ -125,11 +125,16 @@ export class StoreShell {
     try {
       return await fn();
     } catch (cause) {
-      // Our own errors (StoreError, CassetteError, SecretLeakError…) already say what to do.
-      if (cause instanceof InvocacheError) throw cause;
-      const message = cause instanceof Error ? cause.message : String(cause);
-      throw this.error(operation, key, context + message, this.labels.fix, cause);
+      throw this.wrap(operation, key, cause, context);
     }
+  }
+
+  /** A failure as the error callers see: ours (StoreError, CassetteError, SecretLeakError…) as is, others a `StoreError`. */
+  wrap(operation: string, key: string | undefined, cause: unknown, context = ""): InvocacheError {
+    // Our own errors already say what to do.
+    if (cause instanceof InvocacheError) return cause;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    return this.error(operation, key, context + message, this.labels.fix, cause);
   }
 
   /** The error of a call made after close. */

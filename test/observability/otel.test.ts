@@ -206,6 +206,29 @@ describe("OpenTelemetry spans", () => {
   });
 });
 
+describe("OpenTelemetry registered after the first call", () => {
+  it("a recorder that started with the no-op tracer makes spans once an SDK is registered", async () => {
+    // The first call loads the API with no SDK: the no-op path builds nothing.
+    // Registering later must still be seen (the check is per call, not cached).
+    const r = createRecorder({ store: "memory://", env: {} });
+    await r.call({ role: "x", model: "m", prompt: "before" }, async () => completion(1, 1));
+    const exporter = new InMemorySpanExporter();
+    trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+    );
+    try {
+      await r.call({ role: "x", model: "m", prompt: "after" }, async () => completion(1, 1));
+      await r.call({ role: "x", model: "m", prompt: "after" }, async () => completion(1, 1));
+      const names = exporter.getFinishedSpans().map((s) => s.name);
+      expect(names).toStrictEqual(["chat m", "chat m"]);
+      expect(exporter.getFinishedSpans()[1]!.attributes["invocache.replayed"]).toBe(true);
+    } finally {
+      trace.disable();
+      await r.close();
+    }
+  });
+});
+
 describe("OpenTelemetry metrics", () => {
   it("counts hits (single-flight followers included), misses, upstream calls and saved tokens", async () => {
     const r = recorder();

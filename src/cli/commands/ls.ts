@@ -138,14 +138,31 @@ Examples:
     const { values } = parseCommandArgs("ls", argv, OPTIONS, { min: 0, max: 0, names: "" });
     const source = openSource(values, io);
     try {
-      const contents = await readAll(source, io);
-      const rows = contents.entries
-        .map(entryRow)
-        .filter(
-          (r) =>
-            (values.role === undefined || r.role === values.role) &&
-            (values.model === undefined || r.model === values.model),
+      // One entry at a time, keeping only its row (a few short fields), never
+      // the entry (prompt, response): a store of a million entries lists in
+      // the memory of its rows. Sorted by recording time afterwards.
+      const rows: EntryRow[] = [];
+      const problems: SourceProblem[] = [];
+      const bar = progress(io, `reading ${source.url}`);
+      let totals: Awaited<ReturnType<EntrySource["scan"]>>;
+      try {
+        totals = await source.scan(
+          {
+            entry: (record) => {
+              const r = entryRow(record);
+              if (values.role !== undefined && r.role !== values.role) return;
+              if (values.model !== undefined && r.model !== values.model) return;
+              rows.push(r);
+            },
+            problem: (p) => problems.push(p),
+          },
+          () => bar.tick(),
         );
+      } finally {
+        bar.done();
+      }
+      rows.sort((a, b) => a.recordedAt.localeCompare(b.recordedAt) || a.key.localeCompare(b.key));
+      const contents = { problems, files: totals.files };
       if (values.json) {
         printJson(io, { source: source.url, entries: rows, problems: contents.problems });
         return EXIT.ok;

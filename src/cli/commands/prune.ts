@@ -11,8 +11,8 @@ import { EXIT, UsageError } from "../errors.js";
 import { plural, renderTable, shortTime } from "../format.js";
 import { readText } from "../input.js";
 import { progress } from "../progress.js";
-import { type EntryRecord, openSource, SOURCE_OPTIONS } from "../source.js";
-import { readAll, warnProblems } from "./ls.js";
+import { type EntryRecord, openSource, SOURCE_OPTIONS, type SourceProblem } from "../source.js";
+import { warnProblems } from "./ls.js";
 
 const OPTIONS = {
   ...SOURCE_OPTIONS,
@@ -80,14 +80,30 @@ Examples:
       values.unused === undefined ? undefined : parseUnused(await readText(values.unused, io));
     const source = openSource(values, io, { write: values["dry-run"] !== true });
     try {
-      const contents = await readAll(source, io);
-      if (!values.json) warnProblems(io, contents.problems);
+      // One entry at a time: only what is to be removed is kept, a few fields of each.
       const now = Date.now();
-      const doomed = contents.entries.filter(
-        (r) =>
-          (maxAgeMs !== undefined && now - Date.parse(r.entry.meta.recordedAt) > maxAgeMs) ||
-          unused?.(r) === true,
-      );
+      const doomed: Doomed[] = [];
+      const problems: SourceProblem[] = [];
+      let seen = 0;
+      const bar = progress(io, `reading ${source.url}`);
+      try {
+        await source.scan(
+          {
+            entry: (r) => {
+              seen++;
+              const old =
+                maxAgeMs !== undefined && now - Date.parse(r.entry.meta.recordedAt) > maxAgeMs;
+              if (old || unused?.(r) === true) doomed.push(doomedOf(r));
+            },
+            problem: (p) => problems.push(p),
+          },
+          () => bar.tick(),
+        );
+      } finally {
+        bar.done();
+      }
+      doomed.sort((a, b) => a.recordedAt.localeCompare(b.recordedAt) || a.key.localeCompare(b.key));
+      if (!values.json) warnProblems(io, problems);
       const dryRun = values["dry-run"] === true;
       let removedKeys: string[] = [];
       if (!dryRun && doomed.length > 0) {
@@ -102,7 +118,7 @@ Examples:
       }
       const removedSet = new Set(dryRun ? doomed.map((r) => r.key) : removedKeys);
       const removed = doomed.filter((r) => removedSet.has(r.key));
-      const kept = contents.entries.length - removed.length;
+      const kept = seen - removed.length;
       if (values.json) {
         printJson(io, {
           source: source.url,
@@ -110,7 +126,7 @@ Examples:
           removed: removed.map((r) => ({
             key: r.key,
             id: r.id,
-            recordedAt: r.entry.meta.recordedAt,
+            recordedAt: r.recordedAt,
           })),
           kept,
         });
@@ -128,8 +144,8 @@ Examples:
             s.cyan(shortId(r.id)),
             String(r.occurrence),
             r.namespace,
-            r.entry.manifest.role,
-            shortTime(r.entry.meta.recordedAt),
+            r.role,
+            shortTime(r.recordedAt),
           ]),
           { headerStyle: s.dim, align: ["left", "right"] },
         ),
@@ -143,6 +159,29 @@ Examples:
     }
   },
 };
+
+/** What prune keeps of an entry it will remove (not the entry: a store may hold millions). */
+interface Doomed {
+  key: string;
+  id: string;
+  occurrence: number;
+  namespace: string;
+  role: string;
+  recordedAt: string;
+  cassette?: string;
+}
+
+function doomedOf(r: EntryRecord): Doomed {
+  return {
+    key: r.key,
+    id: r.id,
+    occurrence: r.occurrence,
+    namespace: r.namespace,
+    role: r.entry.manifest.role,
+    recordedAt: r.entry.meta.recordedAt,
+    ...(r.cassette === undefined ? {} : { cassette: r.cassette }),
+  };
+}
 
 /** A predicate over entries from an unused-entries list (keys or id prefixes, one per line). */
 function parseUnused(text: string): (r: EntryRecord) => boolean {

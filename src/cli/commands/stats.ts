@@ -16,8 +16,15 @@ import { EXIT } from "../errors.js";
 import { formatBytes, formatMs, plural, renderTable, shortTime } from "../format.js";
 import type { Io } from "../io.js";
 import { modelLabel } from "../manifest-label.js";
-import { type EntryRecord, openSource, SOURCE_OPTIONS } from "../source.js";
-import { readAll, warnProblems } from "./ls.js";
+import { progress } from "../progress.js";
+import {
+  type EntryRecord,
+  openSource,
+  type ScanTotals,
+  SOURCE_OPTIONS,
+  type SourceProblem,
+} from "../source.js";
+import { warnProblems } from "./ls.js";
 
 /** Counts for one group of entries. */
 export interface GroupStats {
@@ -61,58 +68,86 @@ export function computeStats(
   runs: number,
   problems: number,
 ): StatsReport {
-  const group = (): GroupStats => ({
-    entries: 0,
-    bytes: 0,
-    recordedMs: 0,
-    recorded: { inputTokens: 0, outputTokens: 0, usd: 0, unpriced: 0, noUsage: 0 },
-  });
-  const groupOf = (groups: Record<string, GroupStats>, name: string): GroupStats => {
-    groups[name] ??= group();
-    return groups[name];
-  };
-  const add = (g: GroupStats, r: EntryRecord) => {
-    g.entries++;
-    g.bytes += r.bytes;
-    g.recordedMs += r.entry.meta.durationMs;
+  const fold = new StatsFold(source);
+  for (const r of entries) fold.add(r);
+  return fold.report(runs, problems);
+}
+
+const group = (): GroupStats => ({
+  entries: 0,
+  bytes: 0,
+  recordedMs: 0,
+  recorded: { inputTokens: 0, outputTokens: 0, usd: 0, unpriced: 0, noUsage: 0 },
+});
+
+function groupOf(groups: Record<string, GroupStats>, name: string): GroupStats {
+  groups[name] ??= group();
+  return groups[name];
+}
+
+/**
+ * The stats of entries seen one at a time (`source.scan`): nothing of an
+ * entry is kept but its id (for the distinct-id count), so a store of a
+ * million entries is summed in the memory of a few groups and that set.
+ */
+class StatsFold {
+  readonly #report: StatsReport;
+  readonly #ids = new Set<string>();
+
+  constructor(source: string) {
+    this.#report = {
+      source,
+      ...group(),
+      ids: 0,
+      runs: 0,
+      oldest: null,
+      newest: null,
+      verdicts: { accepted: 0, rejected: 0, none: 0 },
+      byNamespace: {},
+      byRole: {},
+      byModel: {},
+      problems: 0,
+      prices: { ...PRICE_SNAPSHOT },
+    };
+  }
+
+  add(r: EntryRecord): void {
+    const report = this.#report;
+    this.#ids.add(r.id);
     // Stored with the entry; read from the response for recordings made before usage was.
     const usage = r.entry.meta.usage ?? extractUsage(r.entry.response);
-    if (usage === undefined) {
-      g.recorded.noUsage++;
-      return;
-    }
-    g.recorded.inputTokens += usage.inputTokens;
-    g.recorded.outputTokens += usage.outputTokens;
-    const cost = costOf(r.entry.manifest.model, usage);
-    if (cost === undefined) g.recorded.unpriced++;
-    else g.recorded.usd = Math.round((g.recorded.usd + cost.usd) * 1e9) / 1e9;
-  };
-  const report: StatsReport = {
-    source,
-    ...group(),
-    ids: new Set(entries.map((e) => e.id)).size,
-    runs,
-    oldest: null,
-    newest: null,
-    verdicts: { accepted: 0, rejected: 0, none: 0 },
-    byNamespace: {},
-    byRole: {},
-    byModel: {},
-    problems,
-    prices: { ...PRICE_SNAPSHOT },
-  };
-  for (const r of entries) {
-    add(report, r);
+    const cost = usage === undefined ? undefined : costOf(r.entry.manifest.model, usage);
+    const into = (g: GroupStats) => {
+      g.entries++;
+      g.bytes += r.bytes;
+      g.recordedMs += r.entry.meta.durationMs;
+      if (usage === undefined) {
+        g.recorded.noUsage++;
+        return;
+      }
+      g.recorded.inputTokens += usage.inputTokens;
+      g.recorded.outputTokens += usage.outputTokens;
+      if (cost === undefined) g.recorded.unpriced++;
+      else g.recorded.usd = Math.round((g.recorded.usd + cost.usd) * 1e9) / 1e9;
+    };
+    into(report);
     const at = r.entry.meta.recordedAt;
     if (report.oldest === null || at < report.oldest) report.oldest = at;
     if (report.newest === null || at > report.newest) report.newest = at;
     report.verdicts[r.entry.meta.verdict?.verdict ?? "none"]++;
-    add(groupOf(report.byNamespace, r.namespace), r);
-    add(groupOf(report.byRole, r.entry.manifest.role), r);
-    add(groupOf(report.byModel, modelLabel(r.entry.manifest)), r);
+    into(groupOf(report.byNamespace, r.namespace));
+    into(groupOf(report.byRole, r.entry.manifest.role));
+    into(groupOf(report.byModel, modelLabel(r.entry.manifest)));
   }
-  report.recordedMs = Math.round(report.recordedMs * 1000) / 1000;
-  return report;
+
+  report(runs: number, problems: number): StatsReport {
+    const report = this.#report;
+    report.ids = this.#ids.size;
+    report.runs = runs;
+    report.problems = problems;
+    report.recordedMs = Math.round(report.recordedMs * 1000) / 1000;
+    return report;
+  }
 }
 
 /**
@@ -150,18 +185,32 @@ Examples:
     });
     const source = openSource(values, io);
     try {
-      const contents = await readAll(source, io);
-      const report = computeStats(
-        source.url,
-        contents.entries,
-        contents.runs,
-        contents.problems.length,
-      );
+      // One entry at a time: nothing but the sums and the distinct ids is kept.
+      const fold = new StatsFold(source.url);
+      const problems: SourceProblem[] = [];
+      const bar = progress(io, `reading ${source.url}`);
+      let totals: ScanTotals;
+      try {
+        totals = await source.scan(
+          {
+            entry: (r) => fold.add(r),
+            // The first one is shown; the rest are only counted.
+            problem: (p) => {
+              if (problems.length === 0) problems.push(p);
+              else problems.length++;
+            },
+          },
+          () => bar.tick(),
+        );
+      } finally {
+        bar.done();
+      }
+      const report = fold.report(totals.runs, problems.length);
       if (values.json) {
         printJson(io, report);
         return EXIT.ok;
       }
-      warnProblems(io, contents.problems);
+      warnProblems(io, problems);
       printHuman(io, report, source.exists);
       return EXIT.ok;
     } finally {

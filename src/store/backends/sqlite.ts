@@ -17,9 +17,9 @@ export const SQLITE_VALUES_TABLE = "invocache_entries";
 export const SQLITE_LEASES_TABLE = "invocache_leases";
 
 /** How long a statement waits for another process's write lock before failing. */
-const BUSY_TIMEOUT_MS = 5000;
+export const BUSY_TIMEOUT_MS = 5000;
 /** The current time in epoch milliseconds, in SQLite. */
-const SQLITE_NOW_MS = "((julianday('now') - 2440587.5) * 86400000.0)";
+export const SQLITE_NOW_MS = "((julianday('now') - 2440587.5) * 86400000.0)";
 /** Rows per query while listing: entries may be megabytes each. */
 const PAGE = 64;
 
@@ -58,7 +58,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     keyPrefix: "",
     // Before every operation and after every write: a write is acknowledged
     // only if the file it went to is still the one at `path`.
-    ...(check === undefined ? {} : { ready: check, verify: check }),
+    ...(check === undefined ? {} : { ready: check, verify: check, readyOnlyChecks: true }),
     async *listRaw(prefix: string): AsyncIterable<RawRow> {
       // substr/length count characters, so the prefix is matched literally.
       // (LIKE would treat % and _ as wildcards and, in SQLite, ignore ASCII case.)

@@ -1,0 +1,152 @@
+/**
+ * `node --import tsx bench/scale.ts [--full]`: how a SQLite store of many
+ * entries behaves. For 10k and 100k entries (and 1M with `--full`, or
+ * INVOCACHE_SCALE_1M=1: building and scanning it takes minutes):
+ *
+ * - hit latency p50 of a recorder on that store beside one on a 1,000-entry
+ *   store, interleaved (target: within 1.2x);
+ * - `invocache ls --json`, `stats --json` and `prune --older-than 3650d
+ *   --dry-run` (nothing is that old: the scan is the cost) as whole processes
+ *   under /usr/bin/time: wall time and peak RSS, and how both grow with N.
+ *
+ * The stores are built by one SQL statement (a recursive CTE copying one
+ * real recorded entry under fresh random ids), not through the recorder.
+ * Not part of `npm run bench` (it writes hundreds of MB to os.tmpdir()).
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { loadavg, tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRecorder, invocationIdentity } from "../src/index.js";
+import { SQLITE_VALUES_TABLE } from "../src/store/backends/sqlite.js";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const full = process.argv.includes("--full") || process.env.INVOCACHE_SCALE_1M === "1";
+const only = process.argv.indexOf("--sizes");
+// `--sizes 1000000` runs only the sizes given (comma-separated).
+const sizes =
+  only >= 0
+    ? process.argv[only + 1]!.split(",").map(Number)
+    : [10_000, 100_000, ...(full ? [1_000_000] : [])];
+const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
+const req = {
+  role: "builder",
+  model: "gpt-5",
+  prompt: `Implement the parser in /home/u/proj/src/parse.ts as of 2026-09-09T10:00:00Z. ${"Keep the API stable. ".repeat(48)}`,
+  params: { temperature: 0.2, max_tokens: 800 },
+};
+const response = {
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  model: "gpt-5",
+  choices: [
+    { index: 0, finish_reason: "stop", message: { role: "assistant", content: "x".repeat(2000) } },
+  ],
+  usage: { prompt_tokens: 300, completion_tokens: 500, total_tokens: 800 },
+};
+
+type Db = {
+  exec(sql: string, cb: (e: Error | null) => void): void;
+  close(cb: () => void): void;
+};
+const sqlite3 = createRequire(createRequire(import.meta.url).resolve("@keyv/sqlite"))(
+  "sqlite3",
+) as {
+  Database: new (path: string, cb: (e: Error | null) => void) => Db;
+};
+
+/** A store of `n` entries: the bench request's real entry plus n-1 copies under random ids. */
+async function build(file: string, n: number): Promise<void> {
+  const recorder = createRecorder({ store: `sqlite://${file}`, mode: "auto", identity: machine });
+  await recorder.call(req, async () => response);
+  await recorder.close();
+  const id = invocationIdentity(req, machine);
+  const db = await new Promise<Db>((resolve, reject) => {
+    const d = new sqlite3.Database(file, (e) => (e ? reject(e) : resolve(d)));
+  });
+  const exec = (sql: string) =>
+    new Promise<void>((resolve, reject) => db.exec(sql, (e) => (e ? reject(e) : resolve())));
+  await exec(`WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${n - 1}),
+    ids(id) AS (SELECT lower(hex(randomblob(32))) FROM c)
+    INSERT INTO ${SQLITE_VALUES_TABLE} (key, value)
+    SELECT 'default:e:' || ids.id || ':0', replace(t.value, '${id}', ids.id)
+    FROM ids, (SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = 'default:e:${id}:0') t`);
+  await new Promise<void>((resolve) => db.close(() => resolve()));
+}
+
+/** p50 of hits on two stores, interleaved call by call. */
+async function hitP50(fileA: string, fileB: string): Promise<[number, number]> {
+  const a = createRecorder({ store: `sqlite://${fileA}`, mode: "replay", identity: machine });
+  const b = createRecorder({ store: `sqlite://${fileB}`, mode: "replay", identity: machine });
+  const ta: number[] = [];
+  const tb: number[] = [];
+  const fn = async () => response;
+  for (let i = 0; i < 2300; i++) {
+    for (const [r, into] of i % 2 === 0
+      ? ([
+          [a, ta],
+          [b, tb],
+        ] as const)
+      : ([
+          [b, tb],
+          [a, ta],
+        ] as const)) {
+      const t0 = process.hrtime.bigint();
+      await r.call(req, fn);
+      if (i >= 300) into.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    }
+  }
+  await a.close();
+  await b.close();
+  const p50 = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  return [p50(ta), p50(tb)];
+}
+
+/** One CLI command as a whole process: wall seconds and peak RSS (MiB). */
+function cli(args: string[]): { seconds: number; rssMiB: number } {
+  const r = spawnSync(
+    "/usr/bin/time",
+    ["-f", "%e %M", process.execPath, "--import", "tsx", join(root, "src/cli/main.ts"), ...args],
+    { cwd: root, encoding: "utf8", maxBuffer: 1 << 30 },
+  );
+  if (r.status !== 0) throw new Error(`invocache ${args.join(" ")} failed: ${r.stderr}`);
+  const last = r.stderr.trim().split("\n").at(-1)!.split(" ");
+  return { seconds: Number(last[0]), rssMiB: Math.round(Number(last[1]) / 1024) };
+}
+
+const dir = mkdtempSync(join(tmpdir(), "invocache-scale-"));
+try {
+  if (!existsSync("/usr/bin/time")) throw new Error("needs /usr/bin/time for peak RSS");
+  process.stderr.write(`[scale] load average ${loadavg()[0]!.toFixed(2)}\n`);
+  const small = join(dir, "s1k.sqlite");
+  await build(small, 1_000);
+  const lines = [
+    "| entries | file | build | hit p50 (vs 1k) | ls --json | stats --json | prune --dry-run |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  ];
+  for (const n of sizes) {
+    const file = join(dir, `s${n}.sqlite`);
+    const t0 = performance.now();
+    await build(file, n);
+    const buildS = (performance.now() - t0) / 1e3;
+    const [big, ref] = await hitP50(file, small);
+    const url = `sqlite://${file}`;
+    const ls = cli(["ls", "--store", url, "--json"]);
+    const stats = cli(["stats", "--store", url, "--json"]);
+    const prune = cli(["prune", "--store", url, "--older-than", "3650d", "--dry-run", "--json"]);
+    const mb = (statSync(file).size / 1e6).toFixed(0);
+    const fmt = (c: { seconds: number; rssMiB: number }) =>
+      `${c.seconds.toFixed(1)} s, ${c.rssMiB} MiB`;
+    lines.push(
+      `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${fmt(ls)} | ${fmt(stats)} | ${fmt(prune)} |`,
+    );
+    process.stderr.write(`[scale] ${lines.at(-1)}\n`);
+    rmSync(file, { force: true });
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+  process.stderr.write(`[scale] load average ${loadavg()[0]!.toFixed(2)}\n`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

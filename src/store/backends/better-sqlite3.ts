@@ -1,0 +1,230 @@
+/**
+ * `sqlite://path` through `better-sqlite3` instead of `sqlite3` (opt in with
+ * `openStore(url, { sqliteDriver: "better-sqlite3" })`). Same file layout as
+ * sqlite.ts (the same two tables, WAL, synchronous=NORMAL), so either driver
+ * opens a file the other wrote. `better-sqlite3` is an optional peer: it is
+ * loaded on first use only, and a missing package is a StoreError naming the
+ * install step.
+ *
+ * Why it exists: `sqlite3` runs every statement on libuv's thread pool, a
+ * hop that costs more than the read itself on a replay hit; `better-sqlite3`
+ * runs it on the calling thread (docs/performance.md, "SQLite drivers").
+ * The price: a statement waiting for another process's write lock blocks
+ * this process's event loop for up to the busy timeout.
+ */
+import { statSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { StoreError } from "../../errors.js";
+import type { Backend, RawRow } from "../backend.js";
+import { createKeyv } from "./keyv.js";
+import {
+  BUSY_TIMEOUT_MS,
+  SQLITE_LEASES_TABLE,
+  SQLITE_NOW_MS,
+  SQLITE_VALUES_TABLE,
+} from "./sqlite.js";
+
+/** Rows per query while listing: entries may be megabytes each. */
+const PAGE = 64;
+/** The major version this backend is written and tested against (13.x needs Node 22). */
+export const BETTER_SQLITE3_RANGE = "12.x";
+
+/** The slice of better-sqlite3's API used here. */
+interface Statement {
+  get(...params: unknown[]): Record<string, unknown> | undefined;
+  all(...params: unknown[]): Array<Record<string, unknown>>;
+  run(...params: unknown[]): { changes: number };
+}
+interface Database {
+  prepare(sql: string): Statement;
+  pragma(sql: string, options?: { simple?: boolean }): unknown;
+  exec(sql: string): unknown;
+  close(): unknown;
+  readonly open: boolean;
+}
+/** The module `better-sqlite3` exports: its Database constructor. */
+export type BetterSqlite3 = new (
+  path: string,
+  options?: { timeout?: number; readonly?: boolean; fileMustExist?: boolean },
+) => Database;
+
+/**
+ * `require("better-sqlite3")` from the user's project, or a StoreError naming
+ * the install step when it is not installed or its native part is missing.
+ *
+ * @example
+ * const Database = loadBetterSqlite3("sqlite:///app/cache.sqlite");
+ */
+export function loadBetterSqlite3(
+  storeUrl: string,
+  load: () => unknown = () => createRequire(import.meta.url)("better-sqlite3"),
+): BetterSqlite3 {
+  try {
+    const mod = load() as BetterSqlite3 | { default: BetterSqlite3 };
+    return typeof mod === "function" ? mod : mod.default;
+  } catch (cause) {
+    const code = (cause as { code?: unknown } | null)?.code;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    const missing =
+      (code === "MODULE_NOT_FOUND" || code === "ERR_MODULE_NOT_FOUND") &&
+      message.includes("better-sqlite3");
+    const native =
+      /Could not locate the bindings file|better_sqlite3\.node|NODE_MODULE_VERSION/.test(message);
+    if (!missing && !native) throw cause;
+    throw new StoreError(
+      storeUrl,
+      "open",
+      `invocache store ${storeUrl}: open failed: sqliteDriver "better-sqlite3" was asked for, but ${
+        missing
+          ? "the optional package better-sqlite3 is not installed"
+          : `its native part is missing or was built for another Node (this is ${process.version})`
+      }. Run \`npm install better-sqlite3@${BETTER_SQLITE3_RANGE}\` (it compiles unless a prebuilt binary matches), or drop the sqliteDriver option to use the default sqlite3 driver.`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * Open (creating parent folders and tables as needed) the SQLite file at
+ * `path` with better-sqlite3. `load` returns the module (tests point it at
+ * a build outside the project).
+ *
+ * @example
+ * const backend = await createBetterSqliteBackend("/tmp/x/cache.sqlite");
+ */
+export async function createBetterSqliteBackend(
+  path: string,
+  load?: () => unknown,
+): Promise<Backend> {
+  const url = `sqlite://${path}`;
+  const Database = loadBetterSqlite3(url, load);
+  if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    await prepare(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const getStmt = db.prepare(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
+  const setStmt = db.prepare(
+    `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) VALUES (?, ?)
+     ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+  );
+  const deleteStmt = db.prepare(`DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
+  const pageStmt = db.prepare(
+    `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
+     WHERE key > ? AND substr(key, 1, length(?)) = ?
+     ORDER BY key LIMIT ?`,
+  );
+  const leaseStmt = db.prepare(
+    `INSERT INTO ${SQLITE_LEASES_TABLE} (key, owner, expires_at)
+     SELECT ?, ?, ? WHERE ${SQLITE_NOW_MS} <= ?
+     ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+     WHERE ${SQLITE_LEASES_TABLE}.expires_at <= ? OR ${SQLITE_LEASES_TABLE}.owner = excluded.owner
+     RETURNING owner`,
+  );
+  const releaseStmt = db.prepare(
+    `DELETE FROM ${SQLITE_LEASES_TABLE} WHERE key = ? AND owner = ? AND ${SQLITE_NOW_MS} <= ?`,
+  );
+  // keyv over a Map-like view of the table: keyv (de)serializes and checks
+  // expiry exactly as for the other backends; each call is one statement.
+  const table = {
+    get: (key: string) => getStmt.get(key)?.value as string | undefined,
+    set: (key: string, value: string) => {
+      setStmt.run(key, value);
+      return table;
+    },
+    delete: (key: string) => deleteStmt.run(key).changes > 0,
+    clear: () => {
+      db.exec(`DELETE FROM ${SQLITE_VALUES_TABLE}`);
+    },
+    has: (key: string) => getStmt.get(key) !== undefined,
+  };
+  const keyv = await createKeyv(table as unknown as Map<string, string>);
+  const check = path === ":memory:" ? undefined : fileGuard(path);
+  return {
+    keyv,
+    keyPrefix: "",
+    ...(check === undefined
+      ? {}
+      : { ready: async () => check(), verify: async () => check(), readyOnlyChecks: true }),
+    async *listRaw(prefix: string): AsyncIterable<RawRow> {
+      // Pages, not db.iterate(): an open iterator holds a read transaction
+      // (and the connection) while the caller awaits between rows.
+      let after = "";
+      while (true) {
+        const rows = pageStmt.all(after, prefix, prefix, PAGE);
+        for (const row of rows) yield [String(row.key), String(row.value)];
+        const last = rows.at(-1);
+        if (last === undefined || rows.length < PAGE) return;
+        after = String(last.key);
+      }
+    },
+    async acquireLease(key, owner, ttlMs, notAfter) {
+      const now = Date.now();
+      return leaseStmt.all(key, owner, now + ttlMs, notAfter, now).length === 1;
+    },
+    async releaseLease(key, owner, notAfter) {
+      releaseStmt.run(key, owner, notAfter);
+    },
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}
+
+/**
+ * As sqlite.ts's file guard, with a synchronous stat: a local stat costs a
+ * microsecond or two, less than the thread-pool hop an async one would add
+ * to every operation of a synchronous driver.
+ */
+function fileGuard(path: string): () => void {
+  const opened = statSync(path);
+  return () => {
+    let now: ReturnType<typeof statSync>;
+    try {
+      now = statSync(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      throw new Error(
+        `the SQLite file ${path} was deleted while open (it or its folder was removed): anything written since is lost. Open the store again to start a new file, or restore the file`,
+        { cause: error },
+      );
+    }
+    if (now.ino !== opened.ino || now.dev !== opened.dev) {
+      throw new Error(
+        `the SQLite file ${path} was replaced by another file while open (device/inode changed): anything written since went to the old file. Open the store again to use the new file`,
+      );
+    }
+  };
+}
+
+/** WAL (retried while another process holds the file), synchronous=NORMAL, both tables. */
+async function prepare(db: Database): Promise<void> {
+  const deadline = Date.now() + 2 * BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      const mode = String(db.pragma("journal_mode", { simple: true })).toLowerCase();
+      if (mode !== "wal" && mode !== "memory") db.pragma("journal_mode = WAL");
+      break;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if ((code !== "SQLITE_BUSY" && code !== "SQLITE_LOCKED") || Date.now() > deadline)
+        throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 80));
+    }
+  }
+  db.pragma("synchronous = NORMAL");
+  // The same statements as sqlite.ts (and @keyv/sqlite's own table), so the
+  // two drivers share files.
+  db.exec(
+    `CREATE TABLE IF NOT EXISTS ${SQLITE_VALUES_TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT )`,
+  );
+  db.exec(
+    `CREATE TABLE IF NOT EXISTS ${SQLITE_LEASES_TABLE} (
+       key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at INTEGER NOT NULL)`,
+  );
+}

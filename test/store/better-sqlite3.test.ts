@@ -1,0 +1,97 @@
+/**
+ * The optional better-sqlite3 driver of `sqlite://` stores
+ * (`openStore(url, { sqliteDriver: "better-sqlite3" })`).
+ *
+ * better-sqlite3 is an optional peer, not installed here (it compiles on
+ * install): without it, opening fails with a StoreError naming the install
+ * step. The conformance suite and the cross-driver checks run against a real
+ * build only when INVOCACHE_BETTER_SQLITE3 gives the path of a better-sqlite3
+ * 12.x package directory (opt in, docs/performance.md "SQLite drivers"):
+ *   INVOCACHE_BETTER_SQLITE3=/path/to/node_modules/better-sqlite3 npx vitest run test/store/better-sqlite3.test.ts
+ */
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { StoreError } from "../../src/errors.js";
+import { createRecorder } from "../../src/index.js";
+import { createBetterSqliteBackend } from "../../src/store/backends/better-sqlite3.js";
+import { KeyvStore } from "../../src/store/keyv-store.js";
+import { openStore } from "../../src/store/open.js";
+import { storeConformance } from "../../src/testing/store-conformance.js";
+import { countingStore } from "../helpers/counting-store.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const buildPath = process.env.INVOCACHE_BETTER_SQLITE3;
+const load = () => createRequire(import.meta.url)(buildPath!);
+const dir = tempDir("better-sqlite3");
+let n = 0;
+const freshFile = () => join(dir, `b${n++}.sqlite`);
+/** A store over the better-sqlite3 build named by the env var (as openStore builds it). */
+const betterStore = (file: string) =>
+  new KeyvStore(`sqlite://${file}`, () => createBetterSqliteBackend(file, load), {
+    timeoutMs: 30_000,
+  });
+
+describe("sqliteDriver option", () => {
+  it("without better-sqlite3 installed, the first operation is a StoreError naming the install step", async () => {
+    const store = openStore(`sqlite://${freshFile()}`, { sqliteDriver: "better-sqlite3" });
+    const failure = await store.get("k").then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(failure).toBeInstanceOf(StoreError);
+    expect(String((failure as Error).message)).toMatch(/npm install better-sqlite3@12\.x/);
+    await store.close();
+  });
+
+  it("refuses an unknown driver with a TypeError naming the option", () => {
+    expect(() => openStore("sqlite://x.sqlite", { sqliteDriver: "sqlite4" as "sqlite3" })).toThrow(
+      /options\.sqliteDriver must be "sqlite3" or "better-sqlite3"/,
+    );
+  });
+});
+
+const file = freshFile();
+storeConformance("sqlite:// through better-sqlite3", () => betterStore(file), {
+  skip: buildPath === undefined,
+});
+
+describe.skipIf(buildPath === undefined)("better-sqlite3 beside sqlite3", () => {
+  it("each driver reads what the other wrote (same file layout)", async () => {
+    const path = freshFile();
+    const better = betterStore(path);
+    await better.set("from-better", { a: 1 });
+    await better.close();
+    const classic = openStore(`sqlite://${path}`);
+    expect(await classic.get("from-better")).toStrictEqual({ a: 1 });
+    await classic.set("from-sqlite3", ["b"]);
+    expect(await classic.acquireLease("lease", "one", 60_000)).toBe(true);
+    await classic.close();
+    const again = betterStore(path);
+    expect(await again.get("from-sqlite3")).toStrictEqual(["b"]);
+    // The lease table is shared too: another owner cannot take a live lease.
+    expect(await again.acquireLease("lease", "two", 60_000)).toBe(false);
+    await again.close();
+  });
+
+  it("a replay hit is one read and no write", async () => {
+    const counting = countingStore(betterStore(freshFile()));
+    const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
+    const r = createRecorder({ store: counting.store, mode: "auto", identity: machine });
+    const req = { role: "builder", model: "gpt-5", prompt: "hello" };
+    await r.call(req, async () => ({ ok: true }));
+    counting.reset();
+    for (let i = 0; i < 3; i++) {
+      expect(await r.call(req, async () => ({ ok: false }))).toStrictEqual({ ok: true });
+    }
+    expect({ ...counting.counts }).toStrictEqual({
+      get: 3,
+      set: 0,
+      delete: 0,
+      list: 0,
+      acquireLease: 0,
+      releaseLease: 0,
+    });
+    await r.close();
+  });
+});
