@@ -231,12 +231,13 @@ class Checker {
     if (!Array.isArray(values)) this.fail(["values"], "must be a list");
 
     const out: CassetteItem[] = [];
-    const seen = new Map<string, string>();
+    // Where each key was first seen; its label is only worked out for a message.
+    const seen = new Map<string, Segment[]>();
     const add = (item: CassetteItem, at: Segment[]) => {
       const first = seen.get(item.key);
       if (first !== undefined)
-        this.fail(at, `repeats the key ${JSON.stringify(item.key)} of ${first}`);
-      seen.set(item.key, label(at));
+        this.fail(at, `repeats the key ${JSON.stringify(item.key)} of ${label(first)}`);
+      seen.set(item.key, at);
       out.push(item);
     };
     (top.entries as unknown[]).forEach((raw, i) => {
