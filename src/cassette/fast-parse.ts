@@ -318,26 +318,28 @@ class Reader {
     for (;;) {
       const q = t.indexOf('"', from);
       if (q < 0) outside();
-      const b = t.indexOf("\\", from);
-      const stop = b < 0 || b > q ? q : b;
-      const raw = t.slice(from, stop);
+      // An escape is looked for up to the quote only: searching the rest of the text made the read quadratic.
+      let raw = t.slice(from, q);
+      const b = raw.indexOf("\\");
+      const stop = b < 0 ? q : from + b;
+      if (b >= 0) raw = raw.slice(0, b);
       if (UNSAFE_QUOTED.test(raw)) outside(); // raw breaks, tabs, controls: not how we write them
       out += raw;
       if (stop === q) return { value: out, end: q + 1 };
-      const e = t[b + 1]!;
+      const e = t[stop + 1]!;
       const simple = ESCAPES[e];
       if (simple !== undefined) {
         out += simple;
-        from = b + 2;
+        from = stop + 2;
         continue;
       }
       const len = e === "x" ? 2 : e === "u" ? 4 : e === "U" ? 8 : outside();
-      const hex = t.slice(b + 2, b + 2 + len);
+      const hex = t.slice(stop + 2, stop + 2 + len);
       if (hex.length !== len || !/^[0-9a-fA-F]+$/.test(hex)) outside();
       const code = Number.parseInt(hex, 16);
       if (code > 0x10ffff) outside();
       out += String.fromCodePoint(code);
-      from = b + 2 + len;
+      from = stop + 2 + len;
     }
   }
 
