@@ -99,9 +99,9 @@ describe("stream events in a cassette", () => {
           expect(emitCassette(back)).toBe(text);
         },
       ),
-      { numRuns: 400 },
+      { numRuns: 300 },
     );
-  });
+  }, 180_000);
 
   it("reads a cassette written in the old block layout to the same items, and rewrites it one line per event", () => {
     const items = [streamItem(openAiEvents(["Hello", " world"]))];
