@@ -146,7 +146,7 @@ export default async function cassetteBench(ctx: BenchContext): Promise<BenchRow
         { invocache: cold!.spread, baseline: yamlOnly!.spread },
       ),
     );
-    // Issue 17: what a JSON-recording tool (Polly.js, nock.back) pays to load the same data.
+    // What a JSON-recording tool (Polly.js, nock.back) pays to load the same data.
     rows.push(
       compare(
         {

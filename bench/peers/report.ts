@@ -178,7 +178,7 @@ export function targets(tools: readonly ToolSummary[]): Target[] {
       detail: `${bytes(t.bytes)} vs ${bytes(smallest.bytes)} (${ratio(t.bytes, smallest.bytes)})`,
     });
   }
-  // Issue 17: a fresh checkout (no parsed-form cache) opens its cassette within 2× Polly's cold load.
+  // A fresh checkout (no parsed-form cache) opens its cassette within 2× Polly's cold load.
   const cassette = tools.find((t) => t.id === "invocache-cassette");
   const polly = tools.find((t) => t.id === "polly");
   if (cassette !== undefined && polly !== undefined) {

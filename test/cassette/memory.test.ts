@@ -84,14 +84,14 @@ function peakGrowth(mib: number): { size: number; growth: number; bound: number 
 }
 
 describe("memory of a cassette load", () => {
-  it(`an 8 MiB cassette: peak RSS growth ≤ ${FACTOR}x the file size + 32 MiB`, () => {
+  it("an 8 MiB cassette: peak RSS growth ≤ 6x the file size + 32 MiB", () => {
     const { growth, bound } = peakGrowth(8);
     expect(growth).toBeLessThanOrEqual(bound);
   }, 120_000);
 
   describe.runIf(BIG)("heavy (INVOCACHE_BIG=1)", () => {
     for (const mib of [32, 60]) {
-      it(`a ${mib} MiB cassette: peak RSS growth ≤ ${FACTOR}x the file size + 32 MiB`, () => {
+      it(`a ${mib} MiB cassette: peak RSS growth ≤ 6x the file size + 32 MiB`, () => {
         expect(mib * MiB).toBeLessThan(MAX_CASSETTE_BYTES);
         const { growth, bound } = peakGrowth(mib);
         expect(growth).toBeLessThanOrEqual(bound);
