@@ -178,6 +178,16 @@ export function targets(tools: readonly ToolSummary[]): Target[] {
       detail: `${bytes(t.bytes)} vs ${bytes(smallest.bytes)} (${ratio(t.bytes, smallest.bytes)})`,
     });
   }
+  // A fresh checkout (no parsed-form cache) opens its cassette within 2× Polly's cold load.
+  const cassette = tools.find((t) => t.id === "invocache-cassette");
+  const polly = tools.find((t) => t.id === "polly");
+  if (cassette !== undefined && polly !== undefined) {
+    out.push({
+      name: `cold load: ${cassette.label} (no parsed-form cache) ≤ 2× ${polly.label}`,
+      pass: cassette.coldMs <= 2 * polly.coldMs,
+      detail: `${fmt(cassette.coldMs)} vs ${fmt(polly.coldMs)} ms (${ratio(cassette.coldMs, polly.coldMs)})`,
+    });
+  }
   const naming = tools.filter((t) => t.missNamesField).map((t) => t.label);
   out.push({
     name: "only invocache's miss message names the differing field",

@@ -13,8 +13,8 @@
  *   unchanged items always produce the same bytes (stable re-records).
  * - Diff-friendly: each item is rendered on its own and cached by identity,
  *   so a write re-renders only items that changed, and a changed item changes
- *   only its own lines. Small flat objects inside lists (stream events) are
- *   written one per line in flow style.
+ *   only its own lines. Small flat objects inside lists, and every stream
+ *   event however long, are written one per line in flow style.
  */
 import { Document, isMap, isScalar, isSeq, Scalar, type ToStringOptions, visit } from "yaml";
 import { type CassetteItem, toFileEntry, toFileValue } from "./item.js";
@@ -134,7 +134,11 @@ function renderItem(obj: object, blockFields: ReadonlyArray<readonly string[]> =
           : Scalar.QUOTE_DOUBLE;
     },
     Seq(_key, seq) {
-      for (const item of seq.items) if (isMap(item) && isFlat(item.toJSON())) item.flow = true;
+      for (const item of seq.items) {
+        if (!isMap(item)) continue;
+        const value: unknown = item.toJSON();
+        if (isFlat(value) || isStreamEvent(value)) item.flow = true;
+      }
     },
   });
   const lines = doc.toString(TO_STRING).split("\n");
@@ -166,6 +170,25 @@ function safeBlock(s: string): boolean {
     if (line !== "" && line.trim() === "") return false;
   }
   return true;
+}
+
+/**
+ * A recorded stream event (`{ t, data }`, see RecordedStream): always one
+ * line, however long, so a stream reads one event per line in the file and
+ * in diffs (an OpenAI chunk in block style takes about eight lines). Flow
+ * style never folds with `lineWidth: 0`, and strings inside it are
+ * double-quoted with escapes when they hold a line break, so the line is
+ * exact and re-emits byte for byte.
+ */
+function isStreamEvent(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return (
+    keys.length === 2 &&
+    keys[0] === "t" &&
+    keys[1] === "data" &&
+    typeof (value as { t: unknown }).t === "number"
+  );
 }
 
 /**

@@ -65,6 +65,9 @@ export function parseIncremental(
   known: ReadonlyMap<string, CassetteItem>,
   src: CassetteSource,
 ): CassetteItem[] | undefined {
+  // Nothing known (a first load): every chunk is fresh, and parsing them as
+  // a rebuilt document would only copy the whole text twice more.
+  if (known.size === 0) return undefined;
   const split = splitCanonical(text);
   if (split === undefined) return undefined;
   const items: CassetteItem[] = [];

@@ -9,8 +9,12 @@
  * Warnings (an unknown `!tag`) are errors too: a cassette means exactly what
  * it says or it is refused.
  *
- * Speed: the fast path is `parseDocument` + `toJS` (what `YAML.parse` does)
- * and one pass of checks; line and column are only worked out on failure.
+ * Speed: text in the exact form our writer produces is read by the fast
+ * reader (fast-parse.ts, several times the `yaml` package's speed and a
+ * fraction of its memory); anything else (a hand edit, comments, another
+ * style) goes through `parseDocument` + `toJS`, with the same result. The
+ * checks run once on the value either way; line and column are only worked
+ * out on failure, from the full parser's syntax tree.
  */
 import { type Document, isMap, isScalar, isSeq, parseDocument, type YAMLError } from "yaml";
 import { CassetteError, EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
@@ -21,6 +25,7 @@ import { assertJsonValue } from "../json/value.js";
 import { validateEntry } from "../store/envelope.js";
 import { assertStoreKey } from "../store/keys.js";
 import { CASSETTE_FORMAT } from "./emit.js";
+import { parseEmitted } from "./fast-parse.js";
 import { type CassetteItem, type FileEntry, fromFileEntry } from "./item.js";
 
 /** Where a cassette came from, for messages. */
@@ -97,6 +102,15 @@ export function parseCassette(text: string, src: CassetteSource): CassetteItem[]
         column: 1,
       },
     );
+  }
+  const fast = parseEmitted(text);
+  if (fast !== undefined) {
+    try {
+      return new Checker(text, undefined, src).items(fast);
+    } catch (error) {
+      // A broken entry: the full parse below finds it again, with its line and column.
+      if (!(error instanceof NeedsSyntaxTree)) throw error;
+    }
   }
   const doc = parseDocument(text, {
     version: "1.2",
@@ -178,10 +192,14 @@ function checkKeys(node: unknown, text: string, src: CassetteSource, depth: numb
   }
 }
 
+/** Thrown by a check of a fast-read value: its message needs the place, which only the syntax tree knows. */
+class NeedsSyntaxTree {}
+
 class Checker {
   constructor(
     readonly text: string,
-    readonly doc: Document,
+    /** The syntax tree, for places in messages; undefined when the fast reader read the text. */
+    readonly doc: Document | undefined,
     readonly src: CassetteSource,
   ) {}
 
@@ -213,12 +231,13 @@ class Checker {
     if (!Array.isArray(values)) this.fail(["values"], "must be a list");
 
     const out: CassetteItem[] = [];
-    const seen = new Map<string, string>();
+    // Where each key was first seen; its label is only worked out for a message.
+    const seen = new Map<string, Segment[]>();
     const add = (item: CassetteItem, at: Segment[]) => {
       const first = seen.get(item.key);
       if (first !== undefined)
-        this.fail(at, `repeats the key ${JSON.stringify(item.key)} of ${first}`);
-      seen.set(item.key, label(at));
+        this.fail(at, `repeats the key ${JSON.stringify(item.key)} of ${label(first)}`);
+      seen.set(item.key, at);
       out.push(item);
     };
     (top.entries as unknown[]).forEach((raw, i) => {
@@ -338,6 +357,7 @@ class Checker {
 
   /** Throw a CassetteError about the node at `at` (its key when `atKey`: an unknown field). */
   fail(at: Segment[], why: string, cause?: unknown, atKey = false): never {
+    if (this.doc === undefined) throw new NeedsSyntaxTree();
     const pos = (atKey ? this.locateKey(at) : undefined) ?? this.locate(at);
     const where =
       pos === undefined ? this.src.display : `${this.src.display}:${pos.line}:${pos.col}`;
@@ -351,6 +371,7 @@ class Checker {
 
   /** Line and column of the key of the mapping entry at `at`. */
   locateKey(at: Segment[]): { line: number; col: number } | undefined {
+    if (this.doc === undefined) return undefined;
     const parent = at.length === 1 ? this.doc.contents : this.doc.getIn(at.slice(0, -1), true);
     if (!isMap(parent)) return undefined;
     const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === at[at.length - 1]);
@@ -360,6 +381,7 @@ class Checker {
 
   /** Line and column of the node at `at`, or of its nearest ancestor that exists. */
   locate(at: Segment[]): { line: number; col: number } | undefined {
+    if (this.doc === undefined) return undefined;
     for (let n = at.length; n >= 0; n--) {
       const node = n === 0 ? this.doc.contents : this.doc.getIn(at.slice(0, n), true);
       const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
