@@ -36,29 +36,12 @@ import type { Store } from "../src/store/types.js";
 import { countingStore, writesOf } from "../test/helpers/counting-store.js";
 import { postgresAvailable, startPostgresServer } from "../test/helpers/postgres-server.js";
 import { redisServerBinary, startRedisServer } from "../test/helpers/redis-server.js";
+import { machine, req, response } from "./support/hit-request.js";
 import { type BenchRow, compare, type RowInput, skipped } from "./support/row.js";
 import type { BenchContext } from "./support/run-context.js";
 
 const CALLS = 3_000;
 const WARMUP = 300;
-const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
-
-/** A realistic request: 1 KiB prompt with a path and a timestamp; a 2 KiB chat-completion-like answer. */
-const req = {
-  role: "builder",
-  model: "gpt-5",
-  prompt: `Implement the parser in /home/u/proj/src/parse.ts as of 2026-09-09T10:00:00Z. ${"Keep the API stable. ".repeat(48)}`,
-  params: { temperature: 0.2, max_tokens: 800 },
-};
-const response = {
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  model: "gpt-5",
-  choices: [
-    { index: 0, finish_reason: "stop", message: { role: "assistant", content: "x".repeat(2000) } },
-  ],
-  usage: { prompt_tokens: 300, completion_tokens: 500, total_tokens: 800 },
-};
 
 interface Target {
   name: string;

@@ -21,6 +21,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRecorder, invocationIdentity } from "../src/index.js";
 import { SQLITE_VALUES_TABLE } from "../src/store/backends/sqlite.js";
+import { machine, req, response } from "./support/hit-request.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const full = process.argv.includes("--full") || process.env.INVOCACHE_SCALE_1M === "1";
@@ -30,22 +31,6 @@ const sizes =
   only >= 0
     ? process.argv[only + 1]!.split(",").map(Number)
     : [10_000, 100_000, ...(full ? [1_000_000] : [])];
-const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
-const req = {
-  role: "builder",
-  model: "gpt-5",
-  prompt: `Implement the parser in /home/u/proj/src/parse.ts as of 2026-09-09T10:00:00Z. ${"Keep the API stable. ".repeat(48)}`,
-  params: { temperature: 0.2, max_tokens: 800 },
-};
-const response = {
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  model: "gpt-5",
-  choices: [
-    { index: 0, finish_reason: "stop", message: { role: "assistant", content: "x".repeat(2000) } },
-  ],
-  usage: { prompt_tokens: 300, completion_tokens: 500, total_tokens: 800 },
-};
 
 type Db = {
   exec(sql: string, cb: (e: Error | null) => void): void;

@@ -12,23 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getHeapSpaceStatistics } from "node:v8";
 import { createRecorder } from "../../src/index.js";
-
-const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
-const req = {
-  role: "builder",
-  model: "gpt-5",
-  prompt: `Implement the parser in /home/u/proj/src/parse.ts as of 2026-09-09T10:00:00Z. ${"Keep the API stable. ".repeat(48)}`,
-  params: { temperature: 0.2, max_tokens: 800 },
-};
-const response = {
-  id: "chatcmpl-1",
-  object: "chat.completion",
-  model: "gpt-5",
-  choices: [
-    { index: 0, finish_reason: "stop", message: { role: "assistant", content: "x".repeat(2000) } },
-  ],
-  usage: { prompt_tokens: 300, completion_tokens: 500, total_tokens: 800 },
-};
+import { machine, req, response } from "./hit-request.js";
 
 const kind = process.argv[2] ?? "memory";
 const calls = Number(process.argv[3] ?? 20_000);
