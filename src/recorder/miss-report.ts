@@ -12,6 +12,37 @@ import { type MissDetails, type NearestEntry, ReplayMissError } from "./errors.j
 const SCAN_LIMIT = 5_000;
 const NEAREST = 3;
 
+/** The re-record command a miss suggests when the caller names none. */
+export const DEFAULT_RERECORD =
+  "INVOCACHE_MODE=record <your command>   (or INVOCACHE_MODE=auto to record only what is missing)";
+
+/**
+ * The namespace's valid entries, for finding the nearest recordings: at most
+ * {@link SCAN_LIMIT} read, malformed ones skipped, and a store that cannot
+ * list ends the scan quietly (the report is best effort: the miss itself is
+ * what matters).
+ */
+export async function* recordedEntries(
+  store: Store,
+  namespace: string,
+): AsyncGenerator<ReturnType<typeof validateEntry>> {
+  try {
+    let seen = 0;
+    for await (const [key, value] of store.list(entryPrefix(namespace))) {
+      if (++seen > SCAN_LIMIT) return;
+      let entry: ReturnType<typeof validateEntry>;
+      try {
+        entry = validateEntry(value, `${store.url} ${key}`);
+      } catch {
+        continue;
+      }
+      yield entry;
+    }
+  } catch {
+    // A store that cannot list still gets the basic message.
+  }
+}
+
 export interface MissContext {
   store: Store;
   namespace: string;
@@ -32,32 +63,20 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
     string,
     { manifest: Manifest; occurrence: number; recordedAt: string }
   >();
-  try {
-    let seen = 0;
-    for await (const [key, value] of ctx.store.list(entryPrefix(ctx.namespace))) {
-      if (++seen > SCAN_LIMIT) break;
-      let entry: ReturnType<typeof validateEntry>;
-      try {
-        entry = validateEntry(value, `${ctx.store.url} ${key}`);
-      } catch {
-        continue;
-      }
-      if ((entry.manifest as { kind?: unknown }).kind === "tool") continue; // a tool call: another recipe (tool-manifest.ts)
-      if (entry.id === ctx.id) {
-        recordedOccurrences.push(entry.meta.occurrence);
-        continue;
-      }
-      const prev = candidates.get(entry.id);
-      if (prev === undefined || entry.meta.occurrence < prev.occurrence) {
-        candidates.set(entry.id, {
-          manifest: entry.manifest,
-          occurrence: entry.meta.occurrence,
-          recordedAt: entry.meta.recordedAt,
-        });
-      }
+  for await (const entry of recordedEntries(ctx.store, ctx.namespace)) {
+    if ((entry.manifest as { kind?: unknown }).kind === "tool") continue; // a tool call: another recipe (tool-manifest.ts)
+    if (entry.id === ctx.id) {
+      recordedOccurrences.push(entry.meta.occurrence);
+      continue;
     }
-  } catch {
-    // The report is best effort: the miss itself is what matters.
+    const prev = candidates.get(entry.id);
+    if (prev === undefined || entry.meta.occurrence < prev.occurrence) {
+      candidates.set(entry.id, {
+        manifest: entry.manifest,
+        occurrence: entry.meta.occurrence,
+        recordedAt: entry.meta.recordedAt,
+      });
+    }
   }
   recordedOccurrences.sort((a, b) => a - b);
 
@@ -74,9 +93,7 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
       diffs: explainIdentity(c.manifest, ctx.manifest),
     }));
 
-  const rerecord =
-    ctx.rerecord ??
-    "INVOCACHE_MODE=record <your command>   (or INVOCACHE_MODE=auto to record only what is missing)";
+  const rerecord = ctx.rerecord ?? DEFAULT_RERECORD;
   const details: MissDetails = {
     id: ctx.id,
     occurrence: ctx.occurrence,

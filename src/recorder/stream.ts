@@ -181,17 +181,7 @@ async function recordEvents<H extends JsonValue, E extends JsonValue>(
   // Estimated size of the recording so far: the head and each event as stored.
   let bytes = jsonBytes(head) + 64;
   for (;;) {
-    let r: IteratorResult<E> | typeof STOP;
-    try {
-      r = await next();
-    } catch (error) {
-      close();
-      throw error;
-    }
-    if (r === STOP) {
-      close();
-      throw signal.reason;
-    }
+    const r = await pull(next, close, signal);
     if (r.done) break;
     const data = r.value;
     channel.push(data);
@@ -214,20 +204,30 @@ async function pumpLive<E>(
   signal: AbortSignal,
 ): Promise<void> {
   for (;;) {
-    let r: IteratorResult<E> | typeof STOP;
-    try {
-      r = await next();
-    } catch (error) {
-      close();
-      throw error;
-    }
-    if (r === STOP) {
-      close();
-      throw signal.reason;
-    }
+    const r = await pull(next, close, signal);
     if (r.done) return;
     channel.push(r.value);
   }
+}
+
+/** The upstream's next event; on its failure or the caller's abort, close it and throw. */
+async function pull<E>(
+  next: () => Promise<IteratorResult<E> | typeof STOP>,
+  close: () => void,
+  signal: AbortSignal,
+): Promise<IteratorResult<E>> {
+  let r: IteratorResult<E> | typeof STOP;
+  try {
+    r = await next();
+  } catch (error) {
+    close();
+    throw error;
+  }
+  if (r === STOP) {
+    close();
+    throw signal.reason;
+  }
+  return r;
 }
 
 function jsonBytes(value: unknown): number {

@@ -4,12 +4,11 @@
  */
 import type { Manifest } from "../identity/manifest-types.js";
 import { isToolKind, type ToolManifest } from "../identity/tool-manifest.js";
-import { entryPrefix, validateEntry } from "../store/envelope.js";
 import type { Store } from "../store/types.js";
 import { ReplayMissError } from "./errors.js";
 import { diffJson, formatDiffs } from "./json-diff.js";
+import { DEFAULT_RERECORD, recordedEntries } from "./miss-report.js";
 
-const SCAN_LIMIT = 5_000;
 const NEAREST = 3;
 
 export interface ToolMissContext {
@@ -26,36 +25,18 @@ export async function toolMissError(ctx: ToolMissContext): Promise<ReplayMissErr
   const m = ctx.manifest;
   const recordedOccurrences: number[] = [];
   const near: Array<{ id: string; manifest: ToolManifest; recordedAt: string }> = [];
-  try {
-    let seen = 0;
-    for await (const [key, value] of ctx.store.list(entryPrefix(ctx.namespace))) {
-      if (++seen > SCAN_LIMIT) break;
-      let entry: ReturnType<typeof validateEntry>;
-      try {
-        entry = validateEntry(value, `${ctx.store.url} ${key}`);
-      } catch {
-        continue;
-      }
-      if (!isToolKind(entry.manifest)) continue;
-      if (entry.id === ctx.id) {
-        recordedOccurrences.push(entry.meta.occurrence);
-        continue;
-      }
-      const other = entry.manifest as unknown as ToolManifest;
-      if (
-        other.name === m.name &&
-        other.server === m.server &&
-        !near.some((n) => n.id === entry.id)
-      )
-        near.push({ id: entry.id, manifest: other, recordedAt: entry.meta.recordedAt });
+  for await (const entry of recordedEntries(ctx.store, ctx.namespace)) {
+    if (!isToolKind(entry.manifest)) continue;
+    if (entry.id === ctx.id) {
+      recordedOccurrences.push(entry.meta.occurrence);
+      continue;
     }
-  } catch {
-    // A store that cannot list still gets the basic message.
+    const other = entry.manifest as unknown as ToolManifest;
+    if (other.name === m.name && other.server === m.server && !near.some((n) => n.id === entry.id))
+      near.push({ id: entry.id, manifest: other, recordedAt: entry.meta.recordedAt });
   }
   recordedOccurrences.sort((a, b) => a - b);
-  const rerecord =
-    ctx.rerecord ??
-    "INVOCACHE_MODE=record <your command>   (or INVOCACHE_MODE=auto to record only what is missing)";
+  const rerecord = ctx.rerecord ?? DEFAULT_RERECORD;
   const lines = [
     `invocache: no recording for tool ${JSON.stringify(m.name)}${m.server ? ` on server ${JSON.stringify(m.server)}` : ""} (${m.method}) call ${ctx.id.slice(0, 12)}, attempt ${m.attempt}, occurrence ${ctx.occurrence} in ${ctx.store.url} [mode ${ctx.mode}]`,
   ];
