@@ -13,10 +13,10 @@
  * this process's event loop for up to the busy timeout.
  */
 import { statSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { StoreError } from "../../errors.js";
+import { makeDirectory } from "../../files/index.js";
 import type { Backend, RawRow } from "../backend.js";
 import { createKeyv } from "./keyv.js";
 import {
@@ -24,6 +24,7 @@ import {
   SQLITE_LEASES_TABLE,
   SQLITE_NOW_MS,
   SQLITE_VALUES_TABLE,
+  sameFile,
 } from "./sqlite.js";
 
 /** Rows per query while listing: entries may be megabytes each. */
@@ -100,7 +101,7 @@ export async function createBetterSqliteBackend(
 ): Promise<Backend> {
   const url = `sqlite://${path}`;
   const Database = loadBetterSqlite3(url, load);
-  if (path !== ":memory:") await mkdir(dirname(path), { recursive: true });
+  if (path !== ":memory:") await makeDirectory(dirname(path));
   const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
   try {
     await prepare(db);
@@ -184,21 +185,13 @@ export async function createBetterSqliteBackend(
 function fileGuard(path: string): () => void {
   const opened = statSync(path);
   return () => {
-    let now: ReturnType<typeof statSync>;
+    let now: ReturnType<typeof statSync> | NodeJS.ErrnoException;
     try {
       now = statSync(path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      throw new Error(
-        `the SQLite file ${path} was deleted while open (it or its folder was removed): anything written since is lost. Open the store again to start a new file, or restore the file`,
-        { cause: error },
-      );
+      now = error as NodeJS.ErrnoException;
     }
-    if (now.ino !== opened.ino || now.dev !== opened.dev) {
-      throw new Error(
-        `the SQLite file ${path} was replaced by another file while open (device/inode changed): anything written since went to the old file. Open the store again to use the new file`,
-      );
-    }
+    sameFile(path, opened, now);
   };
 }
 

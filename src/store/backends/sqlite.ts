@@ -124,22 +124,32 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
 async function fileGuard(path: string): Promise<() => Promise<void>> {
   const opened = await stat(path);
   return async () => {
-    let now: Awaited<ReturnType<typeof stat>>;
-    try {
-      now = await stat(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      throw new Error(
-        `the SQLite file ${path} was deleted while open (it or its folder was removed): anything written since is lost. Open the store again to start a new file, or restore the file`,
-        { cause: error },
-      );
-    }
-    if (now.ino !== opened.ino || now.dev !== opened.dev) {
-      throw new Error(
-        `the SQLite file ${path} was replaced by another file while open (device/inode changed): anything written since went to the old file. Open the store again to use the new file`,
-      );
-    }
+    sameFile(path, opened, await stat(path).catch((error: NodeJS.ErrnoException) => error));
   };
+}
+
+/**
+ * Throws when `now` (a fresh stat of `path`, or the error the stat failed
+ * with) shows that the file is no longer the one `opened` described: deleted
+ * (ENOENT) or replaced (another device/inode). Other stat errors pass as they are.
+ */
+export function sameFile(
+  path: string,
+  opened: { ino: number; dev: number },
+  now: { ino: number; dev: number } | NodeJS.ErrnoException,
+): void {
+  if (now instanceof Error) {
+    if (now.code !== "ENOENT") throw now;
+    throw new Error(
+      `the SQLite file ${path} was deleted while open (it or its folder was removed): anything written since is lost. Open the store again to start a new file, or restore the file`,
+      { cause: now },
+    );
+  }
+  if (now.ino !== opened.ino || now.dev !== opened.dev) {
+    throw new Error(
+      `the SQLite file ${path} was replaced by another file while open (device/inode changed): anything written since went to the old file. Open the store again to use the new file`,
+    );
+  }
 }
 
 /**
