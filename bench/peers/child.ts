@@ -11,7 +11,7 @@ import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { type SessionMode, TOOL_IDS, TOOLS, type ToolId } from "./tools.js";
+import { availableTools, type SessionMode, TOOLS, type ToolId } from "./tools.js";
 import {
   call,
   client,
@@ -311,7 +311,7 @@ async function leakCheck(task: Extract<ChildTask, { phase: "leak-check" }>): Pro
   const checks: LeakResult["checks"] = [];
   try {
     // Every tool once, then invocache again: it must still work after the peers' patches.
-    const sequence: ToolId[] = [...TOOL_IDS, "invocache-cassette"];
+    const sequence: ToolId[] = [...availableTools(), "invocache-cassette"];
     for (const [n, id] of sequence.entries()) {
       const problems: string[] = [];
       const dir = join(task.dir, `${n}-${id}`);

@@ -25,11 +25,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type FakeProvider, startFakeProvider } from "../../test/fake-provider/index.js";
+import { postgresAvailable, startPostgresServer } from "../../test/helpers/postgres-server.js";
+import { redisServerBinary, startRedisServer } from "../../test/helpers/redis-server.js";
 import { describeMachine } from "../support/machine.js";
 import type { ChildResult, ChildTask, LeakResult, RunResult } from "./child.js";
 import { renderFloor } from "./floor.js";
 import { type Collected, renderConsole, renderDocSection, withPeersSection } from "./report.js";
-import { TOOL_IDS, type ToolId } from "./tools.js";
+import { availableTools, SERVER_ENV, type ToolId } from "./tools.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const childPath = join(here, "child.ts");
@@ -61,6 +63,9 @@ const settings = {
    * recording would take minutes. Reported as a bug; see the Peers section.
    */
   probeCalls: Math.min(quick ? 3 : 20, calls),
+  /** Cold start as a whole process: entries in the recording, and processes per tool. */
+  coldStartCalls: Math.min(100, calls),
+  coldStartRounds: quick ? 1 : 5,
 };
 const verbose = flag("--verbose");
 const writeDocs = !quick && !flag("--no-docs");
@@ -141,24 +146,49 @@ log(
 if (machine.load1 > machine.cores / 2) log("the machine is busy: expect noisy numbers");
 
 const started = performance.now();
+
+// The shared stores, reported beside the embedded ones: throwaway servers on
+// 127.0.0.1, named to the children through the environment they inherit.
+const servers: { stop(): Promise<void> }[] = [];
+const missingServers: string[] = [];
+if (redisServerBinary !== undefined) {
+  const redis = await startRedisServer();
+  servers.push(redis);
+  process.env[SERVER_ENV["invocache-redis"]] = redis.url;
+} else missingServers.push("invocache + Redis (redis-server is not installed)");
+if (postgresAvailable) {
+  const pg = await startPostgresServer();
+  servers.push(pg);
+  process.env[SERVER_ENV["invocache-postgres"]] = pg.url;
+} else missingServers.push("invocache + Postgres (postgres is not installed)");
+for (const m of missingServers) log(`left out: ${m}`);
+const TOOL_IDS = availableTools();
+
 const root = mkdtempSync(join(tmpdir(), "invocache-peers-"));
 const dirOf = (id: ToolId) => join(root, id);
+/** The target compares invocache's embedded stores with nock.back on a 100-entry recording. */
+const COLD_START_TOOLS: ToolId[] = ["invocache-cassette", "invocache-sqlite", "nock-back"];
+const coldDirOf = (id: ToolId) => join(root, `cold-${id}`);
 for (const id of TOOL_IDS) mkdirSync(dirOf(id), { recursive: true });
 
 const collected: Collected = {
   settings,
   machine,
   seconds: 0,
+  tools: TOOL_IDS,
+  leftOut: missingServers,
   direct: [],
-  record: { "invocache-cassette": [], "invocache-sqlite": [], "nock-back": [], polly: [] },
-  replay: { "invocache-cassette": [], "invocache-sqlite": [], "nock-back": [], polly: [] },
+  record: Object.fromEntries(TOOL_IDS.map((id) => [id, []])) as unknown as Collected["record"],
+  replay: Object.fromEntries(TOOL_IDS.map((id) => [id, []])) as unknown as Collected["replay"],
+  floor: [],
+  coldStart: {},
   warmCassette: [],
   probes: {},
   failures,
 };
 
 /** Runs of the SDK floor (child.ts, `floor`): every replay's calls/s is reported as a fraction of it. */
-const floorRuns: RunResult[] = [];
+const floorRuns = collected.floor;
 
 let provider: FakeProvider | undefined = await startFakeProvider();
 const port = Number(new URL(provider.url).port);
@@ -275,6 +305,18 @@ try {
     }
   }
 
+  // ---- cold-start recordings (provider up): the first 100 calls ------------
+  for (const id of COLD_START_TOOLS) {
+    const r = await runChild({
+      phase: "record",
+      tool: id,
+      dir: coldDirOf(id),
+      baseUrl,
+      calls: settings.coldStartCalls,
+    });
+    if (r.phase === "error") fail(`${id} cold-start recording: ${r.error}`);
+  }
+
   // ---- replay rounds (provider stopped, tripwire on its port) ---------------
   await provider.close();
   provider = undefined;
@@ -328,9 +370,26 @@ try {
       }
     }
   }
+
+  // ---- cold start: a fresh process per tool replaying its first call --------
+  for (let round = 0; round < settings.coldStartRounds; round++) {
+    for (const id of rotate(COLD_START_TOOLS, round)) {
+      const t0 = performance.now();
+      const r = asRun(
+        await runChild({ phase: "replay", tool: id, dir: coldDirOf(id), baseUrl, calls: 1 }),
+        `${id} cold start round ${round + 1}`,
+      );
+      const wallMs = performance.now() - t0;
+      if (r === undefined) continue;
+      if (r.mismatches !== 0) fail(`${id} cold start: the replayed answer differs`);
+      collected.coldStart[id] = [...(collected.coldStart[id] ?? []), wallMs];
+      log(`cold start ${round + 1}/${settings.coldStartRounds} ${id}: ${wallMs.toFixed(0)} ms`);
+    }
+  }
 } finally {
   tripwire?.close();
   await provider?.close();
+  for (const server of servers) await server.stop();
 }
 
 collected.seconds = (performance.now() - started) / 1e3;
@@ -344,8 +403,7 @@ if (flag("--json")) {
 } else if (complete && collected.direct.length > 0) {
   process.stdout.write(`${renderConsole(collected)}\n`);
 }
-if (complete && floorRuns.length > 0)
-  process.stderr.write(`${renderFloor(collected, floorRuns)}\n`);
+if (complete && floorRuns.length > 0) process.stderr.write(`${renderFloor(collected)}\n`);
 if (complete && writeDocs && failures.length === 0) {
   let doc = "";
   try {

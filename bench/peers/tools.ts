@@ -9,12 +9,37 @@
  * SDK's fetch through `globalThis.fetch` at call time and `close()` tears
  * everything down; `leakCheck` in child.ts verifies that it did.
  */
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Recorder } from "../../src/index.js";
 
-export const TOOL_IDS = ["invocache-cassette", "invocache-sqlite", "nock-back", "polly"] as const;
+export const TOOL_IDS = [
+  "invocache-cassette",
+  "invocache-sqlite",
+  "invocache-redis",
+  "invocache-postgres",
+  "nock-back",
+  "polly",
+] as const;
 export type ToolId = (typeof TOOL_IDS)[number];
+
+/**
+ * The shared stores run against servers the parent starts (run.ts) and names
+ * in these variables, which every child inherits; without a server the tool
+ * is left out of the run and the report says so.
+ */
+export const SERVER_ENV = {
+  "invocache-redis": "INVOCACHE_PEERS_REDIS_URL",
+  "invocache-postgres": "INVOCACHE_PEERS_POSTGRES_URL",
+} as const satisfies Partial<Record<ToolId, string>>;
+
+/** The tools this run compares: the shared stores only when their server is up. */
+export function availableTools(): ToolId[] {
+  return TOOL_IDS.filter((id) => {
+    const name = (SERVER_ENV as Partial<Record<ToolId, string>>)[id];
+    return name === undefined || (process.env[name] ?? "") !== "";
+  });
+}
 
 export type SessionMode = "record" | "replay";
 
@@ -145,6 +170,41 @@ const invocacheSqlite: PeerTool = {
   cacheBytes: () => 0,
 };
 
+const NAMESPACE_FILE = "namespace";
+
+/**
+ * invocache over a shared server (Redis, Postgres): the URL comes from the
+ * parent; each recording gets a fresh namespace (kept in the tool's folder
+ * for its replays), so no round reads another's entries and nothing needs
+ * flushing. The recording lives on the server: its size is not compared.
+ */
+function sharedStore(id: keyof typeof SERVER_ENV, label: string, scheme: string): PeerTool {
+  return {
+    id,
+    label,
+    setup: `createFetch + createRecorder({ store: '${scheme}://127.0.0.1:…' }) on a throwaway local server, a fresh namespace per recording, modes record / replay`,
+    preload: async () => void (await invocacheModules()),
+    async open(dir, mode) {
+      const { createRecorder } = await invocacheModules();
+      const url = process.env[SERVER_ENV[id]];
+      if (url === undefined || url === "") throw new Error(`${id}: ${SERVER_ENV[id]} is not set`);
+      const file = join(dir, NAMESPACE_FILE);
+      if (mode === "record") {
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(file, `peers${Date.now().toString(36)}${process.pid.toString(36)}`);
+      }
+      const namespace = readFileSync(file, "utf8");
+      const recorder = createRecorder({ store: url, namespace, mode });
+      return invocacheSession(recorder, () => recorder.close());
+    },
+    recordingBytes: () => Number.NaN,
+    cacheBytes: () => 0,
+  };
+}
+
+const invocacheRedis = sharedStore("invocache-redis", "invocache + Redis", "redis");
+const invocachePostgres = sharedStore("invocache-postgres", "invocache + Postgres", "postgres");
+
 const FIXTURE = "peers.json";
 
 const nockBack: PeerTool = {
@@ -215,6 +275,8 @@ const polly: PeerTool = {
 export const TOOLS: Record<ToolId, PeerTool> = {
   "invocache-cassette": invocacheCassette,
   "invocache-sqlite": invocacheSqlite,
+  "invocache-redis": invocacheRedis,
+  "invocache-postgres": invocachePostgres,
   "nock-back": nockBack,
   polly,
 };
