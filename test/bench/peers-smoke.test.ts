@@ -42,7 +42,7 @@ describe("bench:peers --quick", () => {
   // and a Postgres cluster); wall time roughly doubles when the two cores
   // are shared with other jobs.
   it("records and replays with every tool and prints the table", {
-    timeout: 180_000,
+    timeout: 300_000,
   }, async () => {
     const { code, stdout, stderr } = await runQuick();
     expect(code, `exit code; stderr:\n${stderr}`).toBe(0);
