@@ -9,7 +9,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type NormalizeOptions, normalizePrompt } from "../../src/normalize/index.js";
-import { collapseWhitespace } from "../../src/normalize/whitespace.js";
+import { collapseRuns, collapseWhitespace } from "../../src/normalize/whitespace.js";
 import { nextLongRun } from "../../src/secrets/long-runs.js";
 import { SECRET_PATTERNS } from "../../src/secrets/patterns.js";
 import { patternFilter, requiredLiterals } from "../../src/secrets/prefilter.js";
@@ -70,6 +70,49 @@ describe("whitespace fast path (markers first)", () => {
       }),
       { numRuns: 5000, seed: 19 },
     );
+  });
+});
+
+describe("whitespace runs (one class test per position)", () => {
+  /** The statement the rule's regex replaced: every run of two or more, or a lone non-space. */
+  const byTwoBranches = (s: string) => s.replace(/\s{2,}|[^\S ]/g, " ").trim();
+  // Every character \s matches (ECMAScript WhiteSpace and LineTerminator), neighbours
+  // that it does not (U+180E, U+200B, ZWJ), surrogates halves and pairs, non-ASCII letters.
+  const WHITESPACE = [..."\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"];
+  for (let c = 0x2000; c <= 0x200a; c++) WHITESPACE.push(String.fromCharCode(c));
+  const piece = fc.oneof(
+    fc.constantFrom(...WHITESPACE),
+    fc.constantFrom(
+      "  ",
+      " \n ",
+      "\r\n",
+      "\u180e",
+      "\u200b",
+      "\u200d",
+      "a",
+      "é",
+      "\ud83d",
+      "\ude00",
+      "😀",
+    ),
+    fc.string({ maxLength: 3 }),
+  );
+  const wsText = fc.array(piece, { maxLength: 80 }).map((a) => a.join(""));
+
+  it("collapses exactly what `\\s{2,}|[^\\S ]` collapses", () => {
+    fc.assert(
+      fc.property(wsText, (text) => {
+        expect(collapseRuns(text)).toBe(byTwoBranches(text));
+      }),
+      { numRuns: 10000, seed: 29 },
+    );
+  });
+
+  it("collapses every single whitespace character and every pair of them", () => {
+    for (const a of WHITESPACE) {
+      expect(collapseRuns(`x${a}y`)).toBe(byTwoBranches(`x${a}y`));
+      for (const b of WHITESPACE) expect(collapseRuns(`x${a}${b}y`)).toBe("x y");
+    }
   });
 });
 
