@@ -4,19 +4,24 @@
  *
  * Most shapes are a prefix and a long random tail (`sk-` and 20+ of
  * `[A-Za-z0-9_-]`): every character of every match is a letter, digit or
- * one of `+/_=.-`, and the match is at least 20 long. Such a match lies
+ * one of `_.-`, and the match is at least 20 long. Such a match lies
  * inside a maximal run of those characters of 20 or more, and runs that
  * long are rare in prose and found by reading every 20th character
  * (long-runs.ts). So the literal prefilter (prefilter.ts) need only look
  * for those shapes' literals inside the long runs, and for the few other
- * shapes (`Bearer `, `://`, `-----BEGIN `, `xox`, the `key=` forms) in
+ * shapes (`Bearer `, `://`, `-----BEGIN `, `xox`, `ATATT3`, the `key=` forms) in
  * the whole text. The analysis below is conservative: a source it cannot
  * read (a capturing group, `.`, `\s`, a top-level `|`) is "not in a run",
  * and that pattern's literal is searched in the whole text as before.
  */
 
-/** The token characters: base64 (standard and URL-safe), its padding, and `.` (JWTs, `ya29.`). */
-export const TOKEN_CHAR = /[A-Za-z0-9+/_=.-]/;
+/**
+ * The token characters: letters, digits, `_`, `-` and `.` (JWTs, `ya29.`).
+ * Not `/`, `+` or `=`: paths and `key=value` pairs then break into short
+ * runs, and the one shape whose tail holds `=` (Atlassian) is searched in
+ * the whole text.
+ */
+export const TOKEN_CHAR = /[A-Za-z0-9_.-]/;
 
 /** The shortest run the prefilter looks in (the shortest in-run shape: AWS key ids, 20). */
 export const TOKEN_RUN_MIN = 20;
