@@ -51,6 +51,9 @@ function tokenOnly(cls: string, flags: string): boolean {
   return true;
 }
 
+/** A character that stands for itself in a regex source and is a token character. */
+const literalToken = (c: string): boolean => /^[A-Za-z0-9_-]$/.test(c) && TOKEN_CHAR.test(c);
+
 /** Index just past the group or class opening at `i`, or -1 (classes and escapes skipped). */
 function closeOf(src: string, i: number): number {
   if (src[i] === "[") {
@@ -85,6 +88,9 @@ function closeOf(src: string, i: number): number {
  * minTokenRun(/([Bb]earer[ \t]{1,4})([A-Za-z0-9._~+/-]{16,4096})/g) // undefined
  */
 export function minTokenRun(re: RegExp): number | undefined {
+  // Unicode mode folds non-ASCII characters onto ASCII ones under `i` (ſ, K):
+  // not read here.
+  if (re.unicode || re.flags.includes("v")) return undefined;
   const src = re.source;
   let total = 0;
   let i = 0;
@@ -105,7 +111,7 @@ export function minTokenRun(re: RegExp): number | undefined {
       if (end < 0) return undefined;
       const alts = src.slice(i + 3, end - 1).split("|");
       for (const a of alts) {
-        if (!/^[A-Za-z0-9_=-]+$/.test(a)) return undefined;
+        if (a === "" || ![...a].every(literalToken)) return undefined;
       }
       atomMin = Math.min(...alts.map((a) => a.length));
       next = end;
@@ -116,10 +122,11 @@ export function minTokenRun(re: RegExp): number | undefined {
       next = end;
     } else if (c === "\\") {
       const e = src[i + 1] ?? "";
-      if (!/^[./+=-]$/.test(e)) return undefined; // \s, \d, \b…: not read here
+      // An escaped token punctuation character (`\.`, `\-`); \s, \d, \b…: not read here.
+      if (!/^[^A-Za-z0-9]$/.test(e) || !TOKEN_CHAR.test(e)) return undefined;
       atomMin = 1;
       next = i + 2;
-    } else if (/^[A-Za-z0-9_=-]$/.test(c)) {
+    } else if (literalToken(c)) {
       atomMin = 1;
       next = i + 1;
     } else return undefined; // `.`, `|`, `^`, `$`, a space…

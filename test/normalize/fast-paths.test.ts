@@ -240,7 +240,11 @@ describe("shapes inside token runs (token-runs.ts)", () => {
     expect(minTokenRun(/ab.{30}/g)).toBeUndefined();
     expect(minTokenRun(/a|b{30}/g)).toBeUndefined();
     expect(minTokenRun(/(ab)c{30}/g)).toBeUndefined();
-    expect(minTokenRun(/(?:ab|c)d{3,}e?f*g+/g)).toBe(5);
+    expect(minTokenRun(/ab=[A-Z]{30}/g)).toBeUndefined(); // `=` is no token character
+    expect(minTokenRun(/ab\/[A-Z]{30}/g)).toBeUndefined(); // nor `/`
+    expect(minTokenRun(/(?:ab|c=)[A-Z]{30}/g)).toBeUndefined();
+    expect(minTokenRun(/ab[a-z]{30}/iu)).toBeUndefined(); // Unicode folding: not read
+    expect(minTokenRun(/(?:ab|c)d{3,}e?f*g+\.-/g)).toBe(7);
   });
 
   const inRunPatterns = SECRET_PATTERNS.filter((p) => (minTokenRun(p.regex) ?? 0) >= 20);
