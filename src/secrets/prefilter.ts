@@ -9,7 +9,17 @@
  * of them occurs, and only the patterns whose literal occurs are run. A
  * pattern whose source we cannot read a literal from is always run, so the
  * filter only ever skips a pattern that cannot match.
+ *
+ * The alternation costs a regex step at every character (its ~35 literals
+ * start with common letters), so the literals of shapes that lie wholly
+ * inside a long run of token characters (token-runs.ts: `sk-`, `ghp_`,
+ * `AKIA`… followed by 20 or more random characters) are searched only in
+ * those runs, found by reading every 20th character and joined by a space
+ * (no such literal holds one); the few other literals are searched in the
+ * whole text, a short alternation the regex engine skips through.
  */
+import { nextLongRun } from "./long-runs.js";
+import { minTokenRun, TOKEN_RUN_MIN, TOKEN_TABLE } from "./token-runs.js";
 
 /** A pattern's required literals: every match contains one of them (case-folded when `fold`). */
 export interface RequiredLiterals {
@@ -104,6 +114,50 @@ export interface PatternFilter {
 /** Build the filter for `regexes` (one per pattern, in order). */
 export function patternFilter(regexes: readonly RegExp[]): PatternFilter {
   const lits = regexes.map(requiredLiterals);
+  const inRun = regexes.map((re) => (minTokenRun(re) ?? 0) >= TOKEN_RUN_MIN);
+  const whole = literalSearch(lits.map((l, p) => (inRun[p] ? undefined : l)));
+  const runs = literalSearch(lits.map((l, p) => (inRun[p] ? l : undefined)));
+  const all = literalSearch(lits);
+  const anyInRun = inRun.includes(true);
+  return {
+    candidates(text) {
+      // Text that is mostly one long token (a base64 blob) gains nothing from the
+      // split: the in-run literals would be searched in nearly all of it anyway.
+      const runText = anyInRun ? longTokenRuns(text, text.length >>> 1) : "";
+      if (runText === undefined) return all.candidates(text);
+      const onWhole = whole.candidates(text);
+      if (!anyInRun) return onWhole;
+      const onRuns = runs.candidates(runText);
+      return lits.map((l, p) => (l === undefined ? undefined : inRun[p] ? onRuns[p] : onWhole[p]));
+    },
+  };
+}
+
+/**
+ * The runs of {@link TOKEN_RUN_MIN} or more token characters in `text`,
+ * joined by a space; undefined as soon as they hold more than `limit`
+ * characters.
+ *
+ * @example
+ * longTokenRuns(`key ${"k".repeat(20)} and ${"v".repeat(21)}`, 100) // "kkk…k vvv…v"
+ */
+export function longTokenRuns(text: string, limit = text.length): string | undefined {
+  const parts: string[] = [];
+  let total = 0;
+  let from = 0;
+  for (;;) {
+    const r = nextLongRun(text, from, TOKEN_TABLE, TOKEN_RUN_MIN);
+    if (r === undefined) break;
+    total += r.end - r.start;
+    if (total > limit) return undefined;
+    parts.push(text.slice(r.start, r.end));
+    from = r.end;
+  }
+  return parts.join(" ");
+}
+
+/** Where the given literals occur (patterns without one: undefined), one native search at a time. */
+function literalSearch(lits: readonly (RequiredLiterals | undefined)[]): PatternFilter {
   // Literals by case rule (exact, or folded for `i` patterns), each with the patterns needing it.
   const groups = [false, true].map((fold) => {
     const patternsOf = new Map<string, number[]>();

@@ -9,11 +9,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type NormalizeOptions, normalizePrompt } from "../../src/normalize/index.js";
-import { collapseWhitespace } from "../../src/normalize/whitespace.js";
+import { collapseRuns, collapseWhitespace } from "../../src/normalize/whitespace.js";
 import { nextLongRun } from "../../src/secrets/long-runs.js";
 import { SECRET_PATTERNS } from "../../src/secrets/patterns.js";
-import { patternFilter, requiredLiterals } from "../../src/secrets/prefilter.js";
+import { longTokenRuns, patternFilter, requiredLiterals } from "../../src/secrets/prefilter.js";
 import { createSecretScanner } from "../../src/secrets/redact.js";
+import { minTokenRun } from "../../src/secrets/token-runs.js";
 import { referenceNormalize, referenceWhitespace } from "../reference/normalize-reference.js";
 import { lineByLineWhitespace } from "../reference/whitespace-lines.js";
 import { FAKE_AWS_SECRET, FAKE_KEYS, FAKE_PEM, noise } from "../secrets/fakes.js";
@@ -70,6 +71,49 @@ describe("whitespace fast path (markers first)", () => {
       }),
       { numRuns: 5000, seed: 19 },
     );
+  });
+});
+
+describe("whitespace runs (one class test per position)", () => {
+  /** The statement the rule's regex replaced: every run of two or more, or a lone non-space. */
+  const byTwoBranches = (s: string) => s.replace(/\s{2,}|[^\S ]/g, " ").trim();
+  // Every character \s matches (ECMAScript WhiteSpace and LineTerminator), neighbours
+  // that it does not (U+180E, U+200B, ZWJ), surrogates halves and pairs, non-ASCII letters.
+  const WHITESPACE = [..."\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"];
+  for (let c = 0x2000; c <= 0x200a; c++) WHITESPACE.push(String.fromCharCode(c));
+  const piece = fc.oneof(
+    fc.constantFrom(...WHITESPACE),
+    fc.constantFrom(
+      "  ",
+      " \n ",
+      "\r\n",
+      "\u180e",
+      "\u200b",
+      "\u200d",
+      "a",
+      "é",
+      "\ud83d",
+      "\ude00",
+      "😀",
+    ),
+    fc.string({ maxLength: 3 }),
+  );
+  const wsText = fc.array(piece, { maxLength: 80 }).map((a) => a.join(""));
+
+  it("collapses exactly what `\\s{2,}|[^\\S ]` collapses", () => {
+    fc.assert(
+      fc.property(wsText, (text) => {
+        expect(collapseRuns(text)).toBe(byTwoBranches(text));
+      }),
+      { numRuns: 10000, seed: 29 },
+    );
+  });
+
+  it("collapses every single whitespace character and every pair of them", () => {
+    for (const a of WHITESPACE) {
+      expect(collapseRuns(`x${a}y`)).toBe(byTwoBranches(`x${a}y`));
+      for (const b of WHITESPACE) expect(collapseRuns(`x${a}${b}y`)).toBe("x y");
+    }
   });
 });
 
@@ -153,9 +197,110 @@ describe("secret pattern prefilter", () => {
 
   it("reports each pattern whose literal occurs, in any case when the pattern folds case", () => {
     const filter = patternFilter(SECRET_PATTERNS.map((p) => p.regex));
-    const on = filter.candidates("x PASSWORD= y sk-ant-z");
+    const on = filter.candidates(`x PASSWORD= y sk-ant-${"z".repeat(13)} bearer`);
     const names = SECRET_PATTERNS.filter((_, i) => on[i] === true).map((p) => p.name);
-    expect(names).toEqual(["anthropic-api-key", "openai-api-key", "connection-string-password"]);
+    expect(names).toEqual([
+      "anthropic-api-key",
+      "openai-api-key",
+      "connection-string-password",
+      "bearer-token",
+    ]);
+  });
+
+  it("looks for in-run shapes' literals only inside runs of 20+ token characters", () => {
+    const filter = patternFilter(SECRET_PATTERNS.map((p) => p.regex));
+    const names = (text: string) => {
+      const on = filter.candidates(text);
+      return SECRET_PATTERNS.filter((_, i) => on[i] === true).map((p) => p.name);
+    };
+    // 19 token characters: no openai key fits; 20: one may.
+    expect(names(`a sk-${"x".repeat(16)} b`)).toEqual([]);
+    expect(names(`a sk-${"x".repeat(17)} b`)).toEqual(["openai-api-key"]);
+    // A run ends at any other character: a space, a non-ASCII letter, a lone surrogate.
+    expect(names(`a sk-${"x".repeat(8)}é${"x".repeat(8)} b`)).toEqual([]);
+    expect(names(`a sk-${"x".repeat(8)}\ud800${"x".repeat(8)} b`)).toEqual([]);
+    // `.` continues a run (JWTs, ya29. tokens).
+    expect(names(`a eyJ${"x".repeat(8)}.${"x".repeat(8)} b`)).toEqual(["json-web-token"]);
+  });
+});
+
+describe("shapes inside token runs (token-runs.ts)", () => {
+  it("reads the shortest all-token match off a pattern, or nothing", () => {
+    const byName = (name: string) => SECRET_PATTERNS.find((p) => p.name === name)!.regex;
+    expect(minTokenRun(byName("openai-api-key"))).toBe(23);
+    expect(minTokenRun(byName("aws-access-key-id"))).toBe(20);
+    expect(minTokenRun(byName("gitlab-token"))).toBe(25);
+    expect(minTokenRun(byName("slack-token"))).toBe(15);
+    for (const name of ["bearer-token", "url-password", "private-key", "basic-auth"]) {
+      expect(minTokenRun(byName(name)), name).toBeUndefined();
+    }
+    expect(minTokenRun(/ab[A-Z ]{30}/g)).toBeUndefined(); // a space
+    expect(minTokenRun(/ab[^ ]{30}/g)).toBeUndefined(); // negated: non-ASCII too
+    expect(minTokenRun(/ab\w{30}/g)).toBeUndefined(); // a class escape
+    expect(minTokenRun(/ab.{30}/g)).toBeUndefined();
+    expect(minTokenRun(/a|b{30}/g)).toBeUndefined();
+    expect(minTokenRun(/(ab)c{30}/g)).toBeUndefined();
+    expect(minTokenRun(/ab=[A-Z]{30}/g)).toBeUndefined(); // `=` is no token character
+    expect(minTokenRun(/ab\/[A-Z]{30}/g)).toBeUndefined(); // nor `/`
+    expect(minTokenRun(/(?:ab|c=)[A-Z]{30}/g)).toBeUndefined();
+    expect(minTokenRun(/ab[a-z]{30}/iu)).toBeUndefined(); // Unicode folding: not read
+    expect(minTokenRun(/(?:ab|c)d{3,}e?f*g+\.-/g)).toBe(7);
+  });
+
+  const inRunPatterns = SECRET_PATTERNS.filter((p) => (minTokenRun(p.regex) ?? 0) >= 20);
+  const runPiece = fc.constantFrom(
+    ...FAKE_KEYS.map(([, k]) => k),
+    "sk-",
+    "xoxb-1234567890", // a slack token shorter than 20: searched in the whole text
+    "eyJ",
+    "ya29.",
+    "SG.",
+    ".",
+    "-",
+    "_",
+    "=",
+    "+/",
+    " ",
+    "é",
+    "\ud800",
+    ":",
+    noise(12, 5),
+    noise(30, 7),
+  );
+  const runText = fc.array(runPiece, { maxLength: 16 }).map((a) => a.join(""));
+
+  it("every match of an in-run shape lies in a run of 20+ token characters", () => {
+    const texts = [
+      ...FAKE_KEYS.map(([, key]) => ` ${key} `),
+      ...fc.sample(runText, { numRuns: 500, seed: 31 }),
+    ];
+    let matched = 0;
+    for (const p of inRunPatterns) {
+      for (const text of texts) {
+        for (const m of text.matchAll(new RegExp(p.regex.source, p.regex.flags))) {
+          const run = longTokenRuns(text.slice(m.index, m.index + m[0].length));
+          expect(run, `${p.name} on ${text.slice(0, 40)}`).toBe(m[0]);
+          matched++;
+        }
+      }
+    }
+    expect(matched).toBeGreaterThan(inRunPatterns.length);
+  });
+
+  it("redacts exactly what the unfiltered patterns redact, keys at run edges", () => {
+    const filtered = createSecretScanner({ env: {} });
+    const unfiltered = createSecretScanner({ env: {}, patterns: [...SECRET_PATTERNS] });
+    fc.assert(
+      fc.property(runText, fc.nat(300), (text, pad) => {
+        // Past the prefilter's threshold, so the filter is what runs.
+        const t = `${"w ".repeat(130 + (pad % 7))}${text}`;
+        const a: never[] = [];
+        const b: never[] = [];
+        expect(filtered.redactString(t, "$", a)).toBe(unfiltered.redactString(t, "$", b));
+        expect(a).toEqual(b);
+      }),
+      { numRuns: 3000, seed: 37 },
+    );
   });
 });
 
