@@ -44,10 +44,7 @@ for (const streamed of [false, true]) {
     saved = { body: new Uint8Array(await res.arrayBuffer()), headers: [...res.headers] };
     return new Response(saved.body, { status: res.status, headers: saved.headers });
   };
-  await call(
-    client(baseUrl, capture),
-    requests.find((r) => (r.stream === true) === streamed)!,
-  );
+  await call(client(baseUrl, capture), requests.find((r) => (r.stream === true) === streamed)!);
   captured.push(saved!);
 }
 await provider.close();
@@ -90,10 +87,8 @@ await rate(session.fetch, true); // warm up: loads the recording, JITs both path
 await rate(constant, false);
 const profile = process.env.PEERS_PROFILE;
 if (profile !== undefined) await startProfile();
-(globalThis as any).__T = undefined;
 const ours = await rate(session.fetch, true);
 if (profile !== undefined) await stopProfile(profile);
-const T0 = (globalThis as any).__T;
 const floorProfile = process.env.PEERS_PROFILE_FLOOR;
 if (floorProfile !== undefined) await startProfile();
 const floor = await rate(constant, false);
@@ -103,5 +98,3 @@ process.stdout.write(
   `${kind}: ${ours.toFixed(0)} calls/s, floor ${floor.toFixed(0)} calls/s, ${(ours / floor).toFixed(2)}× the floor\n`,
 );
 rmSync(dir, { recursive: true, force: true });
-
-const T = T0; if (T) console.log(`pre ${(1000*T.pre/T.n).toFixed(1)}µs rec ${(1000*T.rec/T.n).toFixed(1)}µs post ${(1000*T.post/T.n).toFixed(1)}µs id ${(1000*T.id/T.n).toFixed(1)}µs (n=${T.n})`);
