@@ -48,7 +48,7 @@ const trickyJson = (() => {
       "\ud800x",
       'q"\\\u0001',
       "user",
-      "x".repeat(9000) + "\udc00" + "/w/b ".repeat(500),
+      `${"x".repeat(9000)}\udc00${"/w/b ".repeat(500)}`,
     ),
   );
   const keys = fc.oneof(
