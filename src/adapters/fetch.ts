@@ -132,11 +132,20 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     );
     const userSignal =
       init?.signal ?? (input instanceof Request ? input.signal : undefined) ?? undefined;
-    // Our own controller too: cancelling a replayed-live body stops the upstream.
-    const upstream = new AbortController();
-    const signal =
-      userSignal === undefined ? upstream.signal : AbortSignal.any([userSignal, upstream.signal]);
-    const live = () => base(input instanceof Request ? input.clone() : input, { ...init, signal });
+    // Our own controller too: cancelling a replayed-live body stops the
+    // upstream. Made on first use, and the signals combined only when going
+    // upstream: a hit never needs them, and AbortSignal.any costs tens of µs
+    // (the SDKs always pass a signal).
+    let upstream: AbortController | undefined;
+    const upstreamController = () => {
+      upstream ??= new AbortController();
+      return upstream;
+    };
+    const live = () => {
+      const own = upstreamController().signal;
+      const signal = userSignal === undefined ? own : AbortSignal.any([userSignal, own]);
+      return base(input instanceof Request ? input.clone() : input, { ...init, signal });
+    };
     const opts = { ...callOpts, signal: userSignal };
     // A response that must not be stored (non-2xx not chosen by recordErrors,
     // not JSON/SSE, unparsable) comes back as answerLive(response): the
@@ -165,7 +174,7 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     const head = asHead(result.head, recordErrors);
     if (head.body !== undefined) return toResponse(head);
     return new Response(
-      sseBody(result.events, (reason) => upstream.abort(reason)),
+      sseBody(result.events, (reason) => upstreamController().abort(reason)),
       init200(head, "text/event-stream"),
     );
   };
@@ -289,8 +298,23 @@ function toResponse(r: HttpRecording): Response {
 }
 
 function init200(head: HttpHead, type: string): ResponseInit {
-  const headers = new Headers(head.headers);
-  if (!headers.has("content-type")) headers.set("content-type", type);
+  // The recorded headers as they are (Response copies them into its own
+  // Headers anyway), plus the default type when none is recorded, in any case.
+  const recorded = head.headers;
+  if (Array.isArray(recorded)) {
+    // Pairs (a hand-edited recording): read as Headers reads them.
+    const pairs = new Headers(recorded);
+    if (!pairs.has("content-type")) pairs.set("content-type", type);
+    return withStatus(head, pairs);
+  }
+  let typed = false;
+  for (const name in recorded) {
+    if (Object.hasOwn(recorded, name) && name.toLowerCase() === "content-type") typed = true;
+  }
+  return withStatus(head, typed ? recorded : { ...recorded, "content-type": type });
+}
+
+function withStatus(head: HttpHead, headers: NonNullable<ResponseInit["headers"]>): ResponseInit {
   return {
     status: head.status,
     ...(head.statusText === undefined ? {} : { statusText: head.statusText }),
@@ -338,9 +362,10 @@ async function readJsonPost(
   let contentType: string | null;
   try {
     url = new URL(isRequest ? input.url : String(input));
-    contentType = new Headers(init?.headers ?? (isRequest ? input.headers : undefined)).get(
-      "content-type",
-    );
+    const headers = init?.headers ?? (isRequest ? input.headers : undefined);
+    // A Headers (what the SDKs pass) is read as it is; anything else through
+    // a copy, which also checks it (a malformed one passes through).
+    contentType = (headers instanceof Headers ? headers : new Headers(headers)).get("content-type");
   } catch {
     return undefined;
   }

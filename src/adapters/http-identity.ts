@@ -205,6 +205,7 @@ export function describeHttpCall(
 
 /** Query parameters that may change the answer (Azure `api-version`, Gemini `alt`), credentials dropped. */
 function keptQuery(url: URL): Record<string, JsonValue> | undefined {
+  if (url.search === "") return undefined; // no parameters (a bare "?" is "" too)
   const out: Record<string, JsonValue> = {};
   for (const name of [...new Set(url.searchParams.keys())].sort()) {
     if (SECRET_QUERY_PARAM.test(name)) continue;

@@ -16,8 +16,16 @@ import {
   type NormalizeOptions,
   normalizePrompt,
 } from "../normalize/normalize.js";
-import { canonicalJson } from "./canonical-json.js";
+import { canonicalJson, canonicalString } from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
+
+/**
+ * Strings up to this length are normalized once per conversation: roles,
+ * part types and tool names repeat on every message, and each
+ * `normalizePrompt` call has a fixed cost (root spellings, the secret
+ * scanner) of microseconds however short the string.
+ */
+const MEMO_MAX = 64;
 
 /**
  * The manifest prompt of a conversation. With `counts`, also add up how
@@ -32,16 +40,126 @@ export function conversationPrompt(
   opts: NormalizeOptions,
   counts?: Record<string, number>,
 ): string {
-  const text =
-    counts === undefined
-      ? (s: string) => normalizePrompt(s, opts)
-      : (s: string) => {
-          const report = explainNormalization(s, opts);
-          for (const [rule, n] of Object.entries(report.counts))
-            counts[rule] = (counts[rule] ?? 0) + n;
-          return report.output;
-        };
-  return canonicalJson(walk(value, "request.conversation", text, new Set()));
+  const text = normalizer(opts, counts);
+  // One pass: each string normalized and written as canonical JSON where it
+  // stands, members sorted as they are written, no copy of the tree.
+  const w: FusedWriter = { out: [], hole: false };
+  write(value, "request.conversation", text, new Set(), w);
+  // A hole in an array (never from JSON.parse) is refused by the canonical
+  // writer after the whole walk: the original two passes say it, in their order.
+  if (w.hole) return canonicalJson(walk(value, "request.conversation", text, new Set()));
+  return w.out.join("");
+}
+
+/** How each string is normalized: counted for miss reports, else short ones memoized. */
+function normalizer(
+  opts: NormalizeOptions,
+  counts?: Record<string, number>,
+): (s: string) => string {
+  if (counts !== undefined) {
+    return (s: string) => {
+      const report = explainNormalization(s, opts);
+      for (const [rule, n] of Object.entries(report.counts)) counts[rule] = (counts[rule] ?? 0) + n;
+      return report.output;
+    };
+  }
+  // Pure: the table, the roots, the secret scanner and caller rules (a
+  // pattern and a replacement string) give one string one answer.
+  const memo = new Map<string, string>();
+  return (s) => {
+    if (s.length > MEMO_MAX) return normalizePrompt(s, opts);
+    let out = memo.get(s);
+    if (out === undefined) {
+      out = normalizePrompt(s, opts);
+      memo.set(s, out);
+    }
+    return out;
+  };
+}
+
+interface FusedWriter {
+  out: string[];
+  /** An array hole was seen (the text in `out` is then unusable). */
+  hole: boolean;
+}
+
+/**
+ * Write the canonical JSON of `v` with each string normalized into `w.out`.
+ * The same checks, errors and order of visits as {@link walk} (members in
+ * their own order, so the first bad one named is the same), then the members
+ * sorted as canonicalJson sorts them (UTF-16 code units).
+ */
+function write(
+  v: unknown,
+  path: string,
+  text: (s: string) => string,
+  seen: Set<object>,
+  w: FusedWriter,
+): void {
+  switch (typeof v) {
+    case "string":
+      w.out.push(canonicalString(text(v)));
+      return;
+    case "boolean":
+      w.out.push(v ? "true" : "false");
+      return;
+    case "number":
+      // ECMAScript Number::toString, as canonicalJson writes it (-0 -> "0").
+      if (Number.isFinite(v)) w.out.push(String(v));
+      else
+        throw new TypeError(
+          `${path} is ${v}, which JSON cannot represent; use null or a finite number`,
+        );
+      return;
+    case "object":
+      break;
+    default:
+      throw new TypeError(`${path} is a ${typeof v}, which is not a JSON value`);
+  }
+  if (v === null) {
+    w.out.push("null");
+    return;
+  }
+  if (seen.has(v))
+    throw new TypeError(`${path} contains a cycle; a conversation is a tree of JSON values`);
+  seen.add(v);
+  try {
+    if (Array.isArray(v)) {
+      w.out.push("[");
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) w.out.push(",");
+        if (!(i in v)) w.hole = true;
+        else write(v[i], `${path}[${i}]`, text, seen, w);
+      }
+      w.out.push("]");
+      return;
+    }
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) {
+      throw new TypeError(
+        `${path} is a ${proto?.constructor?.name ?? "non-plain object"}; a conversation must be plain JSON (encode it first)`,
+      );
+    }
+    // Each member's pieces as they were written (moved, never joined: a long
+    // string is copied once, when the whole prompt is joined).
+    const members: [string, string[]][] = [];
+    for (const [k, x] of Object.entries(v)) {
+      if (x === undefined) continue; // as JSON.stringify does
+      const mark = w.out.length;
+      write(x, `${path}.${k}`, text, seen, w);
+      members.push([k, w.out.splice(mark)]);
+    }
+    if (members.length > 1) members.sort(([a], [b]) => (a < b ? -1 : 1)); // keys are distinct
+    w.out.push("{");
+    for (let i = 0; i < members.length; i++) {
+      const [k, pieces] = members[i]!;
+      w.out.push(i > 0 ? "," : "", canonicalString(k), ":");
+      for (const piece of pieces) w.out.push(piece);
+    }
+    w.out.push("}");
+  } finally {
+    seen.delete(v);
+  }
 }
 
 /** A copy of `v` with each string normalized; anything that is not plain JSON is a TypeError. */

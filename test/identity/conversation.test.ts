@@ -1,9 +1,72 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { canonicalJson } from "../../src/identity/canonical-json.js";
 import { conversationPrompt, requestRulesFired } from "../../src/identity/index.js";
 import { invocationIdentity, invocationManifest, normalizePrompt } from "../../src/index.js";
 
 const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
+
+/**
+ * The recipe as first written, two passes: a copy of the tree with every
+ * string normalized (members in their own order, undefined ones dropped),
+ * then canonical JSON of the copy. conversationPrompt does it in one.
+ */
+function twoPassPrompt(value: unknown, normalize: (s: string) => string): string {
+  const copy = (v: unknown, path: string): unknown => {
+    if (typeof v === "string") return normalize(v);
+    if (typeof v === "number" && !Number.isFinite(v))
+      throw new TypeError(`${path} is ${v}, which JSON cannot represent`);
+    if (typeof v !== "object" || v === null) return v;
+    if (Array.isArray(v)) return v.map((x, i) => copy(x, `${path}[${i}]`));
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (x === undefined) continue;
+      Object.defineProperty(out, k, {
+        value: copy(x, `${path}.${k}`),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  };
+  return canonicalJson(copy(value, "request.conversation") as never);
+}
+
+/** JSON-like trees with what can trip a one-pass writer: odd keys, lone surrogates, -0, undefined members, long strings. */
+const trickyJson = (() => {
+  const strings = fc.oneof(
+    fc.string(),
+    fc.string({ unit: "binary" }),
+    fc.constantFrom(
+      "/w/a.ts",
+      "/home/u/x",
+      "/tmp/y",
+      "2026-09-09T10:00:00Z",
+      "a\n\n b",
+      " é ",
+      "\ud800x",
+      'q"\\\u0001',
+      "user",
+      `${"x".repeat(9000)}\udc00${"/w/b ".repeat(500)}`,
+    ),
+  );
+  const keys = fc.oneof(
+    fc.constantFrom("role", "content", "__proto__", "10", "2", "a", "B", "é", "\ud800", ""),
+    fc.string(),
+  );
+  return fc.letrec((tie) => ({
+    value: fc.oneof(
+      { depthSize: "small" },
+      strings,
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.constantFrom(null, true, false, -0, 1e21, 5e-7),
+      fc.array(tie("value"), { maxLength: 5 }),
+      fc.dictionary(keys, fc.oneof(tie("value"), fc.constant(undefined)), { maxKeys: 5 }),
+    ),
+  })).value;
+})();
 
 describe("request.conversation", () => {
   it("becomes the prompt: canonical JSON, each string normalized, keys kept", () => {
@@ -64,6 +127,29 @@ describe("request.conversation", () => {
         expect(normalizePrompt(text, opts)).toBe(text);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it("property: one pass gives the two-pass text exactly, with and without counting rules", () => {
+    const opts = { ...machine, projectPath: "/w" };
+    fc.assert(
+      fc.property(trickyJson, (conversation) => {
+        const expected = twoPassPrompt(conversation, (s) => normalizePrompt(s, opts));
+        expect(conversationPrompt(conversation, opts)).toBe(expected);
+        expect(conversationPrompt(conversation, opts, {})).toBe(expected);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("errors name the same field as before: the first bad member in its own order, holes last", () => {
+    const bad = { b: Number.NaN, a: Number.POSITIVE_INFINITY };
+    expect(() => conversationPrompt(bad, machine)).toThrow(/request.conversation.b is NaN/);
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the point
+    const holey = [1, , 2];
+    expect(() => conversationPrompt({ x: holey }, machine)).toThrow(/array index 1 is a hole/);
+    expect(() => conversationPrompt({ x: holey, y: [Number.NaN] }, machine)).toThrow(
+      /request.conversation.y\[0\] is NaN/,
     );
   });
 
