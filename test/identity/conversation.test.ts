@@ -103,7 +103,19 @@ describe("request.conversation", () => {
     );
   });
 
-  it("property: the whole-text pass never changes a conversation prompt", () => {
+  it("a whole-text pass would change a conversation with fenced code: why the recipe goes string by string", () => {
+    const opts = { ...machine, projectPath: "/w" };
+    const conversation = {
+      messages: [{ role: "user", content: "see\n```\nif (a)  {\n    b()\n}\n```" }],
+    };
+    const text = conversationPrompt(conversation, opts);
+    // The fenced code keeps its indentation string by string...
+    expect(text).toContain("if (a)  {\\n    b()");
+    // ...which a pass over the JSON text (no line starts there) would collapse.
+    expect(normalizePrompt(text, opts)).not.toBe(text);
+  });
+
+  it("property: without code fences, the whole-text pass never changes a conversation prompt", () => {
     const opts = { ...machine, projectPath: "/w" };
     const strings = fc.oneof(
       fc.string(),
