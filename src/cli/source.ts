@@ -142,8 +142,16 @@ export interface EntrySource {
    * granted: when not, a command that needs the order sorts (and so holds) its rows.
    */
   readonly sortsByRecordedAt: boolean;
-  /** Remove entries; resolves to the keys removed. `onItem` is called per key or file. */
-  remove(records: readonly RemoveTarget[], onItem?: () => void): Promise<string[]>;
+  /**
+   * Remove entries; resolves to the keys removed. `onItem` is called per key
+   * or file; `before` (how many an earlier batch removed) goes into the
+   * message of a failure.
+   */
+  remove(
+    records: readonly RemoveTarget[],
+    onItem?: () => void,
+    options?: { before?: number },
+  ): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -377,9 +385,14 @@ class StoreSource implements EntrySource {
     return out;
   }
 
-  async remove(records: readonly RemoveTarget[], onItem?: () => void): Promise<string[]> {
+  async remove(
+    records: readonly RemoveTarget[],
+    onItem?: () => void,
+    options: { before?: number } = {},
+  ): Promise<string[]> {
     const removed: string[] = [];
     if (!this.exists) return removed;
+    const before = options.before ?? 0;
     const store = this.#open();
     for (const { key } of records) {
       try {
@@ -388,7 +401,9 @@ class StoreSource implements EntrySource {
         if (!isStoreError(error)) throw error;
         throw storeFailure(
           error,
-          `delete ${key} (${removed.length} of ${records.length} deleted before it)`,
+          before === 0
+            ? `delete ${key} (${removed.length} of ${records.length} deleted before it)`
+            : `delete ${key} (${before + removed.length} deleted before it)`,
           this.url,
         );
       }

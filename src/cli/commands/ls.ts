@@ -102,17 +102,25 @@ export async function readAll(source: EntrySource, io: Io): Promise<SourceConten
 }
 
 /**
- * Tell stderr about entries that could not be read.
+ * Tell stderr about entries that could not be read: how many (`count`, by
+ * default all of `problems`) and the first.
  *
  * @example
  * warnProblems(io, contents.problems);
  */
-export function warnProblems(io: Io, problems: readonly SourceProblem[]): void {
-  if (problems.length === 0) return;
+export function warnProblems(
+  io: Io,
+  problems: readonly SourceProblem[],
+  count = problems.length,
+): void {
+  if (count === 0 || problems[0] === undefined) return;
   io.err(
-    `${io.errStyle.yellow("invocache: warning:")} skipped ${plural(problems.length, "malformed entry", "malformed entries")}; first: ${problems[0]!.message}\n`,
+    `${io.errStyle.yellow("invocache: warning:")} skipped ${plural(count, "malformed entry", "malformed entries")}; first: ${problems[0].message}\n`,
   );
 }
+
+/** Problems `ls --json` lists; past these it says how many it left out (`problemsOmitted`). */
+const JSON_PROBLEMS = 1000;
 
 /**
  * @example
@@ -135,7 +143,8 @@ Options:
   --model MODEL      only entries of this model
   --json             {"source", "entries": [{"key", "namespace", "id", "shortId", "occurrence",
                      "role", "model", "task", "attempt", "verdict", "recordedAt", "durationMs",
-                     "bytes", "cassette"?}], "problems": [{"key", "message"}]}
+                     "bytes", "cassette"?}], "problems": [{"key", "message"}] (the first 1,000;
+                     "problemsOmitted": how many more, when there are)}
   -h, --help         this help
 
 Examples:
@@ -156,7 +165,11 @@ Examples:
       // here, holding every row (about 1.5 KB each).
       const list = new RowPrinter(io, source, values);
       const held: EntryRow[] = [];
+      // Problems are counted; only the first are kept (a store of corrupt
+      // entries would otherwise be held whole, one problem per entry).
       const problems: SourceProblem[] = [];
+      let problemCount = 0;
+      const keep = values.json ? JSON_PROBLEMS : 1;
       const ordered = source.sortsByRecordedAt;
       const bar = progress(io, `reading ${source.url}`);
       let totals: ScanTotals;
@@ -170,7 +183,9 @@ Examples:
               if (ordered) return list.add(r);
               held.push(r);
             },
-            problem: (p) => problems.push(p),
+            problem: (p) => {
+              if (problemCount++ < keep) problems.push(p);
+            },
           },
           () => bar.tick(),
           { order: "recordedAt" },
@@ -182,7 +197,7 @@ Examples:
         held.sort(byRecordedAt);
         for (const r of held.splice(0)) await list.add(r);
       }
-      await list.end(problems, totals.files);
+      await list.end(problems, problemCount, totals.files);
       return EXIT.ok;
     } finally {
       await source.close();
@@ -258,21 +273,27 @@ class RowPrinter {
     await this.#out.write(`${this.#line(this.#cells(r))}\n`);
   }
 
-  async end(problems: readonly SourceProblem[], files: number | undefined): Promise<void> {
+  async end(
+    problems: readonly SourceProblem[],
+    problemCount: number,
+    files: number | undefined,
+  ): Promise<void> {
     const io = this.#io;
     const source = this.#source;
     if (this.#json) {
-      const problemsJson = JSON.stringify(problems, null, 2).replaceAll("\n", "\n  ");
+      const omitted = problemCount - problems.length;
+      const tail = omitted > 0 ? { problems, problemsOmitted: omitted } : { problems };
+      const tailJson = JSON.stringify(tail, null, 2).slice(1, -2);
       await this.#out.write(
         this.#count === 0
-          ? `${JSON.stringify({ source: source.url, entries: [], problems }, null, 2)}\n`
-          : `\n  ],\n  "problems": ${problemsJson}\n}\n`,
+          ? `${JSON.stringify({ source: source.url, entries: [], ...tail }, null, 2)}\n`
+          : `\n  ],${tailJson}\n}\n`,
       );
       await this.#out.end();
       return;
     }
     await this.#out.end();
-    warnProblems(io, problems);
+    warnProblems(io, problems, problemCount);
     if (!source.exists) {
       io.out(`Nothing recorded yet: ${source.url} does not exist.\n`);
       return;
