@@ -23,6 +23,8 @@ const N = BIG ? 300_000 : 40_000;
 const HEAP_MB = 16;
 const cwd = tempDir("cli-scale");
 const file = join(cwd, "big.sqlite");
+/** 1,100 copies whose key and entry id differ: every one a problem. */
+const badFile = join(cwd, "bad.sqlite");
 const url = `sqlite://${file}`;
 const capped = { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` };
 
@@ -38,9 +40,9 @@ const sqlite3 = createRequire(createRequire(import.meta.url).resolve("@keyv/sqli
   "sqlite3",
 ) as { Database: new (path: string, cb: (e: Error | null) => void) => Db };
 
-async function withDb<T>(run: (db: Db) => Promise<T>): Promise<T> {
+async function withDb<T>(run: (db: Db) => Promise<T>, path = file): Promise<T> {
   const db = await new Promise<Db>((resolve, reject) => {
-    const d = new sqlite3.Database(file, (e) => (e ? reject(e) : resolve(d)));
+    const d = new sqlite3.Database(path, (e) => (e ? reject(e) : resolve(d)));
   });
   try {
     return await run(db);
@@ -101,7 +103,41 @@ beforeAll(async () => {
       `DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = '${entryKey("default", TEMPLATE_ID, 0)}'`,
     );
   });
+  const bad = openStore(`sqlite://${badFile}`);
+  await bad.set(entryKey("default", TEMPLATE_ID, 0), template() as never);
+  await bad.close();
+  await withDb(async (db) => {
+    // Not materialized: SQLite draws the random id once per reference.
+    await sql(
+      db,
+      `WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 1100),
+       ids(id) AS (SELECT lower(hex(randomblob(32))) FROM c)
+       INSERT INTO ${SQLITE_VALUES_TABLE} (key, value)
+       SELECT 'default:e:' || ids.id || ':0', replace(t.value, '${TEMPLATE_ID}', ids.id)
+       FROM ids, (SELECT value FROM ${SQLITE_VALUES_TABLE}) t`,
+    );
+  }, badFile);
 }, BUILD_TIMEOUT);
+
+describe("a store of malformed entries", () => {
+  const badUrl = () => `sqlite://${badFile}`;
+  it("ls --json lists the first 1,000 problems and counts the rest", { timeout: 60_000 }, () => {
+    const r = cli(["ls", "--store", badUrl(), "--json"], { cwd });
+    expect(r.status, r.stderr).toBe(0);
+    const out = r.json<{ entries: unknown[]; problems: unknown[]; problemsOmitted?: number }>();
+    expect(out.entries).toHaveLength(1);
+    expect(out.problems).toHaveLength(1000);
+    expect(out.problemsOmitted).toBe(100);
+  });
+
+  it("ls and prune warn with the count of all of them", { timeout: 60_000 }, () => {
+    for (const args of [["ls"], ["prune", "--older-than", "3650d", "--dry-run"]]) {
+      const r = cli([...args, "--store", badUrl()], { cwd });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/skipped 1100 malformed entries; first: .*the key says otherwise/);
+    }
+  });
+});
 
 describe(`a ${N.toLocaleString("en")}-entry SQLite store, the CLI capped at a ${HEAP_MB} MB heap`, () => {
   it("ls --json lists every entry, oldest first", { timeout: 120_000 }, () => {
