@@ -54,7 +54,7 @@ async function build(file: string, n: number): Promise<void> {
   const exec = (sql: string) =>
     new Promise<void>((resolve, reject) => db.exec(sql, (e) => (e ? reject(e) : resolve())));
   await exec(`WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${n - 1}),
-    ids(id) AS (SELECT lower(hex(randomblob(32))) FROM c)
+    ids(id) AS MATERIALIZED (SELECT lower(hex(randomblob(32))) FROM c)
     INSERT INTO ${SQLITE_VALUES_TABLE} (key, value)
     SELECT 'default:e:' || ids.id || ':0', replace(t.value, '${id}', ids.id)
     FROM ids, (SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = 'default:e:${id}:0') t`);

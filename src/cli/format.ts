@@ -89,16 +89,30 @@ export function renderTable(
     Math.max(visibleWidth(h), ...rows.map((r) => visibleWidth(r[i] ?? ""))),
   );
   const indent = opts.indent ?? "";
-  const line = (cells: readonly string[]) =>
-    indent +
-    cells
-      .map((cell, i) => {
-        const pad = " ".repeat(Math.max(0, (widths[i] ?? 0) - visibleWidth(cell)));
-        if (i === cells.length - 1 && opts.align?.[i] !== "right") return cell;
-        return opts.align?.[i] === "right" ? pad + cell : cell + pad;
-      })
-      .join("  ")
-      .trimEnd();
+  const line = (cells: readonly string[]) => indent + tableLine(cells, widths, opts.align);
   const head = line(header);
   return `${opts.headerStyle ? opts.headerStyle(head) : head}\n${rows.map((r) => `${line(r)}\n`).join("")}`;
+}
+
+/**
+ * One table row with the given column widths (a wider cell pushes the rest
+ * of its row): what {@link renderTable} prints per row, and what a command
+ * streaming rows prints with widths fixed up front.
+ *
+ * @example
+ * tableLine(["ab", "7"], [4, 3], ["left", "right"]) // "ab      7"
+ */
+export function tableLine(
+  cells: readonly string[],
+  widths: readonly number[],
+  align: readonly Align[] = [],
+): string {
+  return cells
+    .map((cell, i) => {
+      const pad = " ".repeat(Math.max(0, (widths[i] ?? 0) - visibleWidth(cell)));
+      if (i === cells.length - 1 && align[i] !== "right") return cell;
+      return align[i] === "right" ? pad + cell : cell + pad;
+    })
+    .join("  ")
+    .trimEnd();
 }

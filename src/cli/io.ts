@@ -28,6 +28,12 @@ export interface Io {
   readonly cwd: string;
   /** Write to stdout as is (add the newline yourself). */
   out(text: string | Uint8Array): void;
+  /**
+   * Resolves once what `out` wrote has left the process's buffer (a slow
+   * reader of a pipe): a command printing a million rows waits here instead
+   * of queueing them all in memory. Absent: nothing to wait for.
+   */
+  drained?(): Promise<void>;
   /** Write to stderr as is. */
   err(text: string): void;
   /** Styles for stdout and stderr. */
@@ -111,6 +117,13 @@ export function processIo(): Io {
     out: (text) => {
       process.stdout.write(text);
     },
+    drained: () =>
+      process.stdout.writableNeedDrain
+        ? new Promise<void>((resolve) => {
+            // A closed pipe never drains: main.ts exits on its EPIPE.
+            process.stdout.once("drain", resolve);
+          })
+        : Promise.resolve(),
     err: (text) => {
       process.stderr.write(text);
     },

@@ -73,14 +73,30 @@ export interface SourceContents {
 /** What {@link EntrySource.remove} needs of an entry: its key, and its file in a folder. */
 export type RemoveTarget = Pick<EntryRecord, "key" | "cassette">;
 
-/** What {@link EntrySource.scan} hands over, one at a time. */
+/**
+ * What {@link EntrySource.scan} hands over, one at a time. A visitor that
+ * returns a promise is awaited before the next item is read (prune deletes
+ * a batch there), so the scan never runs ahead of it.
+ */
 export interface SourceVisitor {
-  entry(record: EntryRecord): void;
+  entry(record: EntryRecord): void | Promise<void>;
   problem(problem: SourceProblem): void;
 }
 
+/** How to scan. */
+export interface ScanOptions {
+  /**
+   * Ask for entries by recording time (then key): granted when the backend
+   * sorts inside its database (SQLite), see {@link ScanTotals.ordered}.
+   */
+  order?: "recordedAt";
+}
+
 /** The counts of a scan: run records, and cassette files for a folder. */
-export type ScanTotals = Omit<SourceContents, "entries" | "problems">;
+export type ScanTotals = Omit<SourceContents, "entries" | "problems"> & {
+  /** True when the entries came by recording time (`order` was asked and granted). */
+  ordered?: boolean;
+};
 
 /** `read` on top of `scan`: collect everything. */
 async function collect(
@@ -90,7 +106,12 @@ async function collect(
   const entries: EntryRecord[] = [];
   const problems: SourceProblem[] = [];
   const totals = await source.scan(
-    { entry: (r) => entries.push(r), problem: (p) => problems.push(p) },
+    {
+      entry: (r) => {
+        entries.push(r);
+      },
+      problem: (p) => problems.push(p),
+    },
     onItem,
   );
   return { entries, problems, ...totals };
@@ -115,9 +136,22 @@ export interface EntrySource {
    * memory that does not grow with the store. Resolves to the counts `read`
    * would give besides the entries.
    */
-  scan(visit: SourceVisitor, onItem?: () => void): Promise<ScanTotals>;
-  /** Remove entries; resolves to the keys removed. `onItem` is called per key or file. */
-  remove(records: readonly RemoveTarget[], onItem?: () => void): Promise<string[]>;
+  scan(visit: SourceVisitor, onItem?: () => void, options?: ScanOptions): Promise<ScanTotals>;
+  /**
+   * Whether {@link EntrySource.scan} with `order: "recordedAt"` will be
+   * granted: when not, a command that needs the order sorts (and so holds) its rows.
+   */
+  readonly sortsByRecordedAt: boolean;
+  /**
+   * Remove entries; resolves to the keys removed. `onItem` is called per key
+   * or file; `before` (how many an earlier batch removed) goes into the
+   * message of a failure.
+   */
+  remove(
+    records: readonly RemoveTarget[],
+    onItem?: () => void,
+    options?: { before?: number },
+  ): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -316,17 +350,28 @@ class StoreSource implements EntrySource {
     return collect(this, onItem);
   }
 
-  async scan(visit: SourceVisitor, onItem?: () => void): Promise<ScanTotals> {
+  get sortsByRecordedAt(): boolean {
+    return !this.exists || this.#open().listByRecordedAt !== undefined;
+  }
+
+  async scan(
+    visit: SourceVisitor,
+    onItem?: () => void,
+    options: ScanOptions = {},
+  ): Promise<ScanTotals> {
     const out: ScanTotals = { runs: 0 };
-    if (!this.exists) return out;
+    if (!this.exists) return { ...out, ordered: options.order !== undefined };
     const prefix = this.namespace === undefined ? "" : `${this.namespace}:`;
+    const store = this.#open();
+    const byTime = options.order === "recordedAt" ? store.listByRecordedAt : undefined;
+    out.ordered = byTime !== undefined;
     try {
-      for await (const [key, value] of this.#open().list(prefix)) {
+      for await (const [key, value] of byTime?.(prefix) ?? store.list(prefix)) {
         onItem?.();
         if (isRunKey(key)) out.runs++;
         const r = toRecord(key, value, `${this.url} ${key}`);
         if (r === undefined) continue;
-        if ("entry" in r) visit.entry(r);
+        if ("entry" in r) await visit.entry(r);
         else visit.problem(r);
       }
     } catch (error) {
@@ -340,9 +385,14 @@ class StoreSource implements EntrySource {
     return out;
   }
 
-  async remove(records: readonly RemoveTarget[], onItem?: () => void): Promise<string[]> {
+  async remove(
+    records: readonly RemoveTarget[],
+    onItem?: () => void,
+    options: { before?: number } = {},
+  ): Promise<string[]> {
     const removed: string[] = [];
     if (!this.exists) return removed;
+    const before = options.before ?? 0;
     const store = this.#open();
     for (const { key } of records) {
       try {
@@ -351,7 +401,9 @@ class StoreSource implements EntrySource {
         if (!isStoreError(error)) throw error;
         throw storeFailure(
           error,
-          `delete ${key} (${removed.length} of ${records.length} deleted before it)`,
+          before === 0
+            ? `delete ${key} (${removed.length} of ${records.length} deleted before it)`
+            : `delete ${key} (${before + removed.length} deleted before it)`,
           this.url,
         );
       }
@@ -390,6 +442,9 @@ class CassetteSource implements EntrySource {
     return collect(this, onItem);
   }
 
+  /** A cassette is read whole anyway: its entries are sorted by the command. */
+  readonly sortsByRecordedAt = false;
+
   async scan(visit: SourceVisitor, onItem?: () => void): Promise<ScanTotals> {
     const files = this.files();
     const out: ScanTotals = { runs: 0, files: files.length };
@@ -412,7 +467,7 @@ class CassetteSource implements EntrySource {
         if (isRunKey(item.key)) out.runs++;
         const r = toRecord(item.key, item.value, `${where} ${item.key}`);
         if (r === undefined) continue;
-        if ("entry" in r) visit.entry(cassette === undefined ? r : { ...r, cassette });
+        if ("entry" in r) await visit.entry(cassette === undefined ? r : { ...r, cassette });
         else visit.problem(r);
       }
     }

@@ -27,6 +27,13 @@ export interface Backend {
   /** Every stored row whose logical key starts with `prefix` (literally), expired ones included. */
   listRaw(prefix: string): AsyncIterable<RawRow>;
   /**
+   * Optional: the rows of `listRaw`, ordered by the stored entry's
+   * `meta.recordedAt` then key, sorted by the database (in its own bounded
+   * memory and temp files, not the caller's). A `null` is a step that made
+   * progress without a row yet (a long sort stays within the per-step timeout).
+   */
+  listRawByRecordedAt?(prefix: string): AsyncIterable<RawRow | null>;
+  /**
    * See `Store.acquireLease`; must be atomic across processes sharing the
    * backend. `notAfter` (epoch ms, this process's clock) is when the caller
    * gives up: a request that reaches the server later must change nothing

@@ -5,7 +5,7 @@
  * creation and a timeout on every operation. Backends only talk to their database.
  */
 import type { StoreError } from "../errors.js";
-import type { Backend, BackendFactory } from "./backend.js";
+import type { Backend, BackendFactory, RawRow } from "./backend.js";
 import { deserializeRecord, isExpired, serializeRecord } from "./json.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "./shell.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
@@ -20,6 +20,11 @@ export interface KeyvStoreOptions {
    * answer. Its failure is ignored here; the factory reports it.
    */
   load?: () => Promise<unknown>;
+  /**
+   * The backend sorts by recording time (`Backend.listRawByRecordedAt`): the
+   * store then has `listByRecordedAt`. Only the backends that can are given it.
+   */
+  sortsByRecordedAt?: boolean;
 }
 
 /**
@@ -40,9 +45,20 @@ export class KeyvStore implements Store {
   #loading: Promise<void> | undefined;
   /** The backend once it opened and the driver loaded: reads then take the short path (`#read`). */
   #opened: Backend | undefined;
+  /** See `Store.listByRecordedAt`: present only when the backend sorts (`sortsByRecordedAt`). */
+  readonly listByRecordedAt?: (prefix: string) => AsyncIterable<[string, JsonValue]>;
 
   constructor(url: string, factory: BackendFactory, options: KeyvStoreOptions) {
     this.url = url;
+    if (options.sortsByRecordedAt === true) {
+      this.listByRecordedAt = (prefix) =>
+        this.#listing(prefix, (b) => {
+          if (b.listRawByRecordedAt === undefined) {
+            throw new TypeError(`the backend of ${url} cannot list by recording time`);
+          }
+          return b.listRawByRecordedAt(prefix);
+        });
+    }
     this.#factory = factory;
     this.#timeoutMs = options.timeoutMs;
     this.#load = options.load;
@@ -142,6 +158,14 @@ export class KeyvStore implements Store {
   }
 
   list(prefix: string): AsyncIterable<[string, JsonValue]> {
+    return this.#listing(prefix, (b) => b.listRaw(prefix));
+  }
+
+  /** `list` over the rows `rowsOf` gives (`null`: a step that produced no row yet). */
+  #listing(
+    prefix: string,
+    rowsOf: (backend: Backend) => AsyncIterable<RawRow | null>,
+  ): AsyncIterable<[string, JsonValue]> {
     const store = this;
     return {
       async *[Symbol.asyncIterator]() {
@@ -154,7 +178,7 @@ export class KeyvStore implements Store {
           prefix,
           store.#guard("list", prefix, async () => backend.ready?.()),
         );
-        const rows = backend.listRaw(prefix)[Symbol.asyncIterator]();
+        const rows = rowsOf(backend)[Symbol.asyncIterator]();
         try {
           while (true) {
             const step = await store.#timed(
@@ -163,6 +187,7 @@ export class KeyvStore implements Store {
               store.#guard("list", prefix, () => rows.next()),
             );
             if (step.done) return;
+            if (step.value === null) continue;
             const [key, text] = step.value;
             const record = await store.#guard("list", key, async () => deserializeRecord(text));
             if (!isExpired(record)) yield [key, record.value];

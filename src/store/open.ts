@@ -83,6 +83,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
       new KeyvStore(location.url, readOnlyFactory(location), {
         timeoutMs,
         load: () => loadBackend(location),
+        sortsByRecordedAt: location.kind === "sqlite",
       }),
     );
   }

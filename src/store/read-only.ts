@@ -28,6 +28,7 @@ export function readOnlyStore(store: Store): Store {
     url: store.url,
     get: (key) => store.get(key),
     list: (prefix) => store.list(prefix),
+    ...(store.listByRecordedAt === undefined ? {} : { listByRecordedAt: store.listByRecordedAt }),
     set: (key) => refuse("set", key),
     delete: (key) => refuse("delete", key),
     acquireLease: (key) => refuse("acquireLease", key),

@@ -61,6 +61,14 @@ export interface Store {
   /** Every live `[key, value]` whose key starts with `prefix`, in no promised order. */
   list(prefix: string): AsyncIterable<[string, JsonValue]>;
   /**
+   * Optional, on stores that can sort inside their database (the embedded
+   * SQLite store opened read-only): `list`, ordered by each entry's
+   * `meta.recordedAt`, then key (binary), in memory that does not grow with
+   * the store. Values that are not entries come first. Absent where the
+   * backend cannot sort.
+   */
+  readonly listByRecordedAt?: (prefix: string) => AsyncIterable<[string, JsonValue]>;
+  /**
    * Try to take the lease `key` for `owner` for `ttlMs` milliseconds. Resolves
    * `true` when taken (absent, expired, or already held by `owner`: renewed),
    * `false` when someone else holds a live lease. Atomic across processes

@@ -215,6 +215,8 @@ export function cli(
     ...(opts.gid === undefined ? {} : { gid: opts.gid }),
     encoding: "utf8",
     timeout: 60_000,
+    // Large listings (test/cli/scale.test.ts) print tens of MB; the default is 1 MiB.
+    maxBuffer: 1 << 30,
   });
   return {
     status: r.status,

@@ -3,16 +3,27 @@
  */
 import { shortId } from "../../identity/index.js";
 import { parseCommandArgs } from "../args.js";
-import { type Command, printJson } from "../command.js";
+import type { Command } from "../command.js";
 import { EXIT } from "../errors.js";
-import { formatBytes, formatMs, oneLine, plural, renderTable, shortTime } from "../format.js";
+import {
+  formatBytes,
+  formatMs,
+  oneLine,
+  plural,
+  renderTable,
+  shortTime,
+  tableLine,
+  visibleWidth,
+} from "../format.js";
 import type { Io } from "../io.js";
 import { modelLabel } from "../manifest-label.js";
+import { OutputBuffer } from "../output-buffer.js";
 import { progress } from "../progress.js";
 import {
   type EntryRecord,
   type EntrySource,
   openSource,
+  type ScanTotals,
   SOURCE_OPTIONS,
   type SourceContents,
   type SourceProblem,
@@ -91,17 +102,25 @@ export async function readAll(source: EntrySource, io: Io): Promise<SourceConten
 }
 
 /**
- * Tell stderr about entries that could not be read.
+ * Tell stderr about entries that could not be read: how many (`count`, by
+ * default all of `problems`) and the first.
  *
  * @example
  * warnProblems(io, contents.problems);
  */
-export function warnProblems(io: Io, problems: readonly SourceProblem[]): void {
-  if (problems.length === 0) return;
+export function warnProblems(
+  io: Io,
+  problems: readonly SourceProblem[],
+  count = problems.length,
+): void {
+  if (count === 0 || problems[0] === undefined) return;
   io.err(
-    `${io.errStyle.yellow("invocache: warning:")} skipped ${plural(problems.length, "malformed entry", "malformed entries")}; first: ${problems[0]!.message}\n`,
+    `${io.errStyle.yellow("invocache: warning:")} skipped ${plural(count, "malformed entry", "malformed entries")}; first: ${problems[0].message}\n`,
   );
 }
+
+/** Problems `ls --json` lists; past these it says how many it left out (`problemsOmitted`). */
+const JSON_PROBLEMS = 1000;
 
 /**
  * @example
@@ -124,7 +143,8 @@ Options:
   --model MODEL      only entries of this model
   --json             {"source", "entries": [{"key", "namespace", "id", "shortId", "occurrence",
                      "role", "model", "task", "attempt", "verdict", "recordedAt", "durationMs",
-                     "bytes", "cassette"?}], "problems": [{"key", "message"}]}
+                     "bytes", "cassette"?}], "problems": [{"key", "message"}] (the first 1,000;
+                     "problemsOmitted": how many more, when there are)}
   -h, --help         this help
 
 Examples:
@@ -139,12 +159,20 @@ Examples:
     const source = openSource(values, io);
     try {
       // One entry at a time, keeping only its row (a few short fields), never
-      // the entry (prompt, response): a store of a million entries lists in
-      // the memory of its rows. Sorted by recording time afterwards.
-      const rows: EntryRow[] = [];
+      // the entry (prompt, response). A store that sorts by time itself
+      // (SQLite) hands the rows over in order and they are printed as they
+      // come: memory does not grow with the store. Other sources are sorted
+      // here, holding every row (about 1.5 KB each).
+      const list = new RowPrinter(io, source, values);
+      const held: EntryRow[] = [];
+      // Problems are counted; only the first are kept (a store of corrupt
+      // entries would otherwise be held whole, one problem per entry).
       const problems: SourceProblem[] = [];
+      let problemCount = 0;
+      const keep = values.json ? JSON_PROBLEMS : 1;
+      const ordered = source.sortsByRecordedAt;
       const bar = progress(io, `reading ${source.url}`);
-      let totals: Awaited<ReturnType<EntrySource["scan"]>>;
+      let totals: ScanTotals;
       try {
         totals = await source.scan(
           {
@@ -152,87 +180,203 @@ Examples:
               const r = entryRow(record);
               if (values.role !== undefined && r.role !== values.role) return;
               if (values.model !== undefined && r.model !== values.model) return;
-              rows.push(r);
+              if (ordered) return list.add(r);
+              held.push(r);
             },
-            problem: (p) => problems.push(p),
+            problem: (p) => {
+              if (problemCount++ < keep) problems.push(p);
+            },
           },
           () => bar.tick(),
+          { order: "recordedAt" },
         );
       } finally {
         bar.done();
       }
-      rows.sort((a, b) => a.recordedAt.localeCompare(b.recordedAt) || a.key.localeCompare(b.key));
-      const contents = { problems, files: totals.files };
-      if (values.json) {
-        printJson(io, { source: source.url, entries: rows, problems: contents.problems });
-        return EXIT.ok;
+      if (!totals.ordered) {
+        held.sort(byRecordedAt);
+        for (const r of held.splice(0)) await list.add(r);
       }
-      warnProblems(io, contents.problems);
-      if (!source.exists) {
-        io.out(`Nothing recorded yet: ${source.url} does not exist.\n`);
-        return EXIT.ok;
-      }
-      // A folder says how many cassettes it held: "no entries" in zero files is a wrong path.
-      const where =
-        contents.files === undefined
-          ? source.url
-          : `${source.url} (${plural(contents.files, "cassette")})`;
-      if (rows.length === 0) {
-        io.out(
-          `No entries in ${where}${values.namespace ? `, namespace ${values.namespace}` : ""}.\n`,
-        );
-        return EXIT.ok;
-      }
-      const s = io.style;
-      const namespaces = new Set(rows.map((r) => r.namespace));
-      const withNs = namespaces.size > 1;
-      const withFile = source.folder;
-      const header = [
-        ...(withFile ? ["cassette"] : []),
-        "id",
-        "occ",
-        ...(withNs ? ["namespace"] : []),
-        "role",
-        "model",
-        "attempt",
-        "verdict",
-        "recorded",
-        "took",
-        "size",
-      ];
-      const table = rows.map((r) => [
-        ...(withFile ? [oneLine(r.cassette ?? "", 40)] : []),
-        s.cyan(r.shortId),
-        String(r.occurrence),
-        ...(withNs ? [r.namespace] : []),
-        oneLine(r.role, 20),
-        oneLine(r.model === "" ? "-" : r.model, 24),
-        String(r.attempt),
-        r.verdict === null
-          ? s.dim("-")
-          : r.verdict === "accepted"
-            ? s.green(r.verdict)
-            : s.red(r.verdict),
-        shortTime(r.recordedAt),
-        formatMs(r.durationMs),
-        formatBytes(r.bytes),
-      ]);
-      const right = new Set(["occ", "attempt", "took", "size"]);
-      io.out(
-        renderTable(header, table, {
-          align: header.map((h) => (right.has(h) ? "right" : "left")),
-          headerStyle: s.dim,
-        }),
-      );
-      const ids = new Set(rows.map((r) => r.id)).size;
-      io.out(
-        s.dim(
-          `${plural(rows.length, "entry", "entries")} (${plural(ids, "id")}${withNs ? `, ${plural(namespaces.size, "namespace")}` : ` in namespace ${[...namespaces][0]}`}) in ${where}\n`,
-        ),
-      );
+      await list.end(problems, problemCount, totals.files);
       return EXIT.ok;
     } finally {
       await source.close();
     }
   },
 };
+
+/** Recording time, then key, both compared by code unit (as SQLite's BINARY order). */
+function byRecordedAt(a: EntryRow, b: EntryRow): number {
+  if (a.recordedAt !== b.recordedAt) return a.recordedAt < b.recordedAt ? -1 : 1;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/** Rows held before `ls` starts streaming: a listing this short prints as one aligned table. */
+const TABLE_ROWS = 1000;
+
+/**
+ * Prints `ls` rows as they come. Up to {@link TABLE_ROWS} rows are held and,
+ * when the listing ends there, printed exactly as one aligned table. A longer
+ * listing streams: the column widths are those of the first rows held (a
+ * wider cell later pushes its own row), the namespace column is there unless
+ * `--namespace` was given, and the last line counts entries and namespaces
+ * (not distinct ids, which would mean holding every id). `--json` streams
+ * the same document `JSON.stringify` would print.
+ */
+class RowPrinter {
+  readonly #io: Io;
+  readonly #source: EntrySource;
+  readonly #json: boolean;
+  readonly #namespace: string | undefined;
+  readonly #out: OutputBuffer;
+  #held: EntryRow[] | undefined = [];
+  #count = 0;
+  readonly #namespaces = new Set<string>();
+  #widths: number[] = [];
+  #withNs = false;
+
+  constructor(io: Io, source: EntrySource, values: { json?: boolean; namespace?: string }) {
+    this.#io = io;
+    this.#source = source;
+    this.#json = values.json === true;
+    this.#namespace = values.namespace;
+    this.#out = new OutputBuffer(io);
+  }
+
+  async add(r: EntryRow): Promise<void> {
+    this.#count++;
+    this.#namespaces.add(r.namespace);
+    if (this.#json) {
+      const first = this.#count === 1;
+      const head = first
+        ? `{\n  "source": ${JSON.stringify(this.#source.url)},\n  "entries": [\n`
+        : ",\n";
+      await this.#out.write(`${head}    ${JSON.stringify(r, null, 2).replaceAll("\n", "\n    ")}`);
+      return;
+    }
+    if (this.#held !== undefined) {
+      this.#held.push(r);
+      if (this.#held.length <= TABLE_ROWS) return;
+      // Too long for one table: print what is held with fixed widths, then stream.
+      const held = this.#held;
+      this.#held = undefined;
+      this.#withNs = this.#namespace === undefined;
+      const header = this.#header();
+      const cells = held.map((h) => this.#cells(h));
+      this.#widths = header.map((h, i) =>
+        Math.max(visibleWidth(h), ...cells.map((c) => visibleWidth(c[i] ?? ""))),
+      );
+      await this.#out.write(`${this.#io.style.dim(this.#line(header))}\n`);
+      for (const c of cells) await this.#out.write(`${this.#line(c)}\n`);
+      return;
+    }
+    await this.#out.write(`${this.#line(this.#cells(r))}\n`);
+  }
+
+  async end(
+    problems: readonly SourceProblem[],
+    problemCount: number,
+    files: number | undefined,
+  ): Promise<void> {
+    const io = this.#io;
+    const source = this.#source;
+    if (this.#json) {
+      const omitted = problemCount - problems.length;
+      const tail = omitted > 0 ? { problems, problemsOmitted: omitted } : { problems };
+      const tailJson = JSON.stringify(tail, null, 2).slice(1, -2);
+      await this.#out.write(
+        this.#count === 0
+          ? `${JSON.stringify({ source: source.url, entries: [], ...tail }, null, 2)}\n`
+          : `\n  ],${tailJson}\n}\n`,
+      );
+      await this.#out.end();
+      return;
+    }
+    await this.#out.end();
+    warnProblems(io, problems, problemCount);
+    if (!source.exists) {
+      io.out(`Nothing recorded yet: ${source.url} does not exist.\n`);
+      return;
+    }
+    // A folder says how many cassettes it held: "no entries" in zero files is a wrong path.
+    const where = files === undefined ? source.url : `${source.url} (${plural(files, "cassette")})`;
+    if (this.#count === 0) {
+      io.out(`No entries in ${where}${this.#namespace ? `, namespace ${this.#namespace}` : ""}.\n`);
+      return;
+    }
+    const s = io.style;
+    const namespaces = this.#namespaces;
+    if (this.#held === undefined) {
+      io.out(
+        s.dim(
+          `${plural(this.#count, "entry", "entries")} (${namespaces.size > 1 ? plural(namespaces.size, "namespace") : `in namespace ${[...namespaces][0]}`}) in ${where}\n`,
+        ),
+      );
+      return;
+    }
+    const rows = this.#held;
+    this.#withNs = namespaces.size > 1;
+    const header = this.#header();
+    io.out(
+      renderTable(
+        header,
+        rows.map((r) => this.#cells(r)),
+        { align: header.map((h) => (RIGHT.has(h) ? "right" : "left")), headerStyle: s.dim },
+      ),
+    );
+    const ids = new Set(rows.map((r) => r.id)).size;
+    io.out(
+      s.dim(
+        `${plural(rows.length, "entry", "entries")} (${plural(ids, "id")}${this.#withNs ? `, ${plural(namespaces.size, "namespace")}` : ` in namespace ${[...namespaces][0]}`}) in ${where}\n`,
+      ),
+    );
+  }
+
+  #header(): string[] {
+    return [
+      ...(this.#source.folder ? ["cassette"] : []),
+      "id",
+      "occ",
+      ...(this.#withNs ? ["namespace"] : []),
+      "role",
+      "model",
+      "attempt",
+      "verdict",
+      "recorded",
+      "took",
+      "size",
+    ];
+  }
+
+  #cells(r: EntryRow): string[] {
+    const s = this.#io.style;
+    return [
+      ...(this.#source.folder ? [oneLine(r.cassette ?? "", 40)] : []),
+      s.cyan(r.shortId),
+      String(r.occurrence),
+      ...(this.#withNs ? [r.namespace] : []),
+      oneLine(r.role, 20),
+      oneLine(r.model === "" ? "-" : r.model, 24),
+      String(r.attempt),
+      r.verdict === null
+        ? s.dim("-")
+        : r.verdict === "accepted"
+          ? s.green(r.verdict)
+          : s.red(r.verdict),
+      shortTime(r.recordedAt),
+      formatMs(r.durationMs),
+      formatBytes(r.bytes),
+    ];
+  }
+
+  #line(cells: readonly string[]): string {
+    const header = this.#header();
+    return tableLine(
+      cells,
+      this.#widths,
+      header.map((h) => (RIGHT.has(h) ? "right" : "left")),
+    );
+  }
+}
+
+const RIGHT = new Set(["occ", "attempt", "took", "size"]);

@@ -8,8 +8,10 @@ import { isEntryKey } from "../../store/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
-import { plural, renderTable, shortTime } from "../format.js";
+import { type Align, plural, renderTable, shortTime, tableLine, visibleWidth } from "../format.js";
 import { readText } from "../input.js";
+import type { Io } from "../io.js";
+import { OutputBuffer } from "../output-buffer.js";
 import { progress } from "../progress.js";
 import { type EntryRecord, openSource, SOURCE_OPTIONS, type SourceProblem } from "../source.js";
 import { warnProblems } from "./ls.js";
@@ -80,85 +82,199 @@ Examples:
       values.unused === undefined ? undefined : parseUnused(await readText(values.unused, io));
     const source = openSource(values, io, { write: values["dry-run"] !== true });
     try {
-      // One entry at a time: only what is to be removed is kept, a few fields of each.
       const now = Date.now();
-      const doomed: Doomed[] = [];
+      const dryRun = values["dry-run"] === true;
+      const report = new RemovedPrinter(io, source.url, dryRun, values.json === true);
+      // The first problem and a count: prune reports no more than that.
       const problems: SourceProblem[] = [];
+      let problemCount = 0;
       let seen = 0;
-      const bar = progress(io, `reading ${source.url}`);
+      let removedCount = 0;
+      // A store is pruned as it is scanned, in batches of BATCH keys: memory
+      // holds one batch, whatever the store's size. Every scan of a store
+      // backend pages on (or snapshots) its keys, so deleting keys already
+      // read never makes the scan skip or repeat one. A cassette is read
+      // whole anyway and rewritten once per file: its doomed entries are
+      // gathered and removed at the end.
+      const inBatches = source.kind === "store";
+      let batch: Doomed[] = [];
+      const flush = async () => {
+        const doomed = batch;
+        batch = [];
+        if (doomed.length === 0) return;
+        let removed = doomed;
+        if (!dryRun) {
+          const steps = inBatches ? 0 : new Set(doomed.map((r) => r.cassette)).size;
+          const bar = inBatches ? undefined : progress(io, "pruning", steps);
+          try {
+            const keys = new Set(
+              await source.remove(doomed, () => bar?.tick(), { before: removedCount }),
+            );
+            removed = doomed.filter((r) => keys.has(r.key));
+          } finally {
+            bar?.done();
+          }
+        }
+        removedCount += removed.length;
+        for (const r of removed) await report.add(r);
+      };
+      const bar = progress(io, `${dryRun || !inBatches ? "reading" : "pruning"} ${source.url}`);
       try {
         await source.scan(
           {
-            entry: (r) => {
+            entry: async (r) => {
               seen++;
               const old =
                 maxAgeMs !== undefined && now - Date.parse(r.entry.meta.recordedAt) > maxAgeMs;
-              if (old || unused?.(r) === true) doomed.push(doomedOf(r));
+              if (!old && unused?.(r) !== true) return;
+              batch.push(doomedOf(r));
+              if (inBatches && batch.length >= BATCH) await flush();
             },
-            problem: (p) => problems.push(p),
+            problem: (p) => {
+              if (problemCount++ === 0) problems.push(p);
+            },
           },
           () => bar.tick(),
         );
+        if (inBatches) await flush();
       } finally {
         bar.done();
       }
-      doomed.sort((a, b) => a.recordedAt.localeCompare(b.recordedAt) || a.key.localeCompare(b.key));
-      if (!values.json) warnProblems(io, problems);
-      const dryRun = values["dry-run"] === true;
-      let removedKeys: string[] = [];
-      if (!dryRun && doomed.length > 0) {
-        const steps =
-          source.kind === "store" ? doomed.length : new Set(doomed.map((r) => r.cassette)).size;
-        const bar = progress(io, "pruning", steps);
-        try {
-          removedKeys = await source.remove(doomed, () => bar.tick());
-        } finally {
-          bar.done();
-        }
+      if (!inBatches) {
+        batch.sort(byRecordedAt);
+        await flush();
       }
-      const removedSet = new Set(dryRun ? doomed.map((r) => r.key) : removedKeys);
-      const removed = doomed.filter((r) => removedSet.has(r.key));
-      const kept = seen - removed.length;
-      if (values.json) {
-        printJson(io, {
-          source: source.url,
-          dryRun,
-          removed: removed.map((r) => ({
-            key: r.key,
-            id: r.id,
-            recordedAt: r.recordedAt,
-          })),
-          kept,
-        });
-        return EXIT.ok;
-      }
-      const s = io.style;
-      if (removed.length === 0) {
-        io.out(`Nothing to prune in ${source.url} (${plural(kept, "entry", "entries")} kept).\n`);
-        return EXIT.ok;
-      }
-      io.out(
-        renderTable(
-          ["id", "occ", "namespace", "role", "recorded"],
-          removed.map((r) => [
-            s.cyan(shortId(r.id)),
-            String(r.occurrence),
-            r.namespace,
-            r.role,
-            shortTime(r.recordedAt),
-          ]),
-          { headerStyle: s.dim, align: ["left", "right"] },
-        ),
-      );
-      io.out(
-        `${dryRun ? s.yellow("Would remove") : "Removed"} ${plural(removed.length, "entry", "entries")} from ${source.url}; ${kept} kept.${dryRun ? " (dry run: nothing changed)" : ""}\n`,
-      );
+      if (!values.json) warnProblems(io, problems, problemCount);
+      await report.end(seen - removedCount);
       return EXIT.ok;
     } finally {
       await source.close();
     }
   },
 };
+
+/** Keys deleted per batch while a store is scanned. */
+const BATCH = 256;
+
+/** Rows held before the report streams: a report this short prints as one table, by time. */
+const TABLE_ROWS = 1000;
+
+function byRecordedAt(a: Doomed, b: Doomed): number {
+  if (a.recordedAt !== b.recordedAt) return a.recordedAt < b.recordedAt ? -1 : 1;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/**
+ * The removed entries, reported as they go. Up to {@link TABLE_ROWS} are
+ * held and, when that is all, printed by recording time as one aligned
+ * table (or `--json` array). Past that, rows stream in scan order: the
+ * table with the widths of the first rows held, `--json` as the same
+ * document `JSON.stringify` would print.
+ */
+class RemovedPrinter {
+  readonly #io: Io;
+  readonly #url: string;
+  readonly #dryRun: boolean;
+  readonly #json: boolean;
+  readonly #out: OutputBuffer;
+  #held: Doomed[] | undefined = [];
+  #widths: number[] = [];
+  #count = 0;
+
+  constructor(io: Io, url: string, dryRun: boolean, json: boolean) {
+    this.#io = io;
+    this.#url = url;
+    this.#dryRun = dryRun;
+    this.#json = json;
+    this.#out = new OutputBuffer(io);
+  }
+
+  async add(r: Doomed): Promise<void> {
+    this.#count++;
+    if (this.#held !== undefined) {
+      this.#held.push(r);
+      if (this.#held.length <= TABLE_ROWS) return;
+      const held = this.#held;
+      this.#held = undefined;
+      if (this.#json) {
+        await this.#out.write(
+          `{\n  "source": ${JSON.stringify(this.#url)},\n  "dryRun": ${this.#dryRun},\n  "removed": [`,
+        );
+        for (const [i, h] of held.entries())
+          await this.#out.write(`${i === 0 ? "" : ","}${jsonRow(h)}`);
+        return;
+      }
+      const cells = held.map((h) => this.#cells(h));
+      this.#widths = HEADER.map((h, i) =>
+        Math.max(visibleWidth(h), ...cells.map((c) => visibleWidth(c[i] ?? ""))),
+      );
+      await this.#out.write(`${this.#io.style.dim(tableLine(HEADER, this.#widths, ALIGN))}\n`);
+      for (const c of cells) await this.#out.write(`${tableLine(c, this.#widths, ALIGN)}\n`);
+      return;
+    }
+    await this.#out.write(
+      this.#json ? `,${jsonRow(r)}` : `${tableLine(this.#cells(r), this.#widths, ALIGN)}\n`,
+    );
+  }
+
+  async end(kept: number): Promise<void> {
+    const io = this.#io;
+    const held = this.#held;
+    if (held !== undefined) held.sort(byRecordedAt);
+    if (this.#json) {
+      if (held !== undefined) {
+        printJson(io, {
+          source: this.#url,
+          dryRun: this.#dryRun,
+          removed: held.map((r) => ({ key: r.key, id: r.id, recordedAt: r.recordedAt })),
+          kept,
+        });
+      } else {
+        await this.#out.write(`\n  ],\n  "kept": ${kept}\n}\n`);
+      }
+      await this.#out.end();
+      return;
+    }
+    await this.#out.end();
+    const s = io.style;
+    if (this.#count === 0) {
+      io.out(`Nothing to prune in ${this.#url} (${plural(kept, "entry", "entries")} kept).\n`);
+      return;
+    }
+    if (held !== undefined) {
+      io.out(
+        renderTable(
+          HEADER,
+          held.map((r) => this.#cells(r)),
+          { headerStyle: s.dim, align: ALIGN },
+        ),
+      );
+    }
+    const dryRun = this.#dryRun;
+    io.out(
+      `${dryRun ? s.yellow("Would remove") : "Removed"} ${plural(this.#count, "entry", "entries")} from ${this.#url}; ${kept} kept.${dryRun ? " (dry run: nothing changed)" : ""}\n`,
+    );
+  }
+
+  #cells(r: Doomed): string[] {
+    return [
+      this.#io.style.cyan(shortId(r.id)),
+      String(r.occurrence),
+      r.namespace,
+      r.role,
+      shortTime(r.recordedAt),
+    ];
+  }
+}
+
+const HEADER = ["id", "occ", "namespace", "role", "recorded"];
+const ALIGN: Align[] = ["left", "right"];
+
+/** One element of `--json`'s `removed`, as `JSON.stringify(…, null, 2)` indents it there. */
+function jsonRow(r: Doomed): string {
+  const row = { key: r.key, id: r.id, recordedAt: r.recordedAt };
+  return `\n    ${JSON.stringify(row, null, 2).replaceAll("\n", "\n    ")}`;
+}
 
 /** What prune keeps of an entry it will remove (not the entry: a store may hold millions). */
 interface Doomed {

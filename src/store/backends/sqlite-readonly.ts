@@ -14,6 +14,10 @@ import { SQLITE_VALUES_TABLE } from "./sqlite.js";
 
 const BUSY_TIMEOUT_MS = 5000;
 const PAGE = 64;
+/** Rows of the store read per step while building the order (one statement each). */
+const ORDER_CHUNK = 5000;
+/** Names the temp tables of listings running at once on this connection. */
+let orders = 0;
 
 interface RawDatabase {
   all(
@@ -96,6 +100,71 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
         const last = rows.at(-1);
         if (last === undefined || rows.length < PAGE) return;
         after = String(last.key);
+      }
+    },
+    async *listRawByRecordedAt(prefix: string): AsyncIterable<RawRow | null> {
+      // The order is built in a TEMP table (the connection's own temp
+      // database: allowed on a read-only file, kept by SQLite in its page
+      // cache and temp files, not in JS): (recordedAt, key) of every row,
+      // read in chunks of keys so no statement runs long, then paged out
+      // joined with the values. Rows written after the build are not seen;
+      // rows deleted meanwhile drop out of the join.
+      const order = `temp.invocache_order_${++orders}`;
+      await query(`CREATE TABLE ${order} (at TEXT NOT NULL, key TEXT NOT NULL,
+        PRIMARY KEY (at, key)) WITHOUT ROWID`);
+      try {
+        let after = "";
+        while (true) {
+          // The chunk's last key from the key index alone, then its rows.
+          const [chunk] = await query(
+            `SELECT max(key) AS last, count(*) AS n FROM (
+               SELECT key FROM ${SQLITE_VALUES_TABLE}
+               WHERE key > ? AND substr(key, 1, length(?)) = ?
+               ORDER BY key LIMIT ?)`,
+            after,
+            prefix,
+            prefix,
+            ORDER_CHUNK,
+          );
+          const n = Number(chunk?.n ?? 0);
+          if (n === 0) break;
+          const last = String(chunk!.last);
+          // json_valid first: json_extract fails the statement on a corrupt
+          // value (the listing then reports it by key, as for listRaw).
+          await query(
+            `INSERT INTO ${order} (at, key)
+             SELECT coalesce(CASE WHEN json_valid(value)
+               THEN json_extract(value, '$.value.meta.recordedAt') END, ''), key
+             FROM ${SQLITE_VALUES_TABLE}
+             WHERE key > ? AND key <= ? AND substr(key, 1, length(?)) = ?`,
+            after,
+            last,
+            prefix,
+            prefix,
+          );
+          if (n < ORDER_CHUNK) break;
+          after = last;
+          yield null;
+        }
+        let at = "";
+        let key = "";
+        while (true) {
+          const rows = await query(
+            `SELECT o.at AS at, o.key AS key, t.value AS value
+             FROM ${order} o JOIN ${SQLITE_VALUES_TABLE} t ON t.key = o.key
+             WHERE (o.at, o.key) > (?, ?) ORDER BY o.at, o.key LIMIT ?`,
+            at,
+            key,
+            PAGE,
+          );
+          for (const r of rows) yield [String(r.key), String(r.value)];
+          const last = rows.at(-1);
+          if (last === undefined || rows.length < PAGE) return;
+          at = String(last.at);
+          key = String(last.key);
+        }
+      } finally {
+        await query(`DROP TABLE IF EXISTS ${order}`).catch(() => {});
       }
     },
     acquireLease: refuse,
