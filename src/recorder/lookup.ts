@@ -39,28 +39,27 @@ export function hitFrom(core: Core, c: CallContext, raw: JsonValue): Answer {
 }
 
 function hit(core: Core, c: CallContext, entry: Entry): Answer {
-  countHit(core, c, entry.meta.durationMs);
+  const meta = entry.meta;
+  countHit(core, c, meta.durationMs);
   const value =
     core.opts.restoreSecrets === true
       ? restoreSecrets(entry.response, core.opts.secrets === false ? {} : (core.opts.secrets ?? {}))
           .value
       : entry.response;
   // The tokens the recording cost: stored with it, or read from an older recording.
-  const usage = entry.meta.usage ?? extractUsage(entry.response);
-  const verdict = entry.meta.verdict?.verdict;
-  return {
-    value,
-    hit: true,
-    durationMs: entry.meta.durationMs,
-    ...(usage === undefined ? {} : { usage }),
-    ...(verdict === undefined ? {} : { verdict }),
-  };
+  const usage = meta.usage ?? extractUsage(entry.response);
+  const verdict = meta.verdict?.verdict;
+  const answer: Answer = { value, hit: true, durationMs: meta.durationMs };
+  if (usage !== undefined) answer.usage = usage;
+  if (verdict !== undefined) answer.verdict = verdict;
+  return answer;
 }
 
 /** A hit's event and saved time; `stats.hits` is counted with the call's accounts (accounting.ts). */
 export function countHit(core: Core, c: CallContext, savedMs: number): void {
   core.stats.savedMs += savedMs;
-  core.events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
+  if (core.events.listening("hit"))
+    core.events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
 }
 
 /** A miss's event; `stats.misses` is counted with the call's accounts (accounting.ts). */
