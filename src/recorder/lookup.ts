@@ -9,11 +9,12 @@ import type { JsonValue } from "../store/types.js";
 import { extractUsage } from "../usage/extract.js";
 import { type Answer, type CallContext, type Core, TRUSTED } from "./core.js";
 
+/** What answered a lookup: the hit's answer, or why there was none (no object is made for those). */
 export type Lookup =
-  | { kind: "hit"; answer: Answer }
-  | { kind: "miss" }
+  | Answer
+  | "miss"
   /** The store failed on read (already reported): call upstream without the cache. */
-  | { kind: "store-down" };
+  | "store-down";
 
 /** Read the call's entry. A store failure throws in replay, is reported and `store-down` otherwise. */
 export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
@@ -27,10 +28,10 @@ export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
       error,
       c.id,
     );
-    return { kind: "store-down" };
+    return "store-down";
   }
-  if (raw === undefined) return { kind: "miss" };
-  return { kind: "hit", answer: hitFrom(core, c, raw) };
+  if (raw === undefined) return "miss";
+  return hitFrom(core, c, raw);
 }
 
 /** A stored value read for this call: validated, counted as a hit, secrets restored if asked. */

@@ -66,8 +66,13 @@ export class KeyvStore implements Store {
     return this.#loading;
   }
 
-  async get(key: string): Promise<JsonValue | undefined> {
-    checkKey(key);
+  get(key: string): Promise<JsonValue | undefined> {
+    // Not an async function: the short path hands out its one promise as it is.
+    try {
+      checkKey(key);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // No copy needed: our deserializer built the value with JSON.parse just
     // now, a fresh tree that nobody else holds (the memory backend too keeps text).
     const opened = this.#opened;
