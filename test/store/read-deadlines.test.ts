@@ -70,11 +70,13 @@ const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeo
 
 describe("store reads share one timer", () => {
   it("each held read fails with its own timeout error, in the order they started", async () => {
-    const { store, map } = await heldStore(150);
+    // Half a timeout apart: the first one's timer would have to fire that late
+    // for both to expire together.
+    const { store, map } = await heldStore(500);
     map.hold();
     const log: string[] = [];
     const first = settle(store.get("k"), log, "first");
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    await new Promise((resolve) => setTimeout(resolve, 250));
     const second = settle(store.get("k"), log, "second");
     const e1 = await first;
     // The second read started later: its timeout has not passed yet.
@@ -84,7 +86,7 @@ describe("store reads share one timer", () => {
     for (const e of [e1, e2]) {
       expect(e).toBeInstanceOf(StoreError);
       expect((e as StoreError).operation).toBe("get");
-      expect((e as StoreError).message).toContain('get "k" failed: timed out after 150 ms');
+      expect((e as StoreError).message).toContain('get "k" failed: timed out after 500 ms');
     }
     // The store answers again: a read after the timeouts is served.
     map.release();
