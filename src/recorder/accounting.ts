@@ -29,15 +29,15 @@ export function endCall(
     answer === undefined
       ? undefined
       : (answer.usage ?? (upstream ? extractUsage(answer.value) : undefined));
-  const runIds: string[] = [];
-  for (let s: RunInfo | undefined = c.scope; s !== undefined; s = s.parent) runIds.push(s.runId);
+  const runIds = runIdsOf(c.scope);
   const cost = priceCall(c.manifest.model, usage);
+  const m = c.manifest;
   const summary: CallSummary = {
     id: c.id,
     occurrence: c.occurrence,
-    attempt: c.manifest.attempt,
-    role: c.manifest.role,
-    model: c.manifest.model,
+    attempt: m.attempt,
+    role: m.role,
+    model: m.model,
     namespace: core.namespace,
     mode: core.mode,
     runIds,
@@ -46,17 +46,29 @@ export function endCall(
     shared: answer?.shared === true,
     missed: c.facts.missed,
     upstream,
-    ...(usage === undefined ? {} : { usage }),
-    ...(cost === undefined ? {} : { cost }),
     modelMs: answer?.durationMs ?? 0,
     elapsedMs: Math.round((performance.now() - started) * 1000) / 1000,
   };
+  // Set, not spread in: no temporary object per call.
+  if (usage !== undefined) summary.usage = usage;
+  if (cost !== undefined) summary.cost = cost;
   addToAccounts(core.stats, summary);
-  core.events.emit("call", summary);
+  if (core.events.listening("call")) core.events.emit("call", summary);
   span?.end(summary, {
     verdict: answer?.verdict,
     divergence: answer?.divergence,
     bypass: answer?.bypass,
     ...(error === undefined ? {} : { error }),
   });
+}
+
+/** A call outside every run belongs to none (one shared, frozen list). */
+const NO_RUNS: readonly string[] = Object.freeze([]);
+
+/** The runs a call belongs to, innermost first. */
+function runIdsOf(scope: RunInfo | undefined): readonly string[] {
+  if (scope === undefined) return NO_RUNS;
+  const runIds: string[] = [];
+  for (let s: RunInfo | undefined = scope; s !== undefined; s = s.parent) runIds.push(s.runId);
+  return runIds;
 }

@@ -61,6 +61,12 @@ export class Emitter {
     return () => set.delete(listener as (e: never) => void);
   }
 
+  /** Whether anyone listens to `name`: an event nobody hears need not be built. */
+  listening(name: keyof RecorderEvents): boolean {
+    const set = this.#listeners.get(name);
+    return set !== undefined && set.size > 0;
+  }
+
   emit<K extends keyof RecorderEvents>(name: K, event: RecorderEvents[K]): void {
     const set = this.#listeners.get(name);
     if (set === undefined) return;

@@ -9,11 +9,12 @@ import type { JsonValue } from "../store/types.js";
 import { extractUsage } from "../usage/extract.js";
 import { type Answer, type CallContext, type Core, TRUSTED } from "./core.js";
 
+/** What answered a lookup: the hit's answer, or why there was none (no object is made for those). */
 export type Lookup =
-  | { kind: "hit"; answer: Answer }
-  | { kind: "miss" }
+  | Answer
+  | "miss"
   /** The store failed on read (already reported): call upstream without the cache. */
-  | { kind: "store-down" };
+  | "store-down";
 
 /** Read the call's entry. A store failure throws in replay, is reported and `store-down` otherwise. */
 export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
@@ -27,10 +28,10 @@ export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
       error,
       c.id,
     );
-    return { kind: "store-down" };
+    return "store-down";
   }
-  if (raw === undefined) return { kind: "miss" };
-  return { kind: "hit", answer: hitFrom(core, c, raw) };
+  if (raw === undefined) return "miss";
+  return hitFrom(core, c, raw);
 }
 
 /** A stored value read for this call: validated, counted as a hit, secrets restored if asked. */
@@ -39,28 +40,27 @@ export function hitFrom(core: Core, c: CallContext, raw: JsonValue): Answer {
 }
 
 function hit(core: Core, c: CallContext, entry: Entry): Answer {
-  countHit(core, c, entry.meta.durationMs);
+  const meta = entry.meta;
+  countHit(core, c, meta.durationMs);
   const value =
     core.opts.restoreSecrets === true
       ? restoreSecrets(entry.response, core.opts.secrets === false ? {} : (core.opts.secrets ?? {}))
           .value
       : entry.response;
   // The tokens the recording cost: stored with it, or read from an older recording.
-  const usage = entry.meta.usage ?? extractUsage(entry.response);
-  const verdict = entry.meta.verdict?.verdict;
-  return {
-    value,
-    hit: true,
-    durationMs: entry.meta.durationMs,
-    ...(usage === undefined ? {} : { usage }),
-    ...(verdict === undefined ? {} : { verdict }),
-  };
+  const usage = meta.usage ?? extractUsage(entry.response);
+  const verdict = meta.verdict?.verdict;
+  const answer: Answer = { value, hit: true, durationMs: meta.durationMs };
+  if (usage !== undefined) answer.usage = usage;
+  if (verdict !== undefined) answer.verdict = verdict;
+  return answer;
 }
 
 /** A hit's event and saved time; `stats.hits` is counted with the call's accounts (accounting.ts). */
 export function countHit(core: Core, c: CallContext, savedMs: number): void {
   core.stats.savedMs += savedMs;
-  core.events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
+  if (core.events.listening("hit"))
+    core.events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
 }
 
 /** A miss's event; `stats.misses` is counted with the call's accounts (accounting.ts). */

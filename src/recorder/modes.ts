@@ -23,29 +23,22 @@ import { toolMissError } from "./tool-miss.js";
 import { sideEffectBypass } from "./tool-policy.js";
 import { verifyCall } from "./verify.js";
 
-/** Answer one call as the recorder's mode says. */
-export async function answerByMode(
-  core: Core,
-  flights: SingleFlight,
-  c: CallContext,
-): Promise<Answer> {
+/**
+ * Answer one call as the recorder's mode says. Not an async function: a hit
+ * resolves with `replayOrRecord`'s own promise, not through another layer.
+ */
+export function answerByMode(core: Core, flights: SingleFlight, c: CallContext): Promise<Answer> {
   if (c.kind === "tool") {
     // Never replay "send the email" from a shared cache (tool-policy.ts).
     const name = (c.manifest as unknown as ToolManifest).name;
     const reason = sideEffectBypass(name, c.mode, core.store.url, c.opts.tool);
-    if (reason !== undefined) {
-      const answer = await bypass(core, c, reason);
-      return answer.live === true ? answer : { ...answer, uncached: true };
-    }
+    if (reason !== undefined) return uncached(core, c, reason);
   }
   switch (c.mode) {
     case "passthrough":
       return bypass(core, c, "passthrough mode");
     case "record":
-      // Record mode does not read, but a cassette that cannot be loaded is
-      // a fixture error to show before a paid call, not after it.
-      await core.failOpen.peek(c.key);
-      return flights.run(core, c, () => recordLive(core, c));
+      return record(core, flights, c);
     case "verify":
       return verifyCall(core, c);
     case "replay":
@@ -54,9 +47,22 @@ export async function answerByMode(
   }
 }
 
+/** A tool call with side effects: called live and not stored, yet it counts in the run. */
+async function uncached(core: Core, c: CallContext, reason: string): Promise<Answer> {
+  const answer = await bypass(core, c, reason);
+  return answer.live === true ? answer : { ...answer, uncached: true };
+}
+
+async function record(core: Core, flights: SingleFlight, c: CallContext): Promise<Answer> {
+  // Record mode does not read, but a cassette that cannot be loaded is
+  // a fixture error to show before a paid call, not after it.
+  await core.failOpen.peek(c.key);
+  return flights.run(core, c, () => recordLive(core, c));
+}
+
 async function replayOrRecord(core: Core, flights: SingleFlight, c: CallContext): Promise<Answer> {
   const found = await lookup(core, c);
-  if (found.kind === "hit") return found.answer;
+  if (typeof found === "object") return found;
   if (c.mode === "replay") {
     countMiss(core, c);
     if (c.kind === "tool") {
@@ -85,7 +91,7 @@ async function replayOrRecord(core: Core, flights: SingleFlight, c: CallContext)
   }
   return flights.run(core, c, () => {
     countMiss(core, c);
-    if (found.kind === "store-down") return bypass(core, c, "store unavailable");
+    if (found === "store-down") return bypass(core, c, "store unavailable");
     return recordUnderLease(core, c);
   });
 }

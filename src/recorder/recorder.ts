@@ -26,7 +26,7 @@ import {
 } from "../identity/index.js";
 import { isToolKind, type ToolInvocationRequest, toolManifest } from "../identity/tool-manifest.js";
 import type { CallTelemetry } from "../observability/otel.js";
-import { entryKey } from "../store/envelope.js";
+import { entryPrefix } from "../store/envelope.js";
 import type { JsonValue, Store } from "../store/types.js";
 import { emptyAccounts } from "../usage/summary.js";
 import { endCall } from "./accounting.js";
@@ -111,12 +111,15 @@ class RecorderImpl implements Recorder {
   /** Outermost runs still going: a call outside every run is checked against them. */
   readonly #activeRoots = new Set<RunScope>();
   readonly #served = new ServedMemory();
+  /** `${namespace}:e:`, the start of every entry key of this recorder. */
+  readonly #entryPrefix: string;
 
   constructor(opts: RecorderOptions) {
     const s = resolveOptions(opts);
     this.mode = s.mode;
     this.modes = s.modes;
     this.namespace = s.namespace;
+    this.#entryPrefix = entryPrefix(s.namespace);
     this.identity = s.identity;
     this.store = s.store;
     this.maxEntryBytes = s.maxEntryBytes;
@@ -147,11 +150,14 @@ class RecorderImpl implements Recorder {
   async call<T>(
     req: InvocationRequest | ToolInvocationRequest,
     fn: () => Promise<T | Live<T>>,
-    opts: CallOptions = {},
+    opts: CallOptions = NO_OPTIONS,
   ): Promise<T> {
     if (typeof fn !== "function")
       throw new TypeError("recorder.call: fn must be a function returning a promise");
-    const identityOpts: IdentityOptions = { ...this.identity, ...stripCallOnly(opts) };
+    // Most calls give no identity option: the recorder's defaults are used as they are.
+    const identityOpts: IdentityOptions = onlyCallOptions(opts)
+      ? this.identity
+      : { ...this.identity, ...stripCallOnly(opts) };
     // The request's kind picks the recipe and the mode (tool-manifest.ts, kind-modes.ts).
     const kind = isToolKind(req) ? "tool" : "model";
     const mode = this.modes[kind];
@@ -162,20 +168,16 @@ class RecorderImpl implements Recorder {
     const id = manifestIdentity(manifest);
     const scope = this.#scopeOf(opts.run, "recorder.call: opts.run");
     if (scope === undefined && this.#activeRoots.size > 0) this.#checkLostRun(id);
-    const step = servedStep(kind, manifest);
-    const served: ServedCall = scope?.reserve(id, step) ?? { id, occurrence: 0, from: "pending" };
+    const served: ServedCall = scope?.reserve(id, servedStep(kind, manifest)) ?? new OutsideRun(id);
     const { occurrence } = served;
-    const key = entryKey(this.namespace, id, occurrence);
-    const facts: CallFacts = { upstream: false, missed: false };
-    const upstream = () => {
-      facts.upstream = true;
-      return fn();
-    };
-    const c: CallContext = {
-      req: req as InvocationRequest,
+    // `id` is a hash this recorder just made and the namespace was checked
+    // when it was created: the key needs no second check (envelope.ts, entryKey).
+    const key = `${this.#entryPrefix}${id}:${occurrence}`;
+    const c: CallContext = new Call(
+      req as InvocationRequest,
       kind,
       mode,
-      fn: upstream,
+      fn,
       opts,
       identityOpts,
       manifest,
@@ -183,8 +185,7 @@ class RecorderImpl implements Recorder {
       occurrence,
       key,
       scope,
-      facts,
-    };
+    );
     const started = performance.now();
     const telemetry = this.#telemetry;
     if (telemetry !== undefined && !telemetry.ready) await telemetry.load(); // first call only
@@ -366,6 +367,62 @@ function servedFrom(answer: Answer, mode: Mode): ServedCall["from"] {
   if (answer.hit) return "hit";
   if (answer.uncached === true) return "live"; // a tool with side effects: nothing recorded
   return mode === "passthrough" || mode === "verify" ? "live" : "recorded";
+}
+
+/** The options of a call that gives none (shared: never written to). */
+const NO_OPTIONS: CallOptions = Object.freeze({});
+
+/** Options that only steer the call, not its identity (`stripCallOnly` drops them). */
+const CALL_ONLY = new Set(["signal", "isComplete", "onServed", "run", "tool"]);
+
+/** True when `opts` gives no identity option (the recorder's defaults apply as they are). */
+function onlyCallOptions(opts: CallOptions): boolean {
+  if (opts === NO_OPTIONS) return true;
+  for (const key in opts) if (!CALL_ONLY.has(key)) return false;
+  return true;
+}
+
+/** A call outside every run: occurrence 0, remembered for verdicts (served.ts). */
+class OutsideRun implements ServedCall {
+  readonly occurrence = 0;
+  from: ServedCall["from"] = "pending";
+  constructor(readonly id: string) {}
+}
+
+/**
+ * One call's context (core.ts): a class, so that making one per call is one
+ * allocation of a known shape, and `fn` is wrapped without a closure.
+ */
+class Call implements CallContext {
+  readonly facts: CallFacts = { upstream: false, missed: false };
+  readonly #fn: () => Promise<unknown>;
+  /** `fn` as handed out, made on first use (a hit never calls upstream). */
+  #upstream: (() => Promise<unknown>) | undefined;
+
+  constructor(
+    readonly req: InvocationRequest,
+    readonly kind: CallContext["kind"],
+    readonly mode: Mode,
+    fn: () => Promise<unknown>,
+    readonly opts: CallOptions,
+    readonly identityOpts: IdentityOptions,
+    readonly manifest: Manifest,
+    readonly id: string,
+    readonly occurrence: number,
+    readonly key: string,
+    readonly scope: RunScope | undefined,
+  ) {
+    this.#fn = fn;
+  }
+
+  /** Calls upstream, noted in `facts` for the accounting. */
+  get fn(): () => Promise<unknown> {
+    this.#upstream ??= () => {
+      this.facts.upstream = true;
+      return this.#fn();
+    };
+    return this.#upstream;
+  }
 }
 
 function stripCallOnly(opts: CallOptions): IdentityOptions {

@@ -206,16 +206,10 @@ export function validateEntry(
   // `deep: false` skips re-walking response and params to prove they are
   // JSON: a Store's contract already guarantees that of every value it
   // returns, and on the hit path that walk cost more than the read itself.
+  // The checks below run on every hit: no closure, no array, no error
+  // message is built unless a field is wrong.
   const deep = options.deep ?? true;
-  const fail = (path: string, why: string): never => {
-    throw new EntryFormatError(
-      where,
-      path,
-      `invocache entry at ${where} is malformed: ${path} ${why}. ` +
-        "Delete the entry or re-record it with INVOCACHE_MODE=record.",
-    );
-  };
-  const root = record(value, "$", fail);
+  const root = record(value, "$", where);
   const v = root.v;
   if (typeof v === "number" && Number.isSafeInteger(v) && v > ENTRY_VERSION) {
     throw new UnsupportedEntryVersionError(
@@ -226,85 +220,110 @@ export function validateEntry(
         `this version reads v${ENTRY_VERSION}. Upgrade invocache, or re-record with INVOCACHE_MODE=record.`,
     );
   }
-  if (v !== ENTRY_VERSION) fail("$.v", `must be ${ENTRY_VERSION}, got ${JSON.stringify(v)}`);
-  only(root, "$", ["v", "id", "manifest", "response", "meta"], [], fail);
-  if (!isIdentity(root.id)) fail("$.id", "must be 64 lowercase hex");
-  const manifest = checkManifest(root.manifest, fail, deep);
+  if (v !== ENTRY_VERSION) fail(where, "$.v", `must be ${ENTRY_VERSION}, got ${JSON.stringify(v)}`);
+  only(root, "$", ENTRY_FIELDS, ENTRY_ALLOWED, where);
+  if (!isIdentity(root.id)) fail(where, "$.id", "must be 64 lowercase hex");
+  const manifest = checkManifest(root.manifest, where, deep);
   try {
     if (deep) assertJsonValue(root.response, "$.response");
   } catch (error) {
-    fail("$.response", `is not JSON: ${(error as Error).message}`);
+    fail(where, "$.response", `is not JSON: ${(error as Error).message}`);
   }
-  const meta = record(root.meta, "$.meta", fail);
-  only(
-    meta,
-    "$.meta",
-    ["recordedAt", "durationMs", "normalization", "invocacheVersion", "occurrence", "attempt"],
-    ["parent", "verdict", "usage"],
-    fail,
-  );
+  const meta = record(root.meta, "$.meta", where);
+  only(meta, "$.meta", META_FIELDS, META_ALLOWED, where);
   if ("usage" in meta) {
     const problem = usageProblem(meta.usage);
-    if (problem !== undefined) fail("$.meta.usage", problem);
+    if (problem !== undefined) fail(where, "$.meta.usage", problem);
   }
-  isoTime(meta.recordedAt, "$.meta.recordedAt", fail, deep);
+  isoTime(meta.recordedAt, "$.meta.recordedAt", where, deep);
   if (
     typeof meta.durationMs !== "number" ||
     !Number.isFinite(meta.durationMs) ||
     meta.durationMs < 0
   ) {
-    fail("$.meta.durationMs", "must be a number >= 0");
+    fail(where, "$.meta.durationMs", "must be a number >= 0");
   }
-  count(meta.normalization, "$.meta.normalization", 1, fail);
+  count(meta.normalization, "$.meta.normalization", 1, where);
   if (typeof meta.invocacheVersion !== "string" || meta.invocacheVersion === "") {
-    fail("$.meta.invocacheVersion", "must be a non-empty string");
+    fail(where, "$.meta.invocacheVersion", "must be a non-empty string");
   }
-  count(meta.occurrence, "$.meta.occurrence", 0, fail);
-  count(meta.attempt, "$.meta.attempt", 0, fail);
+  count(meta.occurrence, "$.meta.occurrence", 0, where);
+  count(meta.attempt, "$.meta.attempt", 0, where);
   if (meta.attempt !== manifest.attempt) {
-    fail("$.meta.attempt", `must equal $.manifest.attempt (${manifest.attempt})`);
+    fail(where, "$.meta.attempt", `must equal $.manifest.attempt (${manifest.attempt})`);
   }
   if ("parent" in meta && !isIdentity(meta.parent)) {
-    fail("$.meta.parent", "must be 64 lowercase hex");
+    fail(where, "$.meta.parent", "must be 64 lowercase hex");
   }
   if ("verdict" in meta) {
-    const verdict = record(meta.verdict, "$.meta.verdict", fail);
-    only(verdict, "$.meta.verdict", ["verdict", "at"], ["reason"], fail);
+    const verdict = record(meta.verdict, "$.meta.verdict", where);
+    only(verdict, "$.meta.verdict", VERDICT_FIELDS, VERDICT_ALLOWED, where);
     if (verdict.verdict !== "accepted" && verdict.verdict !== "rejected") {
-      fail("$.meta.verdict.verdict", 'must be "accepted" or "rejected"');
+      fail(where, "$.meta.verdict.verdict", 'must be "accepted" or "rejected"');
     }
     if ("reason" in verdict && typeof verdict.reason !== "string") {
-      fail("$.meta.verdict.reason", "must be a string");
+      fail(where, "$.meta.verdict.reason", "must be a string");
     }
-    isoTime(verdict.at, "$.meta.verdict.at", fail, deep);
+    isoTime(verdict.at, "$.meta.verdict.at", where, deep);
   }
   return value as Entry;
 }
 
-type Fail = (path: string, why: string) => never;
+// Each object's required fields, and every field it may have.
+const ENTRY_FIELDS = ["v", "id", "manifest", "response", "meta"];
+const ENTRY_ALLOWED = new Set(ENTRY_FIELDS);
+const META_FIELDS = [
+  "recordedAt",
+  "durationMs",
+  "normalization",
+  "invocacheVersion",
+  "occurrence",
+  "attempt",
+];
+const META_ALLOWED = new Set([...META_FIELDS, "parent", "verdict", "usage"]);
+const VERDICT_FIELDS = ["verdict", "at"];
+const VERDICT_ALLOWED = new Set([...VERDICT_FIELDS, "reason"]);
 
-function checkManifest(value: unknown, fail: Fail, deep: boolean): Manifest {
-  const m = record(value, "$.manifest", fail);
+/** The error of a malformed entry: `where` it came from, the field's path and what is wrong. */
+function fail(where: string, path: string, why: string): never {
+  throw new EntryFormatError(
+    where,
+    path,
+    `invocache entry at ${where} is malformed: ${path} ${why}. ` +
+      "Delete the entry or re-record it with INVOCACHE_MODE=record.",
+  );
+}
+
+function checkManifest(value: unknown, where: string, deep: boolean): Manifest {
+  const m = record(value, "$.manifest", where);
   if (m.kind === "tool") {
     // Tool kind (issue 13): a tool call's manifest, checked by its own recipe.
     try {
       assertToolManifest(m, "$.manifest");
     } catch (error) {
-      fail("$.manifest", (error as Error).message);
+      fail(where, "$.manifest", (error as Error).message);
     }
     return m as unknown as Manifest;
   }
   // The manifest schema has one home: identity's manifestProblem.
-  const problem = manifestProblem(value, { deep });
+  const problem = manifestProblem(value, deep ? DEEP : SHALLOW);
   if (problem !== undefined) {
-    fail(problem.field === undefined ? "$.manifest" : `$.manifest.${problem.field}`, problem.why);
+    fail(
+      where,
+      problem.field === undefined ? "$.manifest" : `$.manifest.${problem.field}`,
+      problem.why,
+    );
   }
   return value as Manifest;
 }
 
-function record(value: unknown, path: string, fail: Fail): Record<string, unknown> {
+const DEEP = { deep: true } as const;
+const SHALLOW = { deep: false } as const;
+
+function record(value: unknown, path: string, where: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     return fail(
+      where,
       path,
       `must be an object, got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`,
     );
@@ -316,20 +335,22 @@ function only(
   obj: Record<string, unknown>,
   path: string,
   required: readonly string[],
-  optional: readonly string[],
-  fail: Fail,
+  allowed: ReadonlySet<string>,
+  where: string,
 ): void {
-  for (const key of required) if (!(key in obj)) fail(`${path}.${key}`, "is missing");
-  for (const key of Object.keys(obj)) {
-    if (!required.includes(key) && !optional.includes(key)) {
-      fail(`${path}.${key}`, "is not a field of entry format v1");
+  for (let i = 0; i < required.length; i++) {
+    if (!(required[i]! in obj)) fail(where, `${path}.${required[i]}`, "is missing");
+  }
+  for (const key in obj) {
+    if (!allowed.has(key) && Object.hasOwn(obj, key)) {
+      fail(where, `${path}.${key}`, "is not a field of entry format v1");
     }
   }
 }
 
-function count(value: unknown, path: string, min: number, fail: Fail): void {
+function count(value: unknown, path: string, min: number, where: string): void {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
-    fail(path, `must be an integer >= ${min}`);
+    fail(where, path, `must be an integer >= ${min}`);
   }
 }
 
@@ -341,8 +362,8 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
  * `Date.parse` was a measurable part of it. Whoever reads the time (ls,
  * prune, the viewer) validates deeply or parses it itself.
  */
-function isoTime(value: unknown, path: string, fail: Fail, deep = true): void {
+function isoTime(value: unknown, path: string, where: string, deep = true): void {
   if (typeof value !== "string" || !ISO.test(value) || (deep && Number.isNaN(Date.parse(value)))) {
-    fail(path, "must be an ISO-8601 date-time such as 2026-01-31T12:00:00.000Z");
+    fail(where, path, "must be an ISO-8601 date-time such as 2026-01-31T12:00:00.000Z");
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { StoreError } from "../errors.js";
 import type { Backend, BackendFactory, RawRow } from "./backend.js";
+import { PendingRead, ReadDeadlines } from "./deadlines.js";
 import { deserializeRecord, isExpired, serializeRecord } from "./json.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "./shell.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
@@ -43,6 +44,8 @@ export class KeyvStore implements Store {
   readonly #timeoutMs: number;
   readonly #load: (() => Promise<unknown>) | undefined;
   #loading: Promise<void> | undefined;
+  /** Reads on the short path in flight, and the one timer they share. */
+  readonly #reads: ReadDeadlines;
   /** The backend once it opened and the driver loaded: reads then take the short path (`#read`). */
   #opened: Backend | undefined;
   /** See `Store.listByRecordedAt`: present only when the backend sorts (`sortsByRecordedAt`). */
@@ -62,6 +65,7 @@ export class KeyvStore implements Store {
     this.#factory = factory;
     this.#timeoutMs = options.timeoutMs;
     this.#load = options.load;
+    this.#reads = new ReadDeadlines(options.timeoutMs, (key) => this.#timeoutError("get", key));
     this.#shell = new StoreShell({
       url,
       subject: `store ${url}`,
@@ -78,8 +82,13 @@ export class KeyvStore implements Store {
     return this.#loading;
   }
 
-  async get(key: string): Promise<JsonValue | undefined> {
-    checkKey(key);
+  get(key: string): Promise<JsonValue | undefined> {
+    // Not an async function: the short path hands out its one promise as it is.
+    try {
+      checkKey(key);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // No copy needed: our deserializer built the value with JSON.parse just
     // now, a fresh tree that nobody else holds (the memory backend too keeps text).
     const opened = this.#opened;
@@ -88,21 +97,17 @@ export class KeyvStore implements Store {
   }
 
   /**
-   * A read on an open backend: what `#run` does (timeout, StoreError, tracked
-   * for close), in one promise and one timer instead of seven promises. This
-   * is the replay hit's only store operation, so its overhead is the hit's.
-   * A backend whose `ready` only checks (SQLite's file guard) runs it beside
-   * the read; the read fails if the check does.
+   * A read on an open backend: what `#run` does (timeout, StoreError, waited
+   * for by close), in one promise and no timer of its own (every read in
+   * flight shares one, deadlines.ts), instead of seven promises and a timer
+   * per read. This is the replay hit's only store operation, so its overhead
+   * is the hit's. A backend whose `ready` only checks (SQLite's file guard)
+   * runs it beside the read; the read fails if the check does.
    */
   #read(b: Backend, key: string): Promise<JsonValue | undefined> {
-    const op = new Promise<JsonValue | undefined>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(this.#timeoutError("get", key));
-      }, this.#timeoutMs);
-      const fail = (cause: unknown) => {
-        clearTimeout(timer);
-        reject(this.#shell.wrap("get", key, cause));
-      };
+    return new Promise<JsonValue | undefined>((resolve, reject) => {
+      const read = new PendingRead(key, reject);
+      this.#reads.start(read);
       let work: Promise<JsonValue | undefined>;
       try {
         const full = b.keyPrefix + key;
@@ -113,15 +118,18 @@ export class KeyvStore implements Store {
           work = b.ready().then(() => reading);
         } else work = b.ready().then(() => b.keyv.get<JsonValue>(full));
       } catch (cause) {
-        fail(cause);
+        if (this.#reads.finish(read)) reject(this.#shell.wrap("get", key, cause));
         return;
       }
-      work.then((value) => {
-        clearTimeout(timer);
-        resolve(value);
-      }, fail);
+      work.then(
+        (value) => {
+          if (this.#reads.finish(read)) resolve(value);
+        },
+        (cause) => {
+          if (this.#reads.finish(read)) reject(this.#shell.wrap("get", key, cause));
+        },
+      );
     });
-    return this.#shell.track(op);
   }
 
   async set(key: string, value: JsonValue, options?: SetOptions): Promise<void> {
@@ -215,8 +223,12 @@ export class KeyvStore implements Store {
   }
 
   close(): Promise<void> {
-    // "Flush": operations already started finish before connections go.
-    return this.#shell.closeOnce(() => this.#shutdown());
+    // "Flush": operations already started (reads on the short path too)
+    // finish before connections go.
+    return this.#shell.closeOnce(async () => {
+      await this.#reads.settled();
+      await this.#shutdown();
+    });
   }
 
   async #shutdown(): Promise<void> {

@@ -84,7 +84,47 @@ function splitModel(model: string): { modelId: string; providerId?: string } {
  */
 export function costOf(model: string | undefined, usage: Usage): Cost | undefined {
   // A table lookup costs ~0.2 ms (it matches the model against every provider):
-  // far more than a hit. A replayed entry asks for the same figures again and again.
+  // far more than a hit. A replayed entry asks for the same figures again and again:
+  // the last figures asked for are compared field by field first (no key is built).
+  const l = last;
+  if (
+    l !== undefined &&
+    l.model === model &&
+    l.usageModel === usage.model &&
+    l.inputTokens === usage.inputTokens &&
+    l.outputTokens === usage.outputTokens &&
+    l.cacheReadTokens === (usage.cacheReadTokens ?? 0) &&
+    l.cacheWriteTokens === (usage.cacheWriteTokens ?? 0)
+  ) {
+    return l.cost;
+  }
+  const cost = memoized(model, usage);
+  last = {
+    model,
+    usageModel: usage.model,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cacheReadTokens: usage.cacheReadTokens ?? 0,
+    cacheWriteTokens: usage.cacheWriteTokens ?? 0,
+    cost,
+  };
+  return cost;
+}
+
+/** The figures `costOf` priced last, and their cost. */
+let last:
+  | {
+      model: string | undefined;
+      usageModel: string | undefined;
+      inputTokens: number;
+      outputTokens: number;
+      cacheReadTokens: number;
+      cacheWriteTokens: number;
+      cost: Cost | undefined;
+    }
+  | undefined;
+
+function memoized(model: string | undefined, usage: Usage): Cost | undefined {
   const key = `${model}\u0000${usage.model}\u0000${usage.inputTokens}:${usage.outputTokens}:${usage.cacheReadTokens ?? 0}:${usage.cacheWriteTokens ?? 0}`;
   if (memo.has(key)) {
     const cost = memo.get(key);

@@ -266,6 +266,8 @@ const USAGE_KEYS = new Set([
   "reasoningTokens",
   "model",
 ]);
+const OPTIONAL_COUNTS = ["cacheReadTokens", "cacheWriteTokens", "reasoningTokens"] as const;
+
 const SHAPES = new Set<string>([
   "openai.chat",
   "openai.responses",
@@ -279,15 +281,18 @@ const SHAPES = new Set<string>([
  * undefined when it is a valid {@link Usage}.
  */
 export function usageProblem(value: unknown): string | undefined {
+  // Read on every hit: no key list or array literal is built unless a field is wrong.
   const u = obj(value);
   if (u === undefined) return "must be an object";
-  for (const k of Object.keys(u)) if (!USAGE_KEYS.has(k)) return `has an unknown field "${k}"`;
+  for (const k in u) {
+    if (!USAGE_KEYS.has(k) && Object.hasOwn(u, k)) return `has an unknown field "${k}"`;
+  }
   if (typeof u.shape !== "string" || !SHAPES.has(u.shape))
     return `shape must be one of ${[...SHAPES].join(", ")}`;
-  for (const k of ["inputTokens", "outputTokens"]) {
-    if (count(u[k]) === undefined) return `${k} must be an integer >= 0`;
-  }
-  for (const k of ["cacheReadTokens", "cacheWriteTokens", "reasoningTokens"]) {
+  if (count(u.inputTokens) === undefined) return "inputTokens must be an integer >= 0";
+  if (count(u.outputTokens) === undefined) return "outputTokens must be an integer >= 0";
+  for (let i = 0; i < OPTIONAL_COUNTS.length; i++) {
+    const k = OPTIONAL_COUNTS[i]!;
     if (k in u && count(u[k]) === undefined) return `${k} must be an integer >= 0`;
   }
   if ("model" in u && str(u.model) === undefined) return "model must be a non-empty string";

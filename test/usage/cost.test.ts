@@ -61,6 +61,34 @@ describe("costOf", () => {
     expect(costOf("my-alias", { ...usage, model: "gpt-4o-mini" })?.pricedAs).toBe("gpt-4o-mini");
   });
 
+  it("asked again (a replayed entry), answers the same figures; any field that differs is priced anew", () => {
+    const base = { shape: "openai.chat" as const, inputTokens: 1_000_000, outputTokens: 0 };
+    const once = costOf("gpt-4o-mini", base);
+    // The same figures in a fresh object (a hit parses a new one each time).
+    expect(costOf("gpt-4o-mini", { ...base })).toBe(once);
+    expect(once?.usd).toBeCloseTo(0.15, 9);
+    // Each field is part of what is priced: one changed at a time, right after the same figures.
+    const variants: [string, Parameters<typeof costOf>[1], number][] = [
+      ["gpt-4o-mini", { ...base, inputTokens: 2_000_000 }, 0.3],
+      ["gpt-4o-mini", { ...base, outputTokens: 1_000_000 }, 0.75],
+      ["gpt-4o-mini", { ...base, cacheReadTokens: 1_000_000 }, 0.075],
+      ["gpt-4o", base, 2.5],
+      ["sim-1", { ...base, model: "gpt-4o" }, 2.5],
+      ["sim-1", base, Number.NaN],
+    ];
+    for (const [model, usage, usd] of variants) {
+      expect(costOf("gpt-4o-mini", base)).toBe(once);
+      const cost = costOf(model, usage);
+      if (Number.isNaN(usd)) expect(cost).toBeUndefined();
+      else expect(cost?.usd).toBeCloseTo(usd, 9);
+    }
+    const writes = { shape: "anthropic.messages" as const, inputTokens: 100_000, outputTokens: 0 };
+    const plain = costOf("claude-sonnet-4-5", writes)?.usd;
+    const withWrites = costOf("claude-sonnet-4-5", { ...writes, cacheWriteTokens: 100_000 })?.usd;
+    expect(plain).toBeCloseTo(0.3, 9);
+    expect(withWrites).toBeCloseTo(0.375, 9);
+  });
+
   it("an unknown model has no price (tokens only, never a made-up figure)", () => {
     expect(costOf("sim-1", { shape: "openai.chat", inputTokens: 10, outputTokens: 5 })).toBe(
       undefined,
