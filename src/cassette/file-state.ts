@@ -7,10 +7,10 @@
  */
 import { CassetteError } from "../errors.js";
 import { type FileStamp, FileTooBigError, readWithStamp, sameStamp, statStamp } from "./files.js";
-import { knownChunks, parseIncremental } from "./incremental.js";
+import { type KnownChunks, knownChunks, noChunks, parseIncremental } from "./incremental.js";
 import type { CassetteItem } from "./item.js";
 import type { CassetteSettings } from "./options.js";
-import { type CassetteSource, parseCassette } from "./parse.js";
+import { type CassetteSource, oweCachedIdCheck, parseCassetteOwingIdChecks } from "./parse.js";
 import {
   contentHash,
   PARSE_CACHE_MIN_BYTES,
@@ -22,7 +22,7 @@ import { UsageLog } from "./usage.js";
 
 export class CassetteFile {
   /** Chunk text → item of the file version last read or written (incremental.ts). */
-  known = new Map<string, CassetteItem>();
+  known: KnownChunks = noChunks();
   /** Last known content of the file, in file order. */
   disk = new Map<string, CassetteItem>();
   stamp: FileStamp | undefined;
@@ -87,10 +87,16 @@ export class CassetteFile {
         throw this.tooBig("load", stamp.size, false);
       }
       if (stamp !== undefined && stamp.size >= PARSE_CACHE_MIN_BYTES) {
-        const cached = await readParseCache(cacheDir, this.path, stamp, async () => {
-          const read = await readWithStamp(this.path);
-          return read !== undefined && sameStamp(read.stamp, stamp) ? read.bytes : undefined;
-        });
+        const cached = await readParseCache(
+          cacheDir,
+          this.path,
+          stamp,
+          async () => {
+            const read = await readWithStamp(this.path);
+            return read !== undefined && sameStamp(read.stamp, stamp) ? read.bytes : undefined;
+          },
+          (item, index) => oweCachedIdCheck(item, index, this.src),
+        );
         if (cached !== undefined) {
           this.adopt(cached, stamp, generation);
           this.usage.loaded(cached.map((i) => i.key));
@@ -125,7 +131,9 @@ export class CassetteFile {
     if (read === undefined) return { items: [], stamp: undefined };
     const text = decodeCassette(read.bytes, this.src);
     // Another writer's version of a file we know: parse only the items that changed.
-    const items = parseIncremental(text, this.known, this.src) ?? parseCassette(text, this.src);
+    // Else the whole file, each entry's id check left to its first use (id-check.ts).
+    const items =
+      parseIncremental(text, this.known, this.src) ?? parseCassetteOwingIdChecks(text, this.src);
     this.known = knownChunks(text, items);
     const cacheDir = this.settings.cacheDir;
     if (cacheDir !== false && read.bytes.length >= PARSE_CACHE_MIN_BYTES) {
