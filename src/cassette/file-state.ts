@@ -21,8 +21,13 @@ import { decodeCassette } from "./source.js";
 import { UsageLog } from "./usage.js";
 
 export class CassetteFile {
-  /** Chunk text → item of the file version last read or written (incremental.ts). */
-  known: KnownChunks = noChunks();
+  /**
+   * Chunk text → item of the file version last read or written
+   * (incremental.ts). After a read it is built on first need, the next
+   * re-read: hashing every chunk costs a tenth of a cold load, and most
+   * handles never re-read.
+   */
+  #known: KnownChunks | (() => KnownChunks) = noChunks();
   /** Last known content of the file, in file order. */
   disk = new Map<string, CassetteItem>();
   stamp: FileStamp | undefined;
@@ -43,6 +48,15 @@ export class CassetteFile {
     readonly settings: CassetteSettings,
   ) {
     this.usage = new UsageLog(settings.maxAgeMs);
+  }
+
+  get known(): KnownChunks {
+    if (typeof this.#known === "function") this.#known = this.#known();
+    return this.#known;
+  }
+
+  set known(chunks: KnownChunks) {
+    this.#known = chunks;
   }
 
   /** The item under `key` as this handle sees it: its own change, else the file's. */
@@ -134,7 +148,7 @@ export class CassetteFile {
     // Else the whole file, each entry's id check left to its first use (id-check.ts).
     const items =
       parseIncremental(text, this.known, this.src) ?? parseCassetteOwingIdChecks(text, this.src);
-    this.known = knownChunks(text, items);
+    this.#known = () => knownChunks(text, items);
     const cacheDir = this.settings.cacheDir;
     if (cacheDir !== false && read.bytes.length >= PARSE_CACHE_MIN_BYTES) {
       // In the background: hashing and serializing a big file is not the caller's wait.
