@@ -9,9 +9,14 @@
  * (node, the harness and the openai SDK are the same for every tool), its
  * time from process start to the first answer (`performance.timeOrigin`),
  * and its peak RSS. Target: invocache's whole-process time ≤ nock.back's.
+ *
+ * invocache is loaded as the compiled package (dist/, so `npm run build`
+ * first), as a user's process loads it and as nock is; `--sources` loads
+ * its TypeScript sources through tsx instead (the harness's own way, which
+ * adds tsx's per-file cost to invocache's ~240 modules only).
  */
 import { fork } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +28,11 @@ const childPath = join(dirname(fileURLToPath(import.meta.url)), "child.ts");
 const CALLS = 100;
 const i = process.argv.indexOf("--rounds");
 const rounds = i < 0 ? 7 : Number(process.argv[i + 1]);
+const fromSources = process.argv.includes("--sources");
+const distEntry = join(dirname(fileURLToPath(import.meta.url)), "../../dist/index.js");
+if (!fromSources && !existsSync(distEntry)) {
+  throw new Error(`${distEntry} is missing: run npm run build first (or pass --sources)`);
+}
 const tools: ToolId[] = ["invocache-cassette", "invocache-sqlite", "nock-back"];
 const labels: Record<string, string> = {
   "invocache-cassette": "invocache (cassette)",
@@ -37,6 +47,7 @@ function runChild(task: ChildTask): Promise<{ result: ChildResult; wallMs: numbe
     let output = "";
     const child = fork(childPath, [JSON.stringify(task)], {
       stdio: ["ignore", "pipe", "pipe", "ipc"],
+      env: { ...process.env, INVOCACHE_BENCH_DIST: fromSources ? "0" : "1" },
     });
     child.stdout?.on("data", (c: Buffer) => (output += c));
     child.stderr?.on("data", (c: Buffer) => (output += c));
@@ -90,7 +101,7 @@ try {
   }
   const nock = seen.get("nock-back")!;
   const lines = [
-    `Cold start, ${CALLS}-entry recording, median of ${rounds} processes per tool (load average ${loadavg()[0]!.toFixed(2)}):`,
+    `Cold start, ${CALLS}-entry recording, median of ${rounds} processes per tool, invocache from ${fromSources ? "its sources through tsx" : "dist/"} (load average ${loadavg()[0]!.toFixed(2)}):`,
     "",
     "| tool | process wall time | start to first answer | peak RSS | wall vs nock.back | result |",
     "| --- | ---: | ---: | ---: | ---: | --- |",

@@ -87,7 +87,12 @@ function bytesUnder(path: string): number {
 }
 
 /** Each tool's modules, imported once by `preload()`. */
-const invocacheModules = once(() => import("../../src/index.js"));
+/** cold-start.ts sets this: the compiled package (dist/), as a user's process loads it; else the sources through tsx. */
+const invocacheEntry =
+  process.env.INVOCACHE_BENCH_DIST === "1" ? "../../dist/index.js" : "../../src/index.js";
+const invocacheModules = once(
+  () => import(invocacheEntry) as Promise<typeof import("../../src/index.js")>,
+);
 const nockModule = once(async () => (await import("nock")).default);
 const pollyModules = once(async () => {
   const { Polly } = await import("@pollyjs/core");

@@ -16,8 +16,9 @@
  *   only its own lines. Small flat objects inside lists, and every stream
  *   event however long, are written one per line in flow style.
  */
-import { Document, isMap, isScalar, isSeq, Scalar, type ToStringOptions, visit } from "yaml";
+import type { ToStringOptions } from "yaml";
 import { type CassetteItem, toFileEntry, toFileValue } from "./item.js";
+import { yaml } from "./yaml-lib.js";
 
 /**
  * The format version in the header; bumped by any change readers must know about.
@@ -79,12 +80,11 @@ export function emitCassette(items: Iterable<CassetteItem>): string {
 }
 
 /**
- * The chunk map key of an item last emitted by {@link emitCassette} (`"e"` or
- * `"v"` for its section, then its text), for incremental re-reads.
+ * The text of an item last emitted by {@link emitCassette} and whether it
+ * went to the `entries:` section, for incremental re-reads.
  */
-export function emittedChunk(item: CassetteItem): string | undefined {
-  const chunk = chunks.get(item);
-  return chunk === undefined ? undefined : `${chunk.entry ? "e" : "v"}${chunk.text}`;
+export function emittedChunk(item: CassetteItem): { text: string; entry: boolean } | undefined {
+  return chunks.get(item);
 }
 
 /**
@@ -116,6 +116,7 @@ function safeOneLineBlock(s: string): boolean {
 
 /** One `  - …` list item, ending in a newline. */
 function renderItem(obj: object, blockFields: ReadonlyArray<readonly string[]> = []): string {
+  const { Document, isMap, isScalar, isSeq, Scalar, visit } = yaml();
   const doc = new Document(obj, { aliasDuplicateObjects: false, version: "1.2" });
   for (const path of blockFields) {
     const node = doc.getIn(path, true);

@@ -7,10 +7,10 @@
  */
 import { CassetteError } from "../errors.js";
 import { type FileStamp, FileTooBigError, readWithStamp, sameStamp, statStamp } from "./files.js";
-import { knownChunks, parseIncremental } from "./incremental.js";
+import { type KnownChunks, knownChunks, noChunks, parseIncremental } from "./incremental.js";
 import type { CassetteItem } from "./item.js";
 import type { CassetteSettings } from "./options.js";
-import { type CassetteSource, parseCassette } from "./parse.js";
+import { type CassetteSource, oweCachedIdCheck, parseCassetteOwingIdChecks } from "./parse.js";
 import {
   contentHash,
   PARSE_CACHE_MIN_BYTES,
@@ -21,8 +21,13 @@ import { decodeCassette } from "./source.js";
 import { UsageLog } from "./usage.js";
 
 export class CassetteFile {
-  /** Chunk text → item of the file version last read or written (incremental.ts). */
-  known = new Map<string, CassetteItem>();
+  /**
+   * Chunk text → item of the file version last read or written
+   * (incremental.ts). After a read it is built on first need, the next
+   * re-read: hashing every chunk costs a tenth of a cold load, and most
+   * handles never re-read.
+   */
+  #known: KnownChunks | (() => KnownChunks) = noChunks();
   /** Last known content of the file, in file order. */
   disk = new Map<string, CassetteItem>();
   stamp: FileStamp | undefined;
@@ -43,6 +48,15 @@ export class CassetteFile {
     readonly settings: CassetteSettings,
   ) {
     this.usage = new UsageLog(settings.maxAgeMs);
+  }
+
+  get known(): KnownChunks {
+    if (typeof this.#known === "function") this.#known = this.#known();
+    return this.#known;
+  }
+
+  set known(chunks: KnownChunks) {
+    this.#known = chunks;
   }
 
   /** The item under `key` as this handle sees it: its own change, else the file's. */
@@ -87,10 +101,16 @@ export class CassetteFile {
         throw this.tooBig("load", stamp.size, false);
       }
       if (stamp !== undefined && stamp.size >= PARSE_CACHE_MIN_BYTES) {
-        const cached = await readParseCache(cacheDir, this.path, stamp, async () => {
-          const read = await readWithStamp(this.path);
-          return read !== undefined && sameStamp(read.stamp, stamp) ? read.bytes : undefined;
-        });
+        const cached = await readParseCache(
+          cacheDir,
+          this.path,
+          stamp,
+          async () => {
+            const read = await readWithStamp(this.path);
+            return read !== undefined && sameStamp(read.stamp, stamp) ? read.bytes : undefined;
+          },
+          (item, index) => oweCachedIdCheck(item, index, this.src),
+        );
         if (cached !== undefined) {
           this.adopt(cached, stamp, generation);
           this.usage.loaded(cached.map((i) => i.key));
@@ -125,8 +145,10 @@ export class CassetteFile {
     if (read === undefined) return { items: [], stamp: undefined };
     const text = decodeCassette(read.bytes, this.src);
     // Another writer's version of a file we know: parse only the items that changed.
-    const items = parseIncremental(text, this.known, this.src) ?? parseCassette(text, this.src);
-    this.known = knownChunks(text, items);
+    // Else the whole file, each entry's id check left to its first use (id-check.ts).
+    const items =
+      parseIncremental(text, this.known, this.src) ?? parseCassetteOwingIdChecks(text, this.src);
+    this.#known = () => knownChunks(text, items);
     const cacheDir = this.settings.cacheDir;
     if (cacheDir !== false && read.bytes.length >= PARSE_CACHE_MIN_BYTES) {
       // In the background: hashing and serializing a big file is not the caller's wait.

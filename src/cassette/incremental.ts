@@ -15,6 +15,21 @@
 import type { CassetteItem } from "./item.js";
 import { type CassetteSource, parseCassette } from "./parse.js";
 
+/**
+ * Chunk text → item, per section, of the file version last read or written.
+ * Keyed by slices of the file's text, which share its memory (a key made by
+ * prefixing the section would be a copy of the whole file).
+ */
+export interface KnownChunks {
+  readonly entries: Map<string, CassetteItem>;
+  readonly values: Map<string, CassetteItem>;
+}
+
+/** No chunk known (nothing read yet). */
+export function noChunks(): KnownChunks {
+  return { entries: new Map(), values: new Map() };
+}
+
 /** The item chunks of a canonical cassette text, or undefined when it is not in canonical form. */
 export function splitCanonical(text: string): { entries: string[]; values: string[] } | undefined {
   const header = "invocache: 1\n";
@@ -55,19 +70,20 @@ function readChunks(text: string, start: number, out: string[]): number {
 }
 
 /**
- * The items of `text`, reusing `known` (`"e"` or `"v"` for the section, then
- * the chunk text → item; see {@link knownChunks}) for chunks seen
- * before and parsing only the others; undefined when the text is not in
- * canonical form or any part of it needs the whole-file parse.
+ * The items of `text`, reusing `known` (see {@link knownChunks}) for chunks
+ * seen before and parsing only the others; undefined when the text is not in
+ * canonical form or any part of it needs the whole-file parse. New chunks
+ * are few (that is the point), so their checks are all made here, the id
+ * check included; reused items keep whatever check they still owe.
  */
 export function parseIncremental(
   text: string,
-  known: ReadonlyMap<string, CassetteItem>,
+  known: KnownChunks,
   src: CassetteSource,
 ): CassetteItem[] | undefined {
   // Nothing known (a first load): every chunk is fresh, and parsing them as
   // a rebuilt document would only copy the whole text twice more.
-  if (known.size === 0) return undefined;
+  if (known.entries.size + known.values.size === 0) return undefined;
   const split = splitCanonical(text);
   if (split === undefined) return undefined;
   const items: CassetteItem[] = [];
@@ -75,8 +91,8 @@ export function parseIncremental(
     ["entries", split.entries],
     ["values", split.values],
   ] as const) {
-    const tag = section === "entries" ? "e" : "v";
-    const fresh = chunks.filter((c) => !known.has(tag + c));
+    const seen = known[section];
+    const fresh = chunks.filter((c) => !seen.has(c));
     let parsed: CassetteItem[] = [];
     if (fresh.length > 0) {
       const doc =
@@ -91,7 +107,7 @@ export function parseIncremental(
       if (parsed.length !== fresh.length) return undefined;
     }
     let next = 0;
-    for (const chunk of chunks) items.push(known.get(tag + chunk) ?? parsed[next++]!);
+    for (const chunk of chunks) items.push(seen.get(chunk) ?? parsed[next++]!);
   }
   const keys = new Set(items.map((i) => i.key));
   if (keys.size !== items.length) return undefined; // a repeated key: the whole parse reports where
@@ -102,18 +118,15 @@ export function parseIncremental(
  * The chunk map of a text and its items as parsed in file order, for the
  * next {@link parseIncremental}; empty when the text is not canonical.
  */
-export function knownChunks(
-  text: string,
-  items: readonly CassetteItem[],
-): Map<string, CassetteItem> {
+export function knownChunks(text: string, items: readonly CassetteItem[]): KnownChunks {
   const split = splitCanonical(text);
-  const known = new Map<string, CassetteItem>();
+  const known = noChunks();
   if (split === undefined || split.entries.length + split.values.length !== items.length) {
     return known;
   }
-  for (const [i, c] of split.entries.entries()) known.set(`e${c}`, items[i]!);
+  for (const [i, c] of split.entries.entries()) known.entries.set(c, items[i]!);
   for (const [i, c] of split.values.entries()) {
-    known.set(`v${c}`, items[split.entries.length + i]!);
+    known.values.set(c, items[split.entries.length + i]!);
   }
   return known;
 }

@@ -27,12 +27,14 @@ import { join } from "node:path";
 import { makeDirectory } from "../files/index.js";
 import type { JsonValue } from "../json/value.js";
 import type { FileStamp } from "./files.js";
+import { owedIdCheckIndex } from "./id-check.js";
 import type { CassetteItem } from "./item.js";
 
 /** Files smaller than this are parsed directly: caching would cost more than it saves. */
 export const PARSE_CACHE_MIN_BYTES = 64 * 1024;
 
-const VERSION = 2;
+/** 3: a row may end with the `entries:` index of an item that owes its id check (id-check.ts). */
+const VERSION = 3;
 
 interface Header {
   v: number;
@@ -48,7 +50,10 @@ interface Header {
   rows: string;
 }
 
-type Row = [string, JsonValue] | [string, JsonValue, number];
+type Row =
+  | [string, JsonValue]
+  | [string, JsonValue, number]
+  | [string, JsonValue, number | null, number];
 
 /** Where the cache of `file` lives inside `dir`. */
 export function parseCachePath(dir: string, file: string): string {
@@ -63,12 +68,16 @@ export function contentHash(bytes: Buffer): string {
 /**
  * The cached items of `file` at `stamp`, or undefined when there is no valid
  * cache (see the file comment). `readBytes` reads the YAML, to hash it.
+ * An item cached while it still owed its id check owes it again: `owe` is
+ * called with it and its `entries:` index (the cache never says more than
+ * the checks made).
  */
 export async function readParseCache(
   dir: string,
   file: string,
   stamp: FileStamp,
   readBytes: () => Promise<Buffer | undefined>,
+  owe: (item: CassetteItem, index: number) => void,
 ): Promise<CassetteItem[] | undefined> {
   let text: string;
   try {
@@ -118,9 +127,13 @@ export async function readParseCache(
     return undefined;
   }
   if (!Array.isArray(rows)) return undefined;
-  return rows.map((r) =>
-    r.length === 3 ? { key: r[0], value: r[1], expires: r[2] } : { key: r[0], value: r[1] },
-  );
+  return rows.map((r) => {
+    const expires = r[2] ?? undefined;
+    const item: CassetteItem =
+      expires === undefined ? { key: r[0], value: r[1] } : { key: r[0], value: r[1], expires };
+    if (r.length === 4) owe(item, r[3]);
+    return item;
+  });
 }
 
 /**
@@ -134,9 +147,11 @@ export async function writeParseCache(
   sha256: string,
   items: readonly CassetteItem[],
 ): Promise<void> {
-  const rows: Row[] = items.map((i) =>
-    i.expires === undefined ? [i.key, i.value] : [i.key, i.value, i.expires],
-  );
+  const rows: Row[] = items.map((i) => {
+    const owed = owedIdCheckIndex(i);
+    if (owed !== undefined) return [i.key, i.value, i.expires ?? null, owed];
+    return i.expires === undefined ? [i.key, i.value] : [i.key, i.value, i.expires];
+  });
   const line = JSON.stringify(rows);
   const header: Header = {
     v: VERSION,

@@ -16,7 +16,7 @@
  * checks run once on the value either way; line and column are only worked
  * out on failure, from the full parser's syntax tree.
  */
-import { type Document, isMap, isScalar, isSeq, parseDocument, type YAMLError } from "yaml";
+import type { Document, YAMLError } from "yaml";
 import { CassetteError, EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
 import { manifestIdentity } from "../identity/identity.js";
 import type { Manifest } from "../identity/manifest-types.js";
@@ -26,7 +26,9 @@ import { validateEntry } from "../store/envelope.js";
 import { assertStoreKey } from "../store/keys.js";
 import { CASSETTE_FORMAT } from "./emit.js";
 import { parseEmitted } from "./fast-parse.js";
+import { oweIdCheck } from "./id-check.js";
 import { type CassetteItem, type FileEntry, fromFileEntry } from "./item.js";
+import { yaml } from "./yaml-lib.js";
 
 /** Where a cassette came from, for messages. */
 export interface CassetteSource {
@@ -91,6 +93,33 @@ const FIX =
  * parseCassette("invocache: 1\nentries: []\n", src) // []
  */
 export function parseCassette(text: string, src: CassetteSource): CassetteItem[] {
+  return parse(text, src, false);
+}
+
+/**
+ * {@link parseCassette}, except that each entry's id is not yet checked
+ * against its manifest: every `entries:` item owes that check, made when the
+ * store first serves it (id-check.ts). For the cassette store's load only.
+ */
+export function parseCassetteOwingIdChecks(text: string, src: CassetteSource): CassetteItem[] {
+  return parse(text, src, true);
+}
+
+/**
+ * Mark `item`, `entries[index]` of the cassette at `src` read back from the
+ * parsed-form cache, as owing its id check again (the file is re-read for
+ * the error's place if it fails).
+ */
+export function oweCachedIdCheck(item: CassetteItem, index: number, src: CassetteSource): void {
+  oweIdCheck(item, {
+    index,
+    file: src.file,
+    text: undefined,
+    error: (text, i, owed) => idMismatchError(text, src, i, owed),
+  });
+}
+
+function parse(text: string, src: CassetteSource, defer: boolean): CassetteItem[] {
   if (!/\S/.test(text)) {
     throw new CassetteError(
       src.file,
@@ -106,20 +135,13 @@ export function parseCassette(text: string, src: CassetteSource): CassetteItem[]
   const fast = parseEmitted(text);
   if (fast !== undefined) {
     try {
-      return new Checker(text, undefined, src).items(fast);
+      return new Checker(text, undefined, src, defer).items(fast);
     } catch (error) {
       // A broken entry: the full parse below finds it again, with its line and column.
       if (!(error instanceof NeedsSyntaxTree)) throw error;
     }
   }
-  const doc = parseDocument(text, {
-    version: "1.2",
-    schema: "core",
-    merge: false,
-    uniqueKeys: true,
-    strict: true,
-    prettyErrors: true,
-  });
+  const doc = parseFull(text);
   const problem: YAMLError | undefined = doc.errors[0] ?? doc.warnings[0];
   if (problem !== undefined) {
     const pos = problem.linePos?.[0] ?? position(text, problem.pos[0]);
@@ -146,7 +168,52 @@ export function parseCassette(text: string, src: CassetteSource): CassetteItem[]
       { url: src.url, cause },
     );
   }
-  return new Checker(text, doc, src).items(root);
+  return new Checker(text, doc, src, defer).items(root);
+}
+
+function parseFull(text: string): Document {
+  return yaml().parseDocument(text, {
+    version: "1.2",
+    schema: "core",
+    merge: false,
+    uniqueKeys: true,
+    strict: true,
+    prettyErrors: true,
+  });
+}
+
+/** Why an entry whose id is not its manifest's identity is refused. */
+function idMismatch(id: unknown, manifest: Manifest): string {
+  return `${JSON.stringify(id)} is not the identity of this entry's manifest (that is ${manifestIdentity(manifest)}): a hand edit, a bad merge or swapped id lines. The entry would answer a question it was not recorded for, so it is refused`;
+}
+
+/**
+ * The CassetteError of a deferred id check that failed for `entries[index]`
+ * of `text`: the message and place the load gave before the check was
+ * deferred. Without the text (it could not be re-read), the file only.
+ */
+function idMismatchError(
+  text: string | undefined,
+  src: CassetteSource,
+  index: number,
+  item: CassetteItem,
+): CassetteError {
+  const value = item.value as unknown as { id: string; manifest: Manifest };
+  const doc = text === undefined ? undefined : parseFull(text);
+  try {
+    new Checker(text ?? "", doc, src, false).fail(
+      ["entries", index, "id"],
+      idMismatch(value.id, value.manifest),
+    );
+  } catch (error) {
+    if (error instanceof CassetteError) return error;
+  }
+  return new CassetteError(
+    src.file,
+    "load",
+    `${src.display}: entries[${index}].id ${idMismatch(value.id, value.manifest)}. ${FIX}`,
+    { url: src.url },
+  );
 }
 
 /**
@@ -157,6 +224,7 @@ export function parseCassette(text: string, src: CassetteSource): CassetteItem[]
  * so only a hand edit meets this. (Found by the reliability fuzz tests.)
  */
 function checkKeys(node: unknown, text: string, src: CassetteSource, depth: number): void {
+  const { isMap, isScalar, isSeq } = yaml();
   if ((isMap(node) || isSeq(node)) && depth + 1 > MAX_FILE_DEPTH) {
     const range = (node as { range?: [number, number, number] }).range;
     const pos = range === undefined ? undefined : position(text, range[0]);
@@ -201,7 +269,13 @@ class Checker {
     /** The syntax tree, for places in messages; undefined when the fast reader read the text. */
     readonly doc: Document | undefined,
     readonly src: CassetteSource,
+    /** Leave each entry's id check to its first use (id-check.ts). */
+    readonly defer: boolean,
   ) {}
+
+  /** For entries owing their id check: builds the error of a failed one. */
+  readonly #idError = (text: string | undefined, index: number, item: CassetteItem) =>
+    idMismatchError(text, this.src, index, item);
 
   items(root: unknown): CassetteItem[] {
     const top = this.object(root, []);
@@ -298,11 +372,15 @@ class Checker {
       if (error instanceof UnsupportedEntryVersionError) this.fail(at, error.message, error);
       throw error;
     }
-    if (!entryIdMatches(e.id as string, e.manifest as unknown as Manifest)) {
-      this.fail(
-        [...at, "id"],
-        `${JSON.stringify(e.id)} is not the identity of this entry's manifest (that is ${manifestIdentity(e.manifest as unknown as Manifest)}): a hand edit, a bad merge or swapped id lines. The entry would answer a question it was not recorded for, so it is refused`,
-      );
+    if (this.defer) {
+      oweIdCheck(item, {
+        index: at[1] as number,
+        file: this.src.file,
+        text: this.text,
+        error: this.#idError,
+      });
+    } else if (!entryIdMatches(e.id as string, e.manifest as unknown as Manifest)) {
+      this.fail([...at, "id"], idMismatch(e.id, e.manifest as unknown as Manifest));
     }
     return item;
   }
@@ -372,6 +450,7 @@ class Checker {
   /** Line and column of the key of the mapping entry at `at`. */
   locateKey(at: Segment[]): { line: number; col: number } | undefined {
     if (this.doc === undefined) return undefined;
+    const { isMap, isScalar } = yaml();
     const parent = at.length === 1 ? this.doc.contents : this.doc.getIn(at.slice(0, -1), true);
     if (!isMap(parent)) return undefined;
     const pair = parent.items.find((p) => isScalar(p.key) && p.key.value === at[at.length - 1]);

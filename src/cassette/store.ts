@@ -22,6 +22,7 @@ import type { StorePolicy } from "../store/policy.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "../store/shell.js";
 import type { SetOptions, Store } from "../store/types.js";
 import { CassetteFile, live } from "./file-state.js";
+import { owesIdCheck, settleIdCheck, settleIdChecks } from "./id-check.js";
 import type { CassetteItem } from "./item.js";
 import { acquireFileLease, releaseFileLease } from "./leases.js";
 import { type CassetteOptions, type CassetteSettings, resolveCassetteOptions } from "./options.js";
@@ -95,6 +96,8 @@ class CassetteStoreImpl implements CassetteStore {
     return this.#shell.run("get", key, async () => {
       const item = await this.#find(key);
       if (item === undefined) return undefined;
+      // An entry's id is checked against its manifest before it is first served (id-check.ts).
+      if (owesIdCheck(item)) await settleIdCheck(item);
       this.#file.usage.read(item, Date.now());
       return structuredClone(item.value);
     });
@@ -142,7 +145,9 @@ class CassetteStoreImpl implements CassetteStore {
         const items = await shell.run("list", prefix, async () => {
           await file.ensureLoaded();
           await file.refresh();
-          return file.view(Date.now()).filter((i) => i.key.startsWith(prefix));
+          const listed = file.view(Date.now()).filter((i) => i.key.startsWith(prefix));
+          await settleIdChecks(listed);
+          return listed;
         });
         for (const item of items)
           yield [item.key, structuredClone(item.value)] as [string, JsonValue];

@@ -15,6 +15,8 @@ import {
   statStamp,
   writeFileAtomic,
 } from "./files.js";
+import { settleIdChecks } from "./id-check.js";
+import { noChunks } from "./incremental.js";
 import type { CassetteItem } from "./item.js";
 import { LOCK_TIMEOUT_MS, withFileLock } from "./lock.js";
 import { refuseSecrets } from "./refuse.js";
@@ -124,6 +126,9 @@ export class CassetteWriter {
       file.usage.loaded(file.disk.keys());
       const basis = file.stamp;
       const merged = this.#merge(batch);
+      // Every entry kept is rewritten: its id check is made first (never a
+      // rewrite of a cassette we could not read; id-check.ts).
+      await settleIdChecks(merged.values());
       const text = sameItems(merged, file.disk) ? undefined : emitCassette(merged.values());
       if (text !== undefined && text.length > file.settings.maxFileBytes) {
         // A cheap lower bound first; the exact size is the UTF-8 length.
@@ -167,10 +172,11 @@ export class CassetteWriter {
         file.generation++;
         file.disk = merged;
         file.stamp = written;
-        file.known = new Map();
+        file.known = noChunks();
         for (const item of merged.values()) {
           const chunk = emittedChunk(item);
-          if (chunk !== undefined) file.known.set(chunk, item);
+          if (chunk !== undefined)
+            file.known[chunk.entry ? "entries" : "values"].set(chunk.text, item);
         }
         return "written" as const;
       },

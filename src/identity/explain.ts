@@ -2,7 +2,8 @@
  * explainIdentity: which manifest fields make two identities differ, in words
  * a person can act on. Used by miss reports and `invocache explain`.
  */
-import { diffWordsWithSpace } from "diff";
+import { createRequire } from "node:module";
+import type * as Diff from "diff";
 import { type CanonicalValue, canonicalJson } from "./canonical-json.js";
 import type { Manifest, ManifestValue } from "./manifest-types.js";
 
@@ -111,7 +112,7 @@ function short(s: string): string {
  * too different for a word diff to be readable or cheap.
  */
 function textDiff(a: string, b: string): { summary: string; diff: string } {
-  const changes = diffWordsWithSpace(a, b, { maxEditLength: MAX_DIFF_EDIT });
+  const changes = diffLib().diffWordsWithSpace(a, b, { maxEditLength: MAX_DIFF_EDIT });
   if (changes === undefined) return windowDiff(a, b);
   const hunks: string[] = [];
   let edits = 0;
@@ -153,4 +154,17 @@ function windowDiff(a: string, b: string): { summary: string; diff: string } {
     summary: `differs from character ${p} (${a.length} → ${b.length} chars)`,
     diff: `…${before}[-${clip(a.slice(p, a.length - s))}-]{+${clip(b.slice(p, b.length - s))}+}${a.slice(a.length - s, a.length - s + CONTEXT)}…`,
   };
+}
+
+let loaded: typeof Diff | undefined;
+
+/**
+ * The `diff` package, required on first use: importing it costs ~60–150 ms
+ * of every process's start, and only an explanation of two different
+ * prompts or tasks needs it. `require` (diff ships a CommonJS build) keeps
+ * `explainIdentity` synchronous.
+ */
+function diffLib(): typeof Diff {
+  loaded ??= createRequire(import.meta.url)("diff") as typeof Diff;
+  return loaded;
 }

@@ -252,7 +252,7 @@ describe("the lease file", () => {
 });
 
 describe("entries whose id is not their manifest's identity", () => {
-  it("swapped id lines are refused on load with a CassetteError naming the file, line and entry", async () => {
+  function swappedCassette(label: string) {
     const a = makeEntry("what is two plus two", { text: "4" });
     const b = makeEntry("what is the capital of France", { text: "Paris" });
     const text = emitCassette([
@@ -263,24 +263,86 @@ describe("entries whose id is not their manifest's identity", () => {
       .replace(`id: ${a.entry.id}`, "id: SWAP")
       .replace(`id: ${b.entry.id}`, `id: ${a.entry.id}`)
       .replace("id: SWAP", `id: ${b.entry.id}`);
-    const path = fresh("swapped");
+    const path = fresh(label);
     writeFileSync(path, swapped);
+    // After the swap, entries[0] (line 3) holds b's id over a's manifest, entries[1] the reverse.
+    const line1 = swapped.split("\n").indexOf(`  - id: ${a.entry.id}`) + 1;
+    expect(line1).toBeGreaterThan(3);
+    return { a, b, path, swapped, line1 };
+  }
+
+  function expectRefused(error: CassetteError, path: string, line: number, index: number) {
+    expect(error).toBeInstanceOf(CassetteError);
+    expect(error.line).toBe(line);
+    expect(error.message).toContain(`${path}:${line}:`);
+    expect(error.message).toContain(`entries[${index}].id`);
+    expect(error.message).toMatch(/is not the identity of this entry's manifest/);
+  }
+
+  it("swapped id lines: each entry is refused when served, and any write, with a CassetteError naming the file, line and entry", async () => {
+    const { a, b, path, swapped, line1 } = swappedCassette("swapped");
     const store = cassetteStore(path, { parseCache: false });
-    for (const op of [
-      () => store.get(a.key),
-      () => store.get(b.key),
-      () => store.set("k", 1),
-      () => store.usage(),
-    ]) {
-      const error = (await failure(op())) as CassetteError;
-      expect(error).toBeInstanceOf(CassetteError);
-      expect(error.line).toBe(3);
-      expect(error.message).toContain(`${path}:3:`);
-      expect(error.message).toMatch(/entries\[0\]\.id/);
-      expect(error.message).toMatch(/is not the identity of this entry's manifest/);
+    for (let round = 0; round < 2; round++) {
+      // The same error every time: a refused entry stays refused.
+      expectRefused((await failure(store.get(b.key))) as CassetteError, path, 3, 0);
+      expectRefused((await failure(store.get(a.key))) as CassetteError, path, line1, 1);
     }
+    // A write rewrites every entry, so it checks them all first, in file order.
+    expectRefused((await failure(store.set("k", 1))) as CassetteError, path, 3, 0);
+    expectRefused((await failure(store.delete(a.key))) as CassetteError, path, 3, 0);
+    // Listing serves every entry it lists.
+    expectRefused(
+      (await failure(
+        (async () => {
+          for await (const _ of store.list("")) {
+            // nothing is yielded before the check
+          }
+        })(),
+      )) as CassetteError,
+      path,
+      3,
+      0,
+    );
     await store.discard();
     expect(readFileSync(path, "utf8")).toBe(swapped);
+  });
+
+  it("a tampered entry that is never read does not fail the load: the other entries are served, its own get fails", async () => {
+    const good = makeEntry("list the files", { text: "a.txt" });
+    const { a, b, path, line1 } = swappedCassette("tampered-unread");
+    const text = emitCassette([{ key: good.key, value: good.entry as unknown as JsonValue }]);
+    // One more, untampered entry after the two swapped ones.
+    writeFileSync(path, readFileSync(path, "utf8") + text.slice(text.indexOf("  - id:")));
+    const goodLine = readFileSync(path, "utf8").split("\n").indexOf(`  - id: ${good.entry.id}`) + 1;
+    expect(goodLine).toBeGreaterThan(line1);
+    const store = cassetteStore(path, { parseCache: false });
+    expect(await store.get(good.key)).toStrictEqual(good.entry);
+    expect(await store.get("no:such:key")).toBeUndefined();
+    const usage = await store.usage();
+    expect(usage.used).toStrictEqual([good.key]);
+    expectRefused((await failure(store.get(a.key))) as CassetteError, path, line1, 1);
+    expectRefused((await failure(store.get(b.key))) as CassetteError, path, 3, 0);
+    await store.discard();
+  });
+
+  it("read from the parsed-form cache, a tampered entry still owes its check and is refused with its place", async () => {
+    const { a, b, path, line1 } = swappedCassette("tampered-cached");
+    // Big enough to be cached: one large value beside the swapped entries.
+    const big =
+      readFileSync(path, "utf8") + `values:\n  - key: pad\n    value: ${"x".repeat(70_000)}\n`;
+    writeFileSync(path, big);
+    const committed = new Date(Date.now() - 60_000);
+    utimesSync(path, committed, committed);
+    const cache = join(dir, `cache-${n++}`);
+    const first = cassetteStore(path, { parseCache: cache });
+    expect(await first.get("pad")).toBe("x".repeat(70_000));
+    await first.close(); // waits for the cache write
+    expect(existsSync(parseCachePath(cache, path))).toBe(true);
+    const second = cassetteStore(path, { parseCache: cache });
+    expect(await second.get("pad")).toBe("x".repeat(70_000));
+    expectRefused((await failure(second.get(a.key))) as CassetteError, path, line1, 1);
+    expectRefused((await failure(second.get(b.key))) as CassetteError, path, 3, 0);
+    await second.discard();
   });
 
   it("a hand-edited prompt under an unchanged id is refused", async () => {
