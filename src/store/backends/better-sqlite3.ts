@@ -12,7 +12,6 @@
  * The price: a statement waiting for another process's write lock blocks
  * this process's event loop for up to the busy timeout.
  */
-import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import { StoreError } from "../../errors.js";
@@ -21,10 +20,10 @@ import type { Backend, RawRow } from "../backend.js";
 import { createKeyv } from "./keyv.js";
 import {
   BUSY_TIMEOUT_MS,
+  fileGuard,
   SQLITE_LEASES_TABLE,
   SQLITE_NOW_MS,
   SQLITE_VALUES_TABLE,
-  sameFile,
 } from "./sqlite.js";
 
 /** Rows per query while listing: entries may be megabytes each. */
@@ -174,24 +173,6 @@ export async function createBetterSqliteBackend(
     async close() {
       if (db.open) db.close();
     },
-  };
-}
-
-/**
- * As sqlite.ts's file guard, with a synchronous stat: a local stat costs a
- * microsecond or two, less than the thread-pool hop an async one would add
- * to every operation of a synchronous driver.
- */
-function fileGuard(path: string): () => void {
-  const opened = statSync(path);
-  return () => {
-    let now: ReturnType<typeof statSync> | NodeJS.ErrnoException;
-    try {
-      now = statSync(path);
-    } catch (error) {
-      now = error as NodeJS.ErrnoException;
-    }
-    sameFile(path, opened, now);
   };
 }
 
