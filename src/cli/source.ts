@@ -142,6 +142,8 @@ export interface EntrySource {
    * granted: when not, a command that needs the order sorts (and so holds) its rows.
    */
   readonly sortsByRecordedAt: boolean;
+  /** `scan` hands entries over in key order (see `Store.listsInKeyOrder`). */
+  readonly listsInKeyOrder: boolean;
   /**
    * Remove entries; resolves to the keys removed. `onItem` is called per key
    * or file; `before` (how many an earlier batch removed) goes into the
@@ -350,6 +352,10 @@ class StoreSource implements EntrySource {
     return collect(this, onItem);
   }
 
+  get listsInKeyOrder(): boolean {
+    return this.exists && this.#open().listsInKeyOrder === true;
+  }
+
   get sortsByRecordedAt(): boolean {
     return !this.exists || this.#open().listByRecordedAt !== undefined;
   }
@@ -444,6 +450,7 @@ class CassetteSource implements EntrySource {
 
   /** A cassette is read whole anyway: its entries are sorted by the command. */
   readonly sortsByRecordedAt = false;
+  readonly listsInKeyOrder = false;
 
   async scan(visit: SourceVisitor, onItem?: () => void): Promise<ScanTotals> {
     const files = this.files();

@@ -26,6 +26,8 @@ export interface KeyvStoreOptions {
    * store then has `listByRecordedAt`. Only the backends that can are given it.
    */
   sortsByRecordedAt?: boolean;
+  /** The backend's `listRaw` pages through its keys in binary order (see `Store.listsInKeyOrder`). */
+  listsInKeyOrder?: boolean;
 }
 
 /**
@@ -50,9 +52,12 @@ export class KeyvStore implements Store {
   #opened: Backend | undefined;
   /** See `Store.listByRecordedAt`: present only when the backend sorts (`sortsByRecordedAt`). */
   readonly listByRecordedAt?: (prefix: string) => AsyncIterable<[string, JsonValue]>;
+  /** See `Store.listsInKeyOrder`. */
+  readonly listsInKeyOrder: boolean;
 
   constructor(url: string, factory: BackendFactory, options: KeyvStoreOptions) {
     this.url = url;
+    this.listsInKeyOrder = options.listsInKeyOrder === true;
     if (options.sortsByRecordedAt === true) {
       this.listByRecordedAt = (prefix) =>
         this.#listing(prefix, (b) => {

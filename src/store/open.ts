@@ -84,6 +84,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
         timeoutMs,
         load: () => loadBackend(location),
         sortsByRecordedAt: location.kind === "sqlite",
+        listsInKeyOrder: listsInKeyOrder(location),
       }),
     );
   }
@@ -92,13 +93,23 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
       location.url,
       async () =>
         (await import("./backends/better-sqlite3.js")).createBetterSqliteBackend(location.path),
-      { timeoutMs, load: () => import("./backends/better-sqlite3.js") },
+      {
+        timeoutMs,
+        load: () => import("./backends/better-sqlite3.js"),
+        listsInKeyOrder: true,
+      },
     );
   }
   return new KeyvStore(location.url, backendFactory(location), {
     timeoutMs,
     load: () => loadBackend(location),
+    listsInKeyOrder: listsInKeyOrder(location),
   });
+}
+
+/** The SQL backends page through their primary key in binary order (`ORDER BY key`, `COLLATE "C"`). */
+function listsInKeyOrder(location: StoreLocation): boolean {
+  return location.kind === "sqlite" || location.kind === "postgres";
 }
 
 /** Import a backend's code and driver, without connecting (see `KeyvStoreOptions.load`). */

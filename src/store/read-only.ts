@@ -29,6 +29,7 @@ export function readOnlyStore(store: Store): Store {
     get: (key) => store.get(key),
     list: (prefix) => store.list(prefix),
     ...(store.listByRecordedAt === undefined ? {} : { listByRecordedAt: store.listByRecordedAt }),
+    ...(store.listsInKeyOrder === undefined ? {} : { listsInKeyOrder: store.listsInKeyOrder }),
     set: (key) => refuse("set", key),
     delete: (key) => refuse("delete", key),
     acquireLease: (key) => refuse("acquireLease", key),

@@ -58,8 +58,16 @@ export interface Store {
   set(key: string, value: JsonValue, options?: SetOptions): Promise<void>;
   /** Remove `key`; resolves `true` when something was removed. */
   delete(key: string): Promise<boolean>;
-  /** Every live `[key, value]` whose key starts with `prefix`, in no promised order. */
+  /** Every live `[key, value]` whose key starts with `prefix`, in no promised order (but see `listsInKeyOrder`). */
   list(prefix: string): AsyncIterable<[string, JsonValue]>;
+  /**
+   * Optional: true when `list` yields keys in binary (code unit) order, as
+   * the SQLite and Postgres stores page through their primary key. A fold
+   * over the entries (`invocache stats`) then counts distinct ids by
+   * comparing each key with the one before, in memory that does not grow
+   * with the store.
+   */
+  readonly listsInKeyOrder?: boolean;
   /**
    * Optional, on stores that can sort inside their database (the embedded
    * SQLite store opened read-only): `list`, ordered by each entry's

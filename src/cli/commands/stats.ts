@@ -68,7 +68,7 @@ export function computeStats(
   runs: number,
   problems: number,
 ): StatsReport {
-  const fold = new StatsFold(source);
+  const fold = new StatsFold(source, false);
   for (const r of entries) fold.add(r);
   return fold.report(runs, problems);
 }
@@ -86,15 +86,49 @@ function groupOf(groups: Record<string, GroupStats>, name: string): GroupStats {
 }
 
 /**
+ * Distinct ids, counted per namespace (one id recorded in two namespaces is
+ * two recordings). From a store that lists in key order (SQLite, Postgres:
+ * `Store.listsInKeyOrder`) every occurrence of an id comes right after the
+ * one before, since a key is `${namespace}:e:${id}:${occurrence}` and a
+ * namespace holds no ":", so comparing with the last one counts them in
+ * constant memory; from any other source a set of them is kept.
+ */
+class DistinctIds {
+  readonly #seen: Set<string> | undefined;
+  #last = "";
+  #count = 0;
+
+  constructor(keyOrdered: boolean) {
+    this.#seen = keyOrdered ? undefined : new Set();
+  }
+
+  add(namespace: string, id: string): void {
+    const pair = `${namespace}:${id}`;
+    if (this.#seen !== undefined) {
+      this.#seen.add(pair);
+      return;
+    }
+    if (pair !== this.#last) this.#count++;
+    this.#last = pair;
+  }
+
+  get size(): number {
+    return this.#seen?.size ?? this.#count;
+  }
+}
+
+/**
  * The stats of entries seen one at a time (`source.scan`): nothing of an
- * entry is kept but its id (for the distinct-id count), so a store of a
- * million entries is summed in the memory of a few groups and that set.
+ * entry is kept (ids only where the source is not in key order, see
+ * DistinctIds), so a store of a million entries is summed in the memory of
+ * a few groups.
  */
 class StatsFold {
   readonly #report: StatsReport;
-  readonly #ids = new Set<string>();
+  readonly #ids: DistinctIds;
 
-  constructor(source: string) {
+  constructor(source: string, keyOrdered: boolean) {
+    this.#ids = new DistinctIds(keyOrdered);
     this.#report = {
       source,
       ...group(),
@@ -113,7 +147,7 @@ class StatsFold {
 
   add(r: EntryRecord): void {
     const report = this.#report;
-    this.#ids.add(r.id);
+    this.#ids.add(r.namespace, r.id);
     // Stored with the entry; read from the response for recordings made before usage was.
     const usage = r.entry.meta.usage ?? extractUsage(r.entry.response);
     const cost = usage === undefined ? undefined : costOf(r.entry.manifest.model, usage);
@@ -186,7 +220,7 @@ Examples:
     const source = openSource(values, io);
     try {
       // One entry at a time: nothing but the sums and the distinct ids is kept.
-      const fold = new StatsFold(source.url);
+      const fold = new StatsFold(source.url, source.listsInKeyOrder);
       const problems: SourceProblem[] = [];
       const bar = progress(io, `reading ${source.url}`);
       let totals: ScanTotals;
