@@ -13,7 +13,7 @@
  * source file is newer than it, and says so.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
@@ -34,12 +34,21 @@ function newestUnder(dir: string): number {
   return newest;
 }
 
+/** The file `import "invocache"` loads: package.json's `exports["."].import` (dist/index.js today). */
+function packageEntry(): string {
+  const pkg = JSON.parse(readFileSync(join(repo, "package.json"), "utf8")) as {
+    exports?: { "."?: { import?: unknown } };
+  };
+  const entry = pkg.exports?.["."]?.import;
+  return join(repo, typeof entry === "string" ? entry : "dist/index.js");
+}
+
 /**
- * dist/index.js, built first when missing or older than a file under src/
+ * The package's entry (dist/), built first when missing or older than a file under src/
  * (a build rewrites every output, so its entry's time is the build's).
  */
 export function distEntry(log: (line: string) => void): string {
-  const entry = join(repo, "dist", "index.js");
+  const entry = packageEntry();
   let built = 0;
   try {
     built = statSync(entry).mtimeMs;
