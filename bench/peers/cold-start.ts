@@ -120,5 +120,4 @@ try {
   process.stdout.write(`${lines.join("\n")}\n`);
 } finally {
   rmSync(root, { recursive: true, force: true });
-  if (!fromSources) rmSync(harness.path, { force: true });
 }

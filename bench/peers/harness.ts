@@ -13,7 +13,7 @@
  * source file is newer than it, and says so.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
@@ -78,6 +78,8 @@ export async function compileHarness(log: (line: string) => void): Promise<Compi
   const outDir = join(repo, "bench", ".tmp");
   mkdirSync(outDir, { recursive: true });
   const path = join(outDir, `peers-child-${process.pid}.mjs`);
+  // Removed however the bench ends (a failed check, an exception, --keep).
+  process.once("exit", () => rmSync(path, { force: true }));
   const t0 = performance.now();
   await build({
     entryPoints: [join(here, "child.ts")],

@@ -432,7 +432,6 @@ if (complete && writeDocs && failures.length === 0) {
 }
 if (flag("--keep")) log(`recordings kept in ${root}`);
 else rmSync(root, { recursive: true, force: true });
-if (!fromSources) rmSync(harness.path, { force: true });
 if (failures.length > 0) {
   log(`${failures.length} check(s) failed:\n${failures.map((f) => `  - ${f}`).join("\n")}`);
 }
