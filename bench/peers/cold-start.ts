@@ -10,29 +10,31 @@
  * time from process start to the first answer (`performance.timeOrigin`),
  * and its peak RSS. Target: invocache's whole-process time ≤ nock.back's.
  *
- * invocache is loaded as the compiled package (dist/, so `npm run build`
- * first), as a user's process loads it and as nock is; `--sources` loads
- * its TypeScript sources through tsx instead (the harness's own way, which
- * adds tsx's per-file cost to invocache's ~240 modules only).
+ * Each process is plain `node` (no tsx) running the harness bundled once
+ * for the run (harness.ts: child.ts as one ES module, packages from
+ * node_modules, invocache from its compiled package dist/, built first when
+ * older than src/), the same for every tool, as a user's process runs it;
+ * `--sources` runs child.ts under tsx with invocache's TypeScript sources
+ * instead (which adds tsx's per-module round trip to its loader thread,
+ * paid by invocache's ESM files far more than by CommonJS nock).
  */
 import { fork } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startFakeProvider } from "../../test/fake-provider/index.js";
 import type { ChildResult, ChildTask, RunResult } from "./child.js";
+import { type CompiledHarness, compileHarness } from "./harness.js";
 import type { ToolId } from "./tools.js";
 
-const childPath = join(dirname(fileURLToPath(import.meta.url)), "child.ts");
 const CALLS = 100;
 const i = process.argv.indexOf("--rounds");
 const rounds = i < 0 ? 7 : Number(process.argv[i + 1]);
 const fromSources = process.argv.includes("--sources");
-const distEntry = join(dirname(fileURLToPath(import.meta.url)), "../../dist/index.js");
-if (!fromSources && !existsSync(distEntry)) {
-  throw new Error(`${distEntry} is missing: run npm run build first (or pass --sources)`);
-}
+const harness: CompiledHarness = fromSources
+  ? { path: join(dirname(fileURLToPath(import.meta.url)), "child.ts"), env: {} }
+  : await compileHarness((line) => process.stderr.write(`[cold] ${line}\n`));
 const tools: ToolId[] = ["invocache-cassette", "invocache-sqlite", "nock-back"];
 const labels: Record<string, string> = {
   "invocache-cassette": "invocache (cassette)",
@@ -45,9 +47,11 @@ function runChild(task: ChildTask): Promise<{ result: ChildResult; wallMs: numbe
   return new Promise((resolve) => {
     let result: ChildResult = { phase: "error", error: "no result" };
     let output = "";
-    const child = fork(childPath, [JSON.stringify(task)], {
+    const child = fork(harness.path, [JSON.stringify(task)], {
       stdio: ["ignore", "pipe", "pipe", "ipc"],
-      env: { ...process.env, INVOCACHE_BENCH_DIST: fromSources ? "0" : "1" },
+      // Plain node for the bundled harness: not this process's `--import tsx`.
+      ...(fromSources ? {} : { execArgv: [] }),
+      env: { ...process.env, ...harness.env },
     });
     child.stdout?.on("data", (c: Buffer) => (output += c));
     child.stderr?.on("data", (c: Buffer) => (output += c));
@@ -101,7 +105,7 @@ try {
   }
   const nock = seen.get("nock-back")!;
   const lines = [
-    `Cold start, ${CALLS}-entry recording, median of ${rounds} processes per tool, invocache from ${fromSources ? "its sources through tsx" : "dist/"} (load average ${loadavg()[0]!.toFixed(2)}):`,
+    `Cold start, ${CALLS}-entry recording, median of ${rounds} processes per tool, ${fromSources ? "child.ts under tsx, invocache from its sources" : "plain node, bundled harness, invocache from dist/"} (load average ${loadavg()[0]!.toFixed(2)}):`,
     "",
     "| tool | process wall time | start to first answer | peak RSS | wall vs nock.back | result |",
     "| --- | ---: | ---: | ---: | ---: | --- |",

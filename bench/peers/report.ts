@@ -18,6 +18,12 @@ export interface Settings {
   coldStartCalls: number;
   coldStartRounds: number;
   quick: boolean;
+  /**
+   * How each child ran: "dist" = plain node, the harness bundled once per run
+   * (bench/peers/harness.ts), invocache from its compiled package; "sources"
+   * = child.ts under tsx with invocache's sources (`--sources`).
+   */
+  harness?: "dist" | "sources";
 }
 
 export interface Collected {
@@ -330,7 +336,10 @@ export function renderNotes(c: Collected, tools: readonly ToolSummary[]): string
   const directMs = median(c.direct.map((r) => r.totalMs));
   const notes = [
     `${s.calls} calls per run (${s.calls / 10} streamed), ~4 KiB prompts, sequential, real openai SDK (maxRetries 0) against a loopback fake provider; medians of ${s.recordRounds} record and ${s.replayRounds} replay rounds, tools interleaved (order rotated each round), each run in a fresh child process.`,
-    `direct (no tool): ${fmt(directMs)} ms for ${s.calls} calls (${fmt(s.calls / (directMs / 1e3))} calls/s), peak RSS ${fmt(median(c.direct.map((r) => r.maxRssKiB / 1024)))} MiB: the floor every RSS above includes (node, tsx, openai).`,
+    `direct (no tool): ${fmt(directMs)} ms for ${s.calls} calls (${fmt(s.calls / (directMs / 1e3))} calls/s), peak RSS ${fmt(median(c.direct.map((r) => r.maxRssKiB / 1024)))} MiB: the floor every RSS above includes (node, the harness, openai).`,
+    s.harness === "sources"
+      ? "every child ran child.ts under `node --import tsx` with invocache's TypeScript sources (`--sources`): each ES module import made a round trip to tsx's loader thread, a cost invocache's ESM files paid inside the timed cold load and CommonJS nock mostly did not."
+      : "every child, for every tool, is plain `node` (no tsx) running the same harness, bundled once per run with esbuild (packages imported from node_modules as they ship; invocache from its compiled package dist/, built first when older than src/), as a user's process runs each tool.",
     "record: open, every call live, close (persisting the recording); × direct = median over the rounds of the record time / the direct time of the same round.",
     "replay: calls/s over calls 2..N; CPU = user + system time of the whole process (GC and thread-pool work included) over those calls, per call, which other jobs on the machine disturb less than wall time; cold load = opening the tool and its first replayed call (every tool has loaded its recording by then); provider stopped (a port tripwire counted zero connections).",
     `spread over the rounds (lowest–highest): replay calls/s ${tools.map((t) => `${t.label} ${fmt(t.replayRange[0])}–${fmt(t.replayRange[1])}`).join(", ")}; record × direct ${tools.map((t) => `${t.label} ${t.recordRange[0].toFixed(2)}–${t.recordRange[1].toFixed(2)}`).join(", ")}.`,

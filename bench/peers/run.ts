@@ -12,9 +12,16 @@
  * the upstream calls of each run; for the replays it is replaced by a
  * tripwire on the same port that counts any connection.
  *
+ * Every child is plain `node` running the harness bundled once per run
+ * (harness.ts: child.ts compiled to one ES module, packages imported from
+ * node_modules, invocache from its compiled package dist/, built first when
+ * older than src/), as a user's process runs each tool; `--sources` runs
+ * child.ts under tsx with invocache's sources instead.
+ *
  * Options: `--quick` (100 calls, 1 round, writes no docs), `--calls N`,
  * `--rounds N` (replay rounds), `--record-rounds N`, `--json`, `--no-docs`,
- * `--keep` (keep the recordings, path printed), `--verbose` (children's output).
+ * `--keep` (keep the recordings, path printed), `--verbose` (children's output),
+ * `--sources`.
  * Exit code 1 when a correctness check fails; a missed target is reported,
  * not fatal (timings depend on the machine).
  */
@@ -30,11 +37,11 @@ import { redisServerBinary, startRedisServer } from "../../test/helpers/redis-se
 import { describeMachine } from "../support/machine.js";
 import type { ChildResult, ChildTask, LeakResult, RunResult } from "./child.js";
 import { renderFloor } from "./floor.js";
+import { type CompiledHarness, compileHarness } from "./harness.js";
 import { type Collected, renderConsole, renderDocSection, withPeersSection } from "./report.js";
 import { availableTools, SERVER_ENV, type ToolId } from "./tools.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const childPath = join(here, "child.ts");
 const docsPath = join(here, "..", "..", "docs", "performance.md");
 
 const args = process.argv.slice(2);
@@ -66,10 +73,16 @@ const settings = {
   /** Cold start as a whole process: entries in the recording, and processes per tool. */
   coldStartCalls: Math.min(100, calls),
   coldStartRounds: quick ? 1 : 5,
+  harness: flag("--sources") ? ("sources" as const) : ("dist" as const),
 };
 const verbose = flag("--verbose");
 const writeDocs = !quick && !flag("--no-docs");
 const log = (line: string) => process.stderr.write(`[peers] ${line}\n`);
+const fromSources = flag("--sources");
+/** The child every run forks: the bundled harness on plain node, or child.ts under tsx. */
+const harness: CompiledHarness = fromSources
+  ? { path: join(here, "child.ts"), env: {} }
+  : await compileHarness(log);
 
 /** Run one task in a fresh process; its stdout/stderr are shown only with --verbose or on failure. */
 function runChild(task: ChildTask): Promise<ChildResult> {
@@ -77,8 +90,11 @@ function runChild(task: ChildTask): Promise<ChildResult> {
   return new Promise((resolve) => {
     let result: ChildResult | undefined;
     let output = "";
-    const child = fork(childPath, [JSON.stringify(task)], {
+    const child = fork(harness.path, [JSON.stringify(task)], {
       stdio: ["ignore", "pipe", "pipe", "ipc"],
+      // Plain node for the bundled harness: not this process's `--import tsx`.
+      ...(fromSources ? {} : { execArgv: [] }),
+      env: { ...process.env, ...harness.env },
     });
     const collect = (chunk: Buffer) => {
       output += chunk.toString();

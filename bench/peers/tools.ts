@@ -87,9 +87,12 @@ function bytesUnder(path: string): number {
 }
 
 /** Each tool's modules, imported once by `preload()`. */
-/** cold-start.ts sets this: the compiled package (dist/), as a user's process loads it; else the sources through tsx. */
-const invocacheEntry =
-  process.env.INVOCACHE_BENCH_DIST === "1" ? "../../dist/index.js" : "../../src/index.js";
+/**
+ * The compiled harness (harness.ts) names the compiled package's entry
+ * (dist/, as a user's process loads it) by file URL; run from its sources
+ * under tsx, the harness loads invocache's sources.
+ */
+const invocacheEntry = process.env.INVOCACHE_BENCH_ENTRY || "../../src/index.js";
 const invocacheModules = once(
   () => import(invocacheEntry) as Promise<typeof import("../../src/index.js")>,
 );

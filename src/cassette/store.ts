@@ -174,6 +174,7 @@ class CassetteStoreImpl implements CassetteStore {
       try {
         await this.#shell.guard("close", undefined, () => this.#writer.flushAll());
       } finally {
+        this.#file.startDeferred();
         await Promise.allSettled(this.#file.background);
       }
     });
@@ -191,6 +192,7 @@ class CassetteStoreImpl implements CassetteStore {
     return this.#shell.closeOnce(async () => {
       await this.#shell.settled();
       overlay.clear();
+      this.#file.startDeferred();
       await Promise.allSettled(this.#file.background);
     }, false);
   }

@@ -280,6 +280,26 @@ describe("parse cache", () => {
     utimesSync(path, old, old);
   }
 
+  it("writes the parsed form after the first answer, not before it: at close (or later, for a store left open)", async () => {
+    const path = fresh("big-deferred");
+    const cache = join(dir, "parse-cache-deferred");
+    bigCassette(path, 200);
+    const cold = cassetteStore(path, { parseCache: cache });
+    const first = makeEntry(`prompt 0 ${"lorem ipsum ".repeat(40)}`, {});
+    expect(await cold.get(first.key)).toMatchObject({ response: { text: "answer 0" } });
+    // Serializing and hashing the whole file is not the first caller's wait,
+    // nor the next calls': a second of the store answering passes and no
+    // cache file is written (it used to be, one event-loop turn after the load).
+    const cacheFile = parseCachePath(cache, path);
+    for (let i = 0; i < 20 && !existsSync(cacheFile); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      expect(await cold.get(first.key)).toMatchObject({ response: { text: "answer 0" } });
+    }
+    expect(existsSync(cacheFile)).toBe(false);
+    await cold.close();
+    expect(existsSync(cacheFile)).toBe(true);
+  });
+
   it("loads an unchanged big cassette from its parsed form, and re-parses once it changes", async () => {
     const path = fresh("big");
     const cache = join(dir, "parse-cache");
