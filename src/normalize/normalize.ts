@@ -100,21 +100,32 @@ export interface PreparedNormalizer {
 
 /** A {@link PreparedNormalizer} over `opts` (see there for its scope). */
 export function prepareNormalizer(opts: NormalizeOptions = {}): PreparedNormalizer {
-  let state: Resolved | undefined;
-  const resolved = (): Resolved => {
-    state ??= resolve(opts);
-    return state;
-  };
-  return {
-    normalize(text) {
-      checkText(text);
-      return run(text, resolved(), undefined);
-    },
-    explain(text) {
-      checkText(text);
-      return explain(text, resolved());
-    },
-  };
+  return new Prepared(opts);
+}
+
+/** A class, not closures: one small object per request on the hit path. */
+class Prepared implements PreparedNormalizer {
+  readonly #opts: NormalizeOptions;
+  #state: Resolved | undefined;
+
+  constructor(opts: NormalizeOptions) {
+    this.#opts = opts;
+  }
+
+  #resolved(): Resolved {
+    this.#state ??= resolve(this.#opts);
+    return this.#state;
+  }
+
+  normalize(text: string): string {
+    checkText(text);
+    return run(text, this.#resolved(), undefined);
+  }
+
+  explain(text: string): NormalizationReport {
+    checkText(text);
+    return explain(text, this.#resolved());
+  }
 }
 
 /** What an option set resolves to: everything `run` needs besides the text. */
