@@ -12,18 +12,18 @@
  * are unchanged; only where it is computed moved (into the identity).
  */
 import {
-  explainNormalization,
   type NormalizeOptions,
-  normalizePrompt,
+  type PreparedNormalizer,
+  prepareNormalizer,
 } from "../normalize/normalize.js";
 import { canonicalJson, canonicalString } from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
 
 /**
  * Strings up to this length are normalized once per conversation: roles,
- * part types and tool names repeat on every message, and each
- * `normalizePrompt` call has a fixed cost (root spellings, the secret
- * scanner) of microseconds however short the string.
+ * part types and tool names repeat on every message, and even with the
+ * options resolved once per request (prepareNormalizer) each string costs
+ * its passes' setup, however short.
  */
 const MEMO_MAX = 64;
 
@@ -40,7 +40,19 @@ export function conversationPrompt(
   opts: NormalizeOptions,
   counts?: Record<string, number>,
 ): string {
-  const text = normalizer(opts, counts);
+  return preparedConversationPrompt(value, prepareNormalizer(opts), counts);
+}
+
+/**
+ * {@link conversationPrompt} with the options already prepared: the
+ * identity prepares them once per request, for the conversation and the task.
+ */
+export function preparedConversationPrompt(
+  value: unknown,
+  prepared: PreparedNormalizer,
+  counts?: Record<string, number>,
+): string {
+  const text = normalizer(prepared, counts);
   // One pass: each string normalized and written as canonical JSON where it
   // stands, members sorted as they are written, no copy of the tree.
   const w: FusedWriter = { out: [], hole: false };
@@ -53,12 +65,12 @@ export function conversationPrompt(
 
 /** How each string is normalized: counted for miss reports, else short ones memoized. */
 function normalizer(
-  opts: NormalizeOptions,
+  prepared: PreparedNormalizer,
   counts?: Record<string, number>,
 ): (s: string) => string {
   if (counts !== undefined) {
     return (s: string) => {
-      const report = explainNormalization(s, opts);
+      const report = prepared.explain(s);
       for (const [rule, n] of Object.entries(report.counts)) counts[rule] = (counts[rule] ?? 0) + n;
       return report.output;
     };
@@ -67,10 +79,10 @@ function normalizer(
   // pattern and a replacement string) give one string one answer.
   const memo = new Map<string, string>();
   return (s) => {
-    if (s.length > MEMO_MAX) return normalizePrompt(s, opts);
+    if (s.length > MEMO_MAX) return prepared.normalize(s);
     let out = memo.get(s);
     if (out === undefined) {
-      out = normalizePrompt(s, opts);
+      out = prepared.normalize(s);
       memo.set(s, out);
     }
     return out;

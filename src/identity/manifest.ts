@@ -5,13 +5,13 @@
  */
 import { toJsonValue } from "../json/value.js";
 import {
-  explainNormalization,
   type NormalizeOptions,
-  normalizePrompt,
+  type PreparedNormalizer,
+  prepareNormalizer,
 } from "../normalize/normalize.js";
 import type { NormalizationRule } from "../normalize/rules.js";
 import { scannerFor } from "../normalize/secrets-rule.js";
-import { conversationPrompt } from "./conversation.js";
+import { preparedConversationPrompt } from "./conversation.js";
 import type { Manifest, ManifestValue } from "./manifest-types.js";
 
 export { assertManifest } from "./schema.js";
@@ -108,10 +108,10 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
     model,
     prompt:
       req.prompt === undefined
-        ? conversationPrompt(req.conversation, normalize)
-        : normalizePrompt(req.prompt, normalize),
+        ? preparedConversationPrompt(req.conversation, normalize)
+        : normalize.normalize(req.prompt),
     role: req.role,
-    task: task === "" ? "" : normalizePrompt(task, normalize),
+    task: task === "" ? "" : normalize.normalize(task),
   };
   if (req.params != null) {
     if (typeof req.params !== "object" || Array.isArray(req.params)) {
@@ -152,21 +152,26 @@ export function requestRulesFired(
   const normalize = normalizeOptions(req.projectPath ?? undefined, opts);
   const counts: Record<string, number> = {};
   const add = (text: string) => {
-    for (const [rule, n] of Object.entries(explainNormalization(text, normalize).counts)) {
+    for (const [rule, n] of Object.entries(normalize.explain(text).counts)) {
       counts[rule] = (counts[rule] ?? 0) + n;
     }
   };
-  if (req.prompt === undefined) conversationPrompt(req.conversation, normalize, counts);
+  if (req.prompt === undefined) preparedConversationPrompt(req.conversation, normalize, counts);
   else add(req.prompt);
   add(typeof req.task === "string" ? req.task : "");
   return counts;
 }
 
+/**
+ * The request's normalization, resolved once for its prompt (every string of
+ * its conversation) and task, on first use; made per request, never kept:
+ * the options and the environment they read may change between requests.
+ */
 function normalizeOptions(
   projectPath: string | undefined,
   opts: IdentityOptions,
-): NormalizeOptions {
-  return {
+): PreparedNormalizer {
+  const options: NormalizeOptions = {
     projectPath,
     homeDir: opts.homeDir,
     tmpDirs: opts.tmpDirs,
@@ -175,6 +180,7 @@ function normalizeOptions(
     secrets: opts.secrets,
     disableRules: opts.disableRules,
   };
+  return prepareNormalizer(options);
 }
 
 function optionalString(v: unknown, field: string): string {

@@ -12,7 +12,7 @@
  */
 
 import { toJsonValue } from "../json/value.js";
-import { type NormalizeOptions, normalizePrompt } from "../normalize/normalize.js";
+import { type PreparedNormalizer, prepareNormalizer } from "../normalize/normalize.js";
 import type { NormalizationRule } from "../normalize/rules.js";
 import { scannerFor } from "../normalize/secrets-rule.js";
 import { type CanonicalValue, canonicalJson, writeCanonicalJson, wtf8 } from "./canonical-json.js";
@@ -127,14 +127,15 @@ export function toolManifest(req: ToolInvocationRequest, opts: IdentityOptions =
       `tool ${req.name}: attempt must be an integer >= 0, got ${describe(attempt)}`,
     );
   }
-  const normalize: NormalizeOptions = {
+  // Resolved once for every string of the arguments and the task (on first use).
+  const normalize = prepareNormalizer({
     projectPath,
     homeDir: opts.homeDir,
     tmpDirs: opts.tmpDirs,
     roots: opts.roots,
     rules: opts.rules as readonly NormalizationRule[] | undefined,
     secrets: opts.secrets,
-  };
+  });
   let args: { [key: string]: ManifestValue } = {};
   if (req.args != null) {
     if (typeof req.args !== "object" || Array.isArray(req.args)) {
@@ -162,7 +163,7 @@ export function toolManifest(req: ToolInvocationRequest, opts: IdentityOptions =
     name: req.name,
     role,
     server,
-    task: task === "" ? "" : normalizePrompt(task, normalize),
+    task: task === "" ? "" : normalize.normalize(task),
   };
 }
 
@@ -219,8 +220,8 @@ export function assertToolManifest(value: unknown, where: string): ToolManifest 
   return m as unknown as ToolManifest;
 }
 
-function normalizeStrings(value: ManifestValue, opts: NormalizeOptions): ManifestValue {
-  if (typeof value === "string") return normalizePrompt(value, opts);
+function normalizeStrings(value: ManifestValue, opts: PreparedNormalizer): ManifestValue {
+  if (typeof value === "string") return opts.normalize(value);
   if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((v) => normalizeStrings(v, opts));
   const out: Record<string, ManifestValue> = {};

@@ -2,12 +2,12 @@
  * `normalizePrompt`: apply the rule table to a prompt. Pure text work apart
  * from resolving root spellings (roots.ts), which is cached.
  */
-import { disabledRules, enabledSpellings } from "./disable-rules.js";
-import { compileRoots } from "./root-matcher.js";
+import { type DisabledRules, disabledRules, enabledSpellings } from "./disable-rules.js";
+import { compileRoots, type RootMatcher } from "./root-matcher.js";
 import { type RootOptions, rootSpellings } from "./roots.js";
 import type { NormalizationRule } from "./rules.js";
 import { type RuleMatch, scan } from "./scanner.js";
-import { type SecretsSetting, scannerFor } from "./secrets-rule.js";
+import { type SecretRedactor, type SecretsSetting, scannerFor } from "./secrets-rule.js";
 import { collapseWhitespace } from "./whitespace.js";
 
 /** Options of {@link normalizePrompt}. */
@@ -61,7 +61,8 @@ export interface NormalizationReport {
  * }); // "Fix {project}/src/a.ts (session {uuid})"
  */
 export function normalizePrompt(text: string, opts: NormalizeOptions = {}): string {
-  return run(text, opts, undefined);
+  checkText(text);
+  return run(text, resolve(opts), undefined);
 }
 
 /**
@@ -75,27 +76,96 @@ export function explainNormalization(
   text: string,
   opts: NormalizeOptions = {},
 ): NormalizationReport {
+  checkText(text);
+  return explain(text, resolve(opts));
+}
+
+/**
+ * `normalizePrompt` and `explainNormalization` over one option set, for
+ * many strings (the strings of one request's conversation, its prompt and
+ * task): what the options resolve to (which rules are off, the compiled
+ * roots, the secret scanner) is worked out once, on first use, instead of
+ * once per string. Resolving is not free even when every piece is cached:
+ * the default tmp directories alone are a few environment reads.
+ *
+ * The options are read on first use, so errors come in the same order as
+ * the per-string calls (the text is checked first, then the options).
+ * Scoped to one synchronous piece of work: a normalizer kept across calls
+ * would miss a later change of the environment or of the options object.
+ */
+export interface PreparedNormalizer {
+  normalize(text: string): string;
+  explain(text: string): NormalizationReport;
+}
+
+/** A {@link PreparedNormalizer} over `opts` (see there for its scope). */
+export function prepareNormalizer(opts: NormalizeOptions = {}): PreparedNormalizer {
+  return new Prepared(opts);
+}
+
+/** A class, not closures: one small object per request on the hit path. */
+class Prepared implements PreparedNormalizer {
+  readonly #opts: NormalizeOptions;
+  #state: Resolved | undefined;
+
+  constructor(opts: NormalizeOptions) {
+    this.#opts = opts;
+  }
+
+  #resolved(): Resolved {
+    this.#state ??= resolve(this.#opts);
+    return this.#state;
+  }
+
+  normalize(text: string): string {
+    checkText(text);
+    return run(text, this.#resolved(), undefined);
+  }
+
+  explain(text: string): NormalizationReport {
+    checkText(text);
+    return explain(text, this.#resolved());
+  }
+}
+
+/** What an option set resolves to: everything `run` needs besides the text. */
+interface Resolved {
+  off: DisabledRules;
+  roots: RootMatcher;
+  scanner: SecretRedactor | undefined;
+  rules: readonly NormalizationRule[] | undefined;
+}
+
+function checkText(text: unknown): asserts text is string {
+  if (typeof text !== "string") {
+    throw new TypeError(`normalizePrompt: text must be a string, got ${typeof text}`);
+  }
+}
+
+/** Resolve the options, in the order their errors have always been reported. */
+function resolve(opts: NormalizeOptions): Resolved {
+  if (opts === null || typeof opts !== "object") {
+    throw new TypeError("normalizePrompt: options must be an object");
+  }
+  const off = disabledRules(opts.disableRules);
+  const roots = compileRoots(enabledSpellings(rootSpellings(opts as RootOptions), off));
+  return { off, roots, scanner: scannerFor(opts.secrets), rules: opts.rules };
+}
+
+function explain(text: string, r: Resolved): NormalizationReport {
   const matches: RuleMatch[] = [];
   const counts: Record<string, number> = {};
-  const output = run(text, opts, { matches, counts });
+  const output = run(text, r, { matches, counts });
   for (const m of matches) counts[m.rule] = (counts[m.rule] ?? 0) + 1;
   return { output, matches, counts };
 }
 
 function run(
   text: string,
-  opts: NormalizeOptions,
+  r: Resolved,
   report: { matches: RuleMatch[]; counts: Record<string, number> } | undefined,
 ): string {
-  if (typeof text !== "string") {
-    throw new TypeError(`normalizePrompt: text must be a string, got ${typeof text}`);
-  }
-  if (opts === null || typeof opts !== "object") {
-    throw new TypeError("normalizePrompt: options must be an object");
-  }
-  const off = disabledRules(opts.disableRules);
-  const roots = compileRoots(enabledSpellings(rootSpellings(opts as RootOptions), off));
-
+  const { off } = r;
   let s = off.nfc ? text : text.normalize("NFC");
   if (report !== undefined && s !== text) report.counts["unicode-nfc"] = 1;
   if (!off.whitespace) {
@@ -106,16 +176,15 @@ function run(
 
   // Secrets go first among the matching rules: a key must be removed whole
   // before a UUID or timestamp rule could cut it into pieces.
-  const scanner = scannerFor(opts.secrets);
-  if (scanner !== undefined) {
+  if (r.scanner !== undefined) {
     const found: { name: string }[] = [];
-    s = scanner.redactString(s, "$", found as never);
+    s = r.scanner.redactString(s, "$", found as never);
     if (report !== undefined && found.length > 0) report.counts.secret = found.length;
   }
 
-  s = scan(s, roots, report?.matches, off.scan);
+  s = scan(s, r.roots, report?.matches, off.scan);
 
-  if (opts.rules !== undefined) s = applyExtraRules(s, opts.rules, report?.counts);
+  if (r.rules !== undefined) s = applyExtraRules(s, r.rules, report?.counts);
   return s;
 }
 

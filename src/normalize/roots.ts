@@ -107,9 +107,33 @@ export function clearRootCache(): void {
   cache.clear();
 }
 
-function defaultTmpDirs(): string[] {
+/**
+ * The default tmp directories, from `os.tmpdir()`, which reads TMPDIR, TMP
+ * and TEMP (on Windows TEMP, TMP, SystemRoot and windir) on every call, each
+ * read a few microseconds on Linux: more than the rest of a short string's
+ * normalization. Its answer is kept with the values of those variables it
+ * was computed from and reused only while every one of them is unchanged,
+ * so a changed environment always gives the fresh answer.
+ */
+let lastTmp: { env: (string | undefined)[]; dirs: readonly string[] } | undefined;
+
+const WINDOWS = process.platform === "win32";
+
+function tmpEnv(): (string | undefined)[] {
+  const env = process.env;
+  return WINDOWS
+    ? [env.TEMP, env.TMP, env.SystemRoot, env.windir]
+    : [env.TMPDIR, env.TMP, env.TEMP];
+}
+
+function defaultTmpDirs(): readonly string[] {
+  const now = tmpEnv();
+  const l = lastTmp;
+  if (l !== undefined && now.every((v, i) => v === l.env[i])) return l.dirs;
   const t = tmpdir();
-  return t === "/tmp" ? ["/tmp"] : [t, "/tmp"];
+  const dirs = Object.freeze(t === "/tmp" ? ["/tmp"] : [t, "/tmp"]);
+  lastTmp = { env: now, dirs };
+  return dirs;
 }
 
 function checkString(value: unknown, field: string): asserts value is string {
