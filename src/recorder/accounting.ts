@@ -6,7 +6,7 @@
  */
 import type { CallSpan } from "../observability/otel.js";
 import { extractUsage } from "../usage/extract.js";
-import { addToAccounts, type CallSummary, priceCall } from "../usage/summary.js";
+import { addToAccounts, type CallSummary, priceCall, settleAccounts } from "../usage/summary.js";
 import type { Answer, CallContext, Core } from "./core.js";
 import type { RunInfo } from "./run-scope.js";
 
@@ -30,7 +30,12 @@ export function endCall(
       ? undefined
       : (answer.usage ?? (upstream ? extractUsage(answer.value) : undefined));
   const runIds = runIdsOf(c.scope);
-  const cost = priceCall(c.manifest.model, usage);
+  // The call's cost is read now only by its event and its span; else it is
+  // priced when the accounts are read (`recorder.stats`), so no answer waits
+  // for the price table to load. Priced now, the calls before it go first.
+  const priceNow = span !== undefined || core.events.listening("call");
+  if (priceNow) settleAccounts(core.stats);
+  const cost = priceNow ? priceCall(c.manifest.model, usage) : undefined;
   const m = c.manifest;
   const summary: CallSummary = {
     id: c.id,
@@ -52,7 +57,7 @@ export function endCall(
   // Set, not spread in: no temporary object per call.
   if (usage !== undefined) summary.usage = usage;
   if (cost !== undefined) summary.cost = cost;
-  addToAccounts(core.stats, summary);
+  addToAccounts(core.stats, summary, !priceNow);
   if (core.events.listening("call")) core.events.emit("call", summary);
   span?.end(summary, {
     verdict: answer?.verdict,

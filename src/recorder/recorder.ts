@@ -28,7 +28,7 @@ import { isToolKind, type ToolInvocationRequest, toolManifest } from "../identit
 import type { CallTelemetry } from "../observability/otel.js";
 import { entryPrefix } from "../store/envelope.js";
 import type { JsonValue, Store } from "../store/types.js";
-import { emptyAccounts } from "../usage/summary.js";
+import { emptyAccounts, settleAccounts } from "../usage/summary.js";
 import { endCall } from "./accounting.js";
 import type { Answer, CallContext, CallFacts, Core } from "./core.js";
 import { UnknownInvocationError } from "./errors.js";
@@ -90,7 +90,8 @@ class RecorderImpl implements Recorder {
   readonly identity: Readonly<RecorderIdentityDefaults>;
   readonly store: Store;
   readonly maxEntryBytes: number;
-  readonly stats: RecorderStats = {
+  /** Read through `stats`, which prices the calls not priced yet first (accounting.ts). */
+  readonly #stats: RecorderStats = {
     ...emptyAccounts(),
     hits: 0,
     misses: 0,
@@ -101,6 +102,12 @@ class RecorderImpl implements Recorder {
   };
   last: Recorder["last"];
   readonly #core: Core;
+
+  /** The savings accounts, every call priced (see `settleAccounts`). */
+  get stats(): RecorderStats {
+    settleAccounts(this.#stats);
+    return this.#stats;
+  }
   /** Spans and counters per call; undefined with `telemetry: false`. */
   readonly #telemetry: CallTelemetry | undefined;
   readonly #ownsStore: boolean;
@@ -132,7 +139,7 @@ class RecorderImpl implements Recorder {
       mode: s.mode,
       namespace: s.namespace,
       store,
-      stats: this.stats,
+      stats: this.#stats,
       events,
       opts: s.opts,
       secrets: s.secrets,

@@ -14,13 +14,14 @@
  */
 import { runKey } from "../store/envelope.js";
 import type { JsonValue } from "../store/types.js";
-import { emptyTally } from "../usage/summary.js";
+import { emptyTally, settleAccounts } from "../usage/summary.js";
 import type { Core } from "./core.js";
 import { DivergenceError } from "./errors.js";
 import type { RunScope } from "./run-scope.js";
 
 export async function endRun(core: Core, scope: RunScope): Promise<void> {
   const contentHash = scope.contentHash();
+  settleAccounts(core.stats);
   core.events.emit("run", {
     runId: scope.runId,
     contentHash,

@@ -102,13 +102,22 @@ export function emptyAccounts(): Accounts {
   };
 }
 
-function addSpend(s: Spend, usage: Usage | undefined, cost: Cost | undefined): void {
+function addSpend(
+  s: Spend,
+  usage: Usage | undefined,
+  cost: Cost | undefined,
+  pricedLater: boolean,
+): void {
   if (usage === undefined) {
     s.noUsage++;
     return;
   }
   s.inputTokens += usage.inputTokens;
   s.outputTokens += usage.outputTokens;
+  if (!pricedLater) addDollars(s, cost);
+}
+
+function addDollars(s: Spend, cost: Cost | undefined): void {
   if (cost === undefined) s.unpriced++;
   else s.usd = round(s.usd + cost.usd);
 }
@@ -118,19 +127,26 @@ function round(usd: number): number {
   return Math.round(usd * 1e9) / 1e9;
 }
 
-/** Add one call to a tally. */
-export function addToTally(t: Tally, call: CallSummary): void {
+/** Add one call to a tally (its dollars later when `pricedLater`: see {@link addToAccounts}). */
+export function addToTally(t: Tally, call: CallSummary, pricedLater = false): void {
   t.calls++;
   if (call.outcome === "hit") {
     t.hits++;
-    addSpend(t.saved, call.usage, call.cost);
+    addSpend(t.saved, call.usage, call.cost, pricedLater);
     t.saved.ms = Math.round((t.saved.ms + call.modelMs) * 1000) / 1000;
   }
   if (call.missed) t.misses++;
   if (call.upstream) {
     t.upstreamCalls++;
-    if (call.outcome !== "error") addSpend(t.spent, call.usage, call.cost);
+    if (call.outcome !== "error") addSpend(t.spent, call.usage, call.cost, pricedLater);
   }
+}
+
+/** The dollars of a call priced after it was added (`addToTally(…, true)`). */
+function addCallDollars(t: Tally, call: CallSummary): void {
+  if (call.usage === undefined) return;
+  if (call.outcome === "hit") addDollars(t.saved, call.cost);
+  if (call.upstream && call.outcome !== "error") addDollars(t.spent, call.cost);
 }
 
 function group(groups: Record<string, Tally>, name: string): Tally {
@@ -142,9 +158,40 @@ function group(groups: Record<string, Tally>, name: string): Tally {
 export const MAX_RUNS_KEPT = 1000;
 const runCounts = new WeakMap<Accounts, number>();
 
-/** Add one call to the accounts (overall and in each of its groups). */
-export function addToAccounts(a: Accounts, call: CallSummary): void {
-  addToTally(a, call);
+/**
+ * Calls added with their usage but not yet priced, per accounts, in call
+ * order. Pricing loads the price table (~480 kB of JavaScript: ~100 ms to
+ * compile and run here), which a replay's first answer should not wait
+ * for: the dollars are added when the accounts are next read
+ * ({@link settleAccounts}), in the order the calls came, so every sum is
+ * what pricing each call at once gives, to the nano-dollar.
+ */
+const unpriced = new WeakMap<Accounts, CallSummary[]>();
+/** Pending calls at most: past it they are priced (the table is loaded by then anyway). */
+const MAX_PENDING = 256;
+
+/**
+ * Add one call to the accounts (overall and in each of its groups).
+ * `priceLater`: the call has usage and no cost yet; it is priced by
+ * {@link settleAccounts}, which every reader of the dollars calls first.
+ */
+export function addToAccounts(a: Accounts, call: CallSummary, priceLater = false): void {
+  let later = priceLater && call.usage !== undefined && call.cost === undefined;
+  if (later) {
+    const pending = unpriced.get(a) ?? [];
+    // A pending call's dollars go to the groups it was added to: price
+    // everything now when this call will drop a run's group (or the queue is full).
+    if (pending.length >= MAX_PENDING || dropsARun(a, call)) {
+      settleAccounts(a);
+      later = false;
+      const cost = priceCall(call.model, call.usage);
+      if (cost !== undefined) call.cost = cost;
+    } else {
+      pending.push(call);
+      unpriced.set(a, pending);
+    }
+  }
+  addToTally(a, call, later);
   for (const run of call.runIds) {
     if (!(run in a.byRun)) {
       const n = (runCounts.get(a) ?? 0) + 1;
@@ -157,11 +204,41 @@ export function addToAccounts(a: Accounts, call: CallSummary): void {
         runCounts.set(a, n - 1);
       }
     }
-    addToTally(group(a.byRun, run), call);
+    addToTally(group(a.byRun, run), call, later);
   }
-  addToTally(group(a.byRole, call.role), call);
-  addToTally(group(a.byModel, call.model), call);
-  addToTally(group(a.byNamespace, call.namespace), call);
+  addToTally(group(a.byRole, call.role), call, later);
+  addToTally(group(a.byModel, call.model), call, later);
+  addToTally(group(a.byNamespace, call.namespace), call, later);
+}
+
+/** Would adding `call` drop the oldest run's group (more than MAX_RUNS_KEPT runs)? */
+function dropsARun(a: Accounts, call: CallSummary): boolean {
+  let n = runCounts.get(a) ?? 0;
+  for (const run of call.runIds) if (!(run in a.byRun)) n++;
+  return n > MAX_RUNS_KEPT;
+}
+
+/**
+ * Price the calls {@link addToAccounts} added with `priceLater`, in the
+ * order they came, and add their dollars (or `unpriced` counts) to every
+ * group they were added to. Call before reading the dollars of `a`.
+ */
+export function settleAccounts(a: Accounts): void {
+  const pending = unpriced.get(a);
+  if (pending === undefined || pending.length === 0) return;
+  unpriced.delete(a);
+  for (const call of pending) {
+    const cost = priceCall(call.model, call.usage);
+    if (cost !== undefined) call.cost = cost;
+    addCallDollars(a, call);
+    for (const run of call.runIds) {
+      const t = a.byRun[run];
+      if (t !== undefined) addCallDollars(t, call);
+    }
+    addCallDollars(group(a.byRole, call.role), call);
+    addCallDollars(group(a.byModel, call.model), call);
+    addCallDollars(group(a.byNamespace, call.namespace), call);
+  }
 }
 
 /** The cost of a call's usage, or undefined (no usage, or price unknown). */

@@ -1,0 +1,98 @@
+/**
+ * A call's dollars are priced when the accounts are read, not when it is
+ * answered: the price table (~480 kB of JavaScript) would otherwise load
+ * before a replay's first answer. The sums must be what pricing every call
+ * at once gives, in call order, to the nano-dollar.
+ */
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import { createRecorder } from "../../src/index.js";
+import { costOf } from "../../src/usage/index.js";
+import { tempDir } from "../helpers/tmp.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+const usageOf = (i: number) => ({ prompt_tokens: 1000 + i * 37, completion_tokens: 200 + i * 11 });
+/** A chat completion as the openai SDK returns it (the shape usage is read from). */
+const completion = (
+  model: string,
+  usage: { prompt_tokens: number; completion_tokens: number },
+) => ({
+  object: "chat.completion",
+  model,
+  choices: [],
+  usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+});
+
+describe("pricing a call when the accounts are read", () => {
+  it("a replayed answer does not load the price table; reading the stats does", () => {
+    const dir = tempDir("deferred-pricing");
+    const script = join(dir, "child.mjs");
+    writeFileSync(
+      script,
+      `import { createRequire } from "node:module";
+const require = createRequire(import.meta.url);
+const loaded = () => Object.keys(require.cache).some((p) => p.includes("genai-prices"));
+const { createRecorder } = await import(${JSON.stringify(pathToFileURL(join(root, "src/index.ts")).href)});
+const recorder = createRecorder({ store: "memory://", mode: "auto" });
+const req = { role: "r", model: "gpt-4o", prompt: "p" };
+const answer = { object: "chat.completion", model: "gpt-4o", choices: [], usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 } };
+await recorder.call(req, async () => answer);
+await recorder.call(req, async () => answer);
+const afterCalls = loaded();
+const usd = recorder.stats.saved.usd;
+console.log(JSON.stringify({ afterCalls, afterStats: loaded(), usd }));
+`,
+    );
+    const out = JSON.parse(
+      execFileSync(process.execPath, ["--import", "tsx", script], { cwd: root, encoding: "utf8" }),
+    ) as { afterCalls: boolean; afterStats: boolean; usd: number };
+    expect(out).toMatchObject({ afterCalls: false, afterStats: true });
+    expect(out.usd).toBeGreaterThan(0);
+  });
+
+  it("gives the sums of pricing each call at once, in every group, listeners or not", async () => {
+    const models = ["gpt-4o", "gpt-4o-mini", "no-such-model-anywhere", "claude-sonnet-4-5"];
+    const run = async (listen: "never" | "always" | "midway") => {
+      const recorder = createRecorder({ store: "memory://", mode: "auto" });
+      for (let i = 0; i < 40; i++) {
+        if (listen === "always" || (listen === "midway" && i === 17)) {
+          recorder.on("call", () => {});
+        }
+        const req = {
+          role: `r${(i % 20) % 3}`,
+          model: models[i % models.length]!,
+          prompt: `p${i % 20}`,
+        };
+        await recorder.run(
+          async () => {
+            await recorder.call(req, async () => completion(req.model, usageOf(i)));
+          },
+          { runId: `run-${i % 5}` },
+        );
+      }
+      // Everything but the model times (measured, so never equal twice).
+      return JSON.parse(
+        JSON.stringify(recorder.stats, (k, v) => (k === "ms" || k === "savedMs" ? undefined : v)),
+      ) as Record<string, unknown>;
+    };
+    const eager = await run("always");
+    expect(await run("never")).toEqual(eager);
+    expect(await run("midway")).toEqual(eager);
+    // And the dollars are really there: spent on the 20 first calls, saved on the repeats.
+    let spent = 0;
+    for (let i = 0; i < 20; i++) {
+      const cost = costOf(models[i % models.length]!, {
+        shape: "openai.chat",
+        inputTokens: usageOf(i).prompt_tokens,
+        outputTokens: usageOf(i).completion_tokens,
+      });
+      if (cost !== undefined) spent = Math.round((spent + cost.usd) * 1e9) / 1e9;
+    }
+    expect((eager.spent as { usd: number }).usd).toBe(spent);
+    expect((eager.spent as { unpriced: number }).unpriced).toBe(5);
+  });
+});
