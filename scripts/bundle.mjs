@@ -16,7 +16,7 @@
 //
 //   node scripts/bundle.mjs     after tsc -p tsconfig.build.json
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { build } from "esbuild";
 
 const root = resolve(import.meta.dirname, "..");
@@ -74,7 +74,6 @@ const result = await build({
   keepNames: true,
   legalComments: "none",
   logLevel: "warning",
-  metafile: true,
 });
 if (result.errors.length > 0) process.exit(1);
 
