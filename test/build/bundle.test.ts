@@ -44,10 +44,11 @@ function newest(dir: string): number {
   return Math.max(...files(dir).map((p) => statSync(p).mtimeMs));
 }
 
-/** `npm run build`'s two steps, when dist/ is missing or older than src/ (npm test builds first). */
+/** `npm run build`'s two steps, when dist/ is missing, older than src/ or not bundled (npm test builds first). */
 function ensureBuilt(): void {
   const entry = join(dist, "index.js");
-  if (existsSync(entry) && statSync(entry).mtimeMs >= newest(join(root, "src"))) return;
+  const fresh = existsSync(entry) && statSync(entry).mtimeMs >= newest(join(root, "src"));
+  if (fresh && existsSync(chunks)) return; // (no chunks: tsc alone wrote dist/)
   const tsc = join(root, "node_modules", "typescript", "bin", "tsc");
   execFileSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: "pipe" });
   execFileSync(process.execPath, [join(root, "scripts", "bundle.mjs")], {
