@@ -60,7 +60,7 @@ function newest(dir: string): number {
   return max;
 }
 
-/** dist/ as `npm run build` makes it (npm test builds before vitest; a targeted run may not have). */
+/** dist/ as `npm run build` makes it (tsc, then the bundle; npm test builds before vitest; a targeted run may not have). */
 async function ensureBuilt(): Promise<void> {
   const probe = join(root, "dist", "integrations", "openai-agents.js");
   if (existsSync(probe) && statSync(probe).mtimeMs >= newest(join(root, "src"))) return;
@@ -70,6 +70,7 @@ async function ensureBuilt(): Promise<void> {
     root,
     300_000,
   );
+  await run(process.execPath, [join(root, "scripts", "bundle.mjs")], root, 120_000);
 }
 
 /** The installed fixture for the current lockfile: `<tmp>/invocache-compat-<hash>`. */
