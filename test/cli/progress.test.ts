@@ -77,11 +77,12 @@ describe("progress", () => {
     },
   );
 
-  it("prune: reading, then a bar per deletion", () => {
+  it("prune on a store: one counter while it scans and deletes in batches", () => {
     copyFileSync(join(cwd, "cache.sqlite"), join(cwd, "prune.sqlite"));
     const tty = onTerminal(["prune", "--older-than", "1ms", "--store", "sqlite://prune.sqlite"]);
     expect(tty.status, tty.output).toBe(0);
-    expect(tty.output).toMatch(/pruning \[[█░]+\] \d+\/12/);
+    // Deleting as it scans, it cannot know the total: a count, not a bar.
+    expect(tty.output).toMatch(/pruning sqlite:\/\/\S+ \d+/);
     expect(tty.output).toMatch(/Removed 12 entries/);
   });
 });
