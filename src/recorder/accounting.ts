@@ -5,6 +5,7 @@
  * pipeline returned (the Answer) and the call's facts; it decides nothing.
  */
 import type { CallSpan } from "../observability/otel.js";
+import { priceTableLoaded } from "../usage/cost.js";
 import { extractUsage } from "../usage/extract.js";
 import { addToAccounts, type CallSummary, priceCall, settleAccounts } from "../usage/summary.js";
 import type { Answer, CallContext, Core } from "./core.js";
@@ -30,10 +31,13 @@ export function endCall(
       ? undefined
       : (answer.usage ?? (upstream ? extractUsage(answer.value) : undefined));
   const runIds = runIdsOf(c.scope);
-  // The call's cost is read now only by its event and its span; else it is
-  // priced when the accounts are read (`recorder.stats`), so no answer waits
-  // for the price table to load. Priced now, the calls before it go first.
-  const priceNow = span !== undefined || core.events.listening("call");
+  // The call's cost is read now only by its event and its span. Until the
+  // price table is loaded, a call nobody reads the cost of is priced when the
+  // accounts are read (`recorder.stats`), so no answer waits for the table
+  // to load; once loaded, pricing is a memoized lookup and is done at once
+  // (a call kept for later would outlive the young generation). Priced now,
+  // the calls kept before it go first.
+  const priceNow = span !== undefined || core.events.listening("call") || priceTableLoaded();
   if (priceNow) settleAccounts(core.stats);
   const cost = priceNow ? priceCall(c.manifest.model, usage) : undefined;
   const m = c.manifest;

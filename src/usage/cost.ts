@@ -66,6 +66,15 @@ function calculator(): CalcPrice | null {
   return calc;
 }
 
+/**
+ * Whether the price table is loaded (or known to be missing): pricing is
+ * then a memoized lookup, and the recorder prices each call at once instead
+ * of keeping it for later (src/usage/summary.ts).
+ */
+export function priceTableLoaded(): boolean {
+  return calc !== undefined;
+}
+
 /** `openai.chat:gpt-4o` (AI SDK model ids) → provider hint and model id. */
 function splitModel(model: string): { modelId: string; providerId?: string } {
   const colon = model.indexOf(":");
