@@ -12,6 +12,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
+import { moduleLog } from "../helpers/module-log.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -145,23 +146,8 @@ console.log(JSON.stringify(report));
 
   it("loads the root from a handful of files and leaves yaml, diff and the price table unloaded until used", () => {
     const dir = tempDir("bundle-hooks");
-    const log = join(dir, "loaded.log");
-    writeFileSync(log, "");
-    const hooks = join(dir, "hooks.mjs");
-    writeFileSync(
-      hooks,
-      `import { appendFileSync } from "node:fs";
-export async function load(url, context, next) {
-  appendFileSync(${JSON.stringify(log)}, "esm " + url + "\\n");
-  return next(url, context);
-}
-`,
-    );
-    const register = join(dir, "register.mjs");
-    writeFileSync(
-      register,
-      `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
-    );
+    // Every module the ESM loader loads, appended from the hooks thread.
+    const { log, register } = moduleLog(dir);
     runModule(
       `import { appendFileSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -12,6 +12,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { moduleLog } from "../helpers/module-log.js";
 import { tempDir } from "./helpers.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -31,24 +32,8 @@ function packagesIn(paths: string[]): string[] {
 
 describe("importing the package root", () => {
   it("loads neither yaml, nor diff, nor the price table; using them loads them", () => {
-    const log = join(dir, "loaded.log");
-    writeFileSync(log, "");
     // Every module the ESM loader loads, appended from the hooks thread.
-    const hooks = join(dir, "hooks.mjs");
-    writeFileSync(
-      hooks,
-      `import { appendFileSync } from "node:fs";
-export async function load(url, context, next) {
-  appendFileSync(${JSON.stringify(log)}, "esm " + url + "\\n");
-  return next(url, context);
-}
-`,
-    );
-    const register = join(dir, "register.mjs");
-    writeFileSync(
-      register,
-      `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
-    );
+    const { log, register } = moduleLog(dir);
     const script = join(dir, "child.mjs");
     writeFileSync(
       script,
