@@ -17,7 +17,7 @@
  */
 import { resolve } from "node:path";
 import { CassetteError } from "../errors.js";
-import { assertJsonValue, type JsonValue } from "../json/value.js";
+import { assertJsonValue, cloneJsonValue, type JsonValue } from "../json/value.js";
 import type { StorePolicy } from "../store/policy.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "../store/shell.js";
 import type { SetOptions, Store } from "../store/types.js";
@@ -99,7 +99,7 @@ class CassetteStoreImpl implements CassetteStore {
       // An entry's id is checked against its manifest before it is first served (id-check.ts).
       if (owesIdCheck(item)) await settleIdCheck(item);
       this.#file.usage.read(item, Date.now());
-      return structuredClone(item.value);
+      return cloneJsonValue(item.value);
     });
   }
 
@@ -150,7 +150,7 @@ class CassetteStoreImpl implements CassetteStore {
           return listed;
         });
         for (const item of items)
-          yield [item.key, structuredClone(item.value)] as [string, JsonValue];
+          yield [item.key, cloneJsonValue(item.value)] as [string, JsonValue];
       },
     };
   }

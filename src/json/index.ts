@@ -2,6 +2,7 @@
 export { jsonEqual } from "./equal.js";
 export {
   assertJsonValue,
+  cloneJsonValue,
   isPlainPrototype,
   type JsonValue,
   jsonSnapshot,

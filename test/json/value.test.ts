@@ -1,6 +1,14 @@
 import { runInNewContext } from "node:vm";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { assertJsonValue, jsonEqual, jsonSnapshot, toJsonValue } from "../../src/json/index.js";
+import {
+  assertJsonValue,
+  cloneJsonValue,
+  type JsonValue,
+  jsonEqual,
+  jsonSnapshot,
+  toJsonValue,
+} from "../../src/json/index.js";
 import { openStore } from "../../src/store/open.js";
 
 describe("src/json: one home for JSON values", () => {
@@ -48,5 +56,44 @@ describe("src/json: one home for JSON values", () => {
   it("jsonEqual ignores key order", () => {
     expect(jsonEqual({ a: 1, b: [2] }, { b: [2], a: 1 })).toBe(true);
     expect(jsonEqual({ a: 1 }, { a: 2 })).toBe(false);
+  });
+});
+
+describe("cloneJsonValue", () => {
+  it("property: equals structuredClone, shares nothing mutable, keeps __proto__ and -0", () => {
+    const json = fc.jsonValue().map((v) => v as JsonValue);
+    const withProto = fc
+      .tuple(json, json)
+      .map(
+        ([a, b]) =>
+          JSON.parse(
+            `{"__proto__":${JSON.stringify(a)},"k":[${JSON.stringify(b)},-0]}`,
+          ) as JsonValue,
+      );
+    fc.assert(
+      fc.property(fc.oneof(json, withProto), (value) => {
+        const copy = cloneJsonValue(value);
+        expect(copy).toStrictEqual(structuredClone(value));
+        expect(JSON.stringify(copy)).toBe(JSON.stringify(value));
+        if (value !== null && typeof value === "object") {
+          expect(copy).not.toBe(value);
+          // A member named __proto__ is data, as JSON.parse made it, never the prototype.
+          if (!Array.isArray(value) && Object.hasOwn(value, "__proto__")) {
+            expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+            expect(Object.hasOwn(copy as object, "__proto__")).toBe(true);
+            expect(Object.is((copy as { k: number[] }).k[1], -0)).toBe(true);
+          }
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("a change to the copy leaves the original as it was", () => {
+    const original: JsonValue = { a: [1, { b: "x" }], c: { d: null } };
+    const copy = cloneJsonValue(original) as { a: [number, { b: string }]; c: { d: null } };
+    copy.a[1].b = "changed";
+    copy.a.push(2);
+    expect(original).toEqual({ a: [1, { b: "x" }], c: { d: null } });
   });
 });
