@@ -284,7 +284,7 @@ export default async function cassetteBench(ctx: BenchContext): Promise<BenchRow
           better: "higher",
           baselineName: "the same lookups on a 100-entry cassette (O(1): equal rates)",
           target: 0.8,
-          note: "each hit returns a fresh copy of a ~4.5 KB entry (structuredClone)",
+          note: "each hit returns a fresh copy of a ~4.5 KB entry (cloneJsonValue)",
         },
         1e9 / bigRate!.medianNs,
         1e9 / smallRate!.medianNs,
