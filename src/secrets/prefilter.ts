@@ -19,7 +19,7 @@
  * whole text, a short alternation the regex engine skips through.
  */
 import { nextLongRun } from "./long-runs.js";
-import { minTokenRun, TOKEN_RUN_MIN, TOKEN_TABLE } from "./token-runs.js";
+import { classEnd, groupEnd, minTokenRun, TOKEN_RUN_MIN, TOKEN_TABLE } from "./token-runs.js";
 
 /** A pattern's required literals: every match contains one of them (case-folded when `fold`). */
 export interface RequiredLiterals {
@@ -72,31 +72,6 @@ export function requiredLiterals(re: RegExp): RequiredLiterals | undefined {
     i += width;
   }
   return lit.length >= 2 ? { any: [lit], fold } : undefined;
-}
-
-/** Index just past the group opening at `i` (classes and escapes skipped), or -1. */
-function groupEnd(src: string, i: number): number {
-  let depth = 0;
-  for (let j = i; j < src.length; j++) {
-    const c = src[j];
-    if (c === "\\") j++;
-    else if (c === "[") {
-      const e = classEnd(src, j);
-      if (e < 0) return -1;
-      j = e - 1;
-    } else if (c === "(") depth++;
-    else if (c === ")" && --depth === 0) return j + 1;
-  }
-  return -1;
-}
-
-/** Index just past the character class opening at `i`, or -1. */
-function classEnd(src: string, i: number): number {
-  for (let j = i + 1; j < src.length; j++) {
-    if (src[j] === "\\") j++;
-    else if (src[j] === "]") return j + 1;
-  }
-  return -1;
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");

@@ -54,21 +54,23 @@ function tokenOnly(cls: string, flags: string): boolean {
 /** A character that stands for itself in a regex source and is a token character. */
 const literalToken = (c: string): boolean => /^[A-Za-z0-9_-]$/.test(c) && TOKEN_CHAR.test(c);
 
-/** Index just past the group or class opening at `i`, or -1 (classes and escapes skipped). */
-function closeOf(src: string, i: number): number {
-  if (src[i] === "[") {
-    for (let j = i + 1; j < src.length; j++) {
-      if (src[j] === "\\") j++;
-      else if (src[j] === "]") return j + 1;
-    }
-    return -1;
+/** Index just past the character class opening at `i` in a regex source, or -1. */
+export function classEnd(src: string, i: number): number {
+  for (let j = i + 1; j < src.length; j++) {
+    if (src[j] === "\\") j++;
+    else if (src[j] === "]") return j + 1;
   }
+  return -1;
+}
+
+/** Index just past the group opening at `i` in a regex source (classes and escapes skipped), or -1. */
+export function groupEnd(src: string, i: number): number {
   let depth = 0;
   for (let j = i; j < src.length; j++) {
     const c = src[j];
     if (c === "\\") j++;
     else if (c === "[") {
-      const e = closeOf(src, j);
+      const e = classEnd(src, j);
       if (e < 0) return -1;
       j = e - 1;
     } else if (c === "(") depth++;
@@ -76,6 +78,10 @@ function closeOf(src: string, i: number): number {
   }
   return -1;
 }
+
+/** Index just past the group or class opening at `i`, or -1. */
+const closeOf = (src: string, i: number): number =>
+  src[i] === "[" ? classEnd(src, i) : groupEnd(src, i);
 
 /**
  * The least number of characters a match of `re` consumes when every
