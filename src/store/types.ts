@@ -61,8 +61,10 @@ export interface Store {
   /** Every live `[key, value]` whose key starts with `prefix`, in no promised order (but see `listsInKeyOrder`). */
   list(prefix: string): AsyncIterable<[string, JsonValue]>;
   /**
-   * Optional: true when `list` yields keys in binary (code unit) order, as
-   * the SQLite and Postgres stores page through their primary key. A fold
+   * Optional: true when `list` yields keys in a lexicographic order (SQLite
+   * pages through its primary key in code-unit order, Postgres with
+   * `COLLATE "C"`, in UTF-8 byte order), so keys that share a prefix come
+   * one after another. A fold
    * over the entries (`invocache stats`) then counts distinct ids by
    * comparing each key with the one before, in memory that does not grow
    * with the store.
