@@ -167,8 +167,15 @@ const runCounts = new WeakMap<Accounts, number>();
  * what pricing each call at once gives, to the nano-dollar.
  */
 const unpriced = new WeakMap<Accounts, CallSummary[]>();
-/** Pending calls at most: past it they are priced (the table is loaded by then anyway). */
-const MAX_PENDING = 256;
+/**
+ * Pending calls at most per accounts; past it every call is priced (which
+ * loads the table). High enough that a replay of a few thousand calls whose
+ * dollars nobody reads never loads the table: at 256, the 257th answer of a
+ * replay waited for the load (~100 ms) and every later one was priced at
+ * once. Low enough to bound what is kept: a pending call is its summary, a
+ * few hundred bytes, so at most ~2 MB per recorder.
+ */
+export const MAX_UNPRICED_CALLS = 4096;
 
 /**
  * Add one call to the accounts (overall and in each of its groups).
@@ -181,7 +188,7 @@ export function addToAccounts(a: Accounts, call: CallSummary, priceLater = false
     const pending = unpriced.get(a) ?? [];
     // A pending call's dollars go to the groups it was added to: price
     // everything now when this call will drop a run's group (or the queue is full).
-    if (pending.length >= MAX_PENDING || dropsARun(a, call)) {
+    if (pending.length >= MAX_UNPRICED_CALLS || dropsARun(a, call)) {
       settleAccounts(a);
       later = false;
       const cost = priceCall(call.model, call.usage);

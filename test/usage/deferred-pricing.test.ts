@@ -54,6 +54,40 @@ console.log(JSON.stringify({ afterCalls, afterStats: loaded(), usd }));
     expect(out.usd).toBeGreaterThan(0);
   });
 
+  it("keeps up to MAX_UNPRICED_CALLS calls unpriced; the next one loads the table, sums unchanged", () => {
+    const dir = tempDir("deferred-pricing-cap");
+    const script = join(dir, "child.mjs");
+    const src = (path: string) => JSON.stringify(pathToFileURL(join(root, path)).href);
+    writeFileSync(
+      script,
+      `import { createRequire } from "node:module";
+const require = createRequire(import.meta.url);
+const loaded = () => Object.keys(require.cache).some((p) => p.includes("genai-prices"));
+const { createRecorder } = await import(${src("src/index.ts")});
+const { MAX_UNPRICED_CALLS } = await import(${src("src/usage/summary.ts")});
+const recorder = createRecorder({ store: "memory://", mode: "auto" });
+const answer = (i) => ({ object: "chat.completion", model: "gpt-4o", choices: [], usage: { prompt_tokens: 1000 + i, completion_tokens: 7, total_tokens: 1007 + i } });
+// Distinct entries, each recorded once (misses are priced like hits: spent).
+let i = 0;
+for (; i < MAX_UNPRICED_CALLS; i++) await recorder.call({ role: "r", model: "gpt-4o", prompt: "p" + i }, async () => answer(i));
+const atCap = loaded();
+await recorder.call({ role: "r", model: "gpt-4o", prompt: "p" + i }, async () => answer(i));
+const pastCap = loaded();
+let expected = 0;
+const { costOf } = await import(${src("src/usage/index.ts")});
+for (let k = 0; k <= i; k++) expected = Math.round((expected + costOf("gpt-4o", { shape: "openai.chat", inputTokens: 1000 + k, outputTokens: 7 }).usd) * 1e9) / 1e9;
+console.log(JSON.stringify({ cap: MAX_UNPRICED_CALLS, atCap, pastCap, usd: recorder.stats.spent.usd, expected }));
+`,
+    );
+    const out = JSON.parse(
+      execFileSync(process.execPath, ["--import", "tsx", script], { cwd: root, encoding: "utf8" }),
+    ) as { cap: number; atCap: boolean; pastCap: boolean; usd: number; expected: number };
+    expect(out.cap).toBeGreaterThanOrEqual(1000); // a 1,000-call replay never waits for the table
+    expect(out).toMatchObject({ atCap: false, pastCap: true });
+    expect(out.usd).toBeGreaterThan(0);
+    expect(out.usd).toBe(out.expected);
+  });
+
   it("gives the sums of pricing each call at once, in every group, listeners or not", async () => {
     const models = ["gpt-4o", "gpt-4o-mini", "no-such-model-anywhere", "claude-sonnet-4-5"];
     const run = async (listen: "never" | "always" | "midway") => {
