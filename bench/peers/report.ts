@@ -187,6 +187,8 @@ export function summarize(c: Collected): ToolSummary[] {
 export const REPLAY_TARGETS: Partial<Record<ToolId, number>> = {
   "invocache-cassette": 1.5,
   "invocache-sqlite": 1.3,
+  // The opt-in driver, when a build is named: the same target, for the engine question.
+  "invocache-sqlite-better": 1.3,
 };
 
 export function targets(c: Collected, tools: readonly ToolSummary[], floor: number): Target[] {
@@ -223,7 +225,7 @@ export function targets(c: Collected, tools: readonly ToolSummary[], floor: numb
   }
   // Cold start as a whole process, on the 100-entry recording.
   const nockCold = median(c.coldStart["nock-back"] ?? []);
-  for (const id of ["invocache-cassette", "invocache-sqlite"] as const) {
+  for (const id of ["invocache-cassette", "invocache-sqlite", "invocache-sqlite-better"] as const) {
     const ms = median(c.coldStart[id] ?? []);
     if (!Number.isFinite(ms) || !Number.isFinite(nockCold)) continue;
     out.push({

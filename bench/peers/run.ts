@@ -29,7 +29,7 @@ import { fork } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join, resolve as resolvePath } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type FakeProvider, startFakeProvider } from "../../test/fake-provider/index.js";
 import { postgresAvailable, startPostgresServer } from "../../test/helpers/postgres-server.js";
@@ -39,7 +39,7 @@ import type { ChildResult, ChildTask, LeakResult, RunResult } from "./child.js";
 import { renderFloor } from "./floor.js";
 import { type CompiledHarness, compileHarness } from "./harness.js";
 import { type Collected, renderConsole, renderDocSection, withPeersSection } from "./report.js";
-import { availableTools, SERVER_ENV, type ToolId } from "./tools.js";
+import { availableTools, BETTER_SQLITE3_ENV, SERVER_ENV, type ToolId } from "./tools.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const docsPath = join(here, "..", "..", "docs", "performance.md");
@@ -178,12 +178,27 @@ if (postgresAvailable) {
   process.env[SERVER_ENV["invocache-postgres"]] = pg.url;
 } else missingServers.push("invocache + Postgres (postgres is not installed)");
 for (const m of missingServers) log(`left out: ${m}`);
+// The opt-in better-sqlite3 driver, when a build of it is named (tools.ts).
+const betterSqlite3 = process.env[BETTER_SQLITE3_ENV] ?? "";
+if (betterSqlite3 !== "") {
+  process.env.NODE_PATH = [dirname(resolvePath(betterSqlite3)), process.env.NODE_PATH ?? ""]
+    .filter((p) => p !== "")
+    .join(delimiter);
+  log(`better-sqlite3 from ${betterSqlite3} (${BETTER_SQLITE3_ENV})`);
+} else {
+  log(`left out: invocache + SQLite (better-sqlite3) (set ${BETTER_SQLITE3_ENV} to a build of it)`);
+}
 const TOOL_IDS = availableTools();
 
 const root = mkdtempSync(join(tmpdir(), "invocache-peers-"));
 const dirOf = (id: ToolId) => join(root, id);
 /** The target compares invocache's embedded stores with nock.back on a 100-entry recording. */
-const COLD_START_TOOLS: ToolId[] = ["invocache-cassette", "invocache-sqlite", "nock-back"];
+const COLD_START_TOOLS: ToolId[] = [
+  "invocache-cassette",
+  "invocache-sqlite",
+  ...(TOOL_IDS.includes("invocache-sqlite-better") ? (["invocache-sqlite-better"] as const) : []),
+  "nock-back",
+];
 const coldDirOf = (id: ToolId) => join(root, `cold-${id}`);
 for (const id of TOOL_IDS) mkdirSync(dirOf(id), { recursive: true });
 

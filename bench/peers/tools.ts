@@ -16,6 +16,7 @@ import type { Recorder } from "../../src/index.js";
 export const TOOL_IDS = [
   "invocache-cassette",
   "invocache-sqlite",
+  "invocache-sqlite-better",
   "invocache-redis",
   "invocache-postgres",
   "nock-back",
@@ -33,9 +34,20 @@ export const SERVER_ENV = {
   "invocache-postgres": "INVOCACHE_PEERS_POSTGRES_URL",
 } as const satisfies Partial<Record<ToolId, string>>;
 
+/**
+ * The optional better-sqlite3 driver is not a dependency (it compiles on
+ * install: docs/performance.md, "The engine question"). Naming a build of
+ * it (its package directory) in this variable adds "invocache + SQLite
+ * (better-sqlite3)" to the run; run.ts puts the directory's parent on the
+ * children's NODE_PATH, where invocache's `require("better-sqlite3")`
+ * finds it as it would find an installed copy.
+ */
+export const BETTER_SQLITE3_ENV = "INVOCACHE_BETTER_SQLITE3";
+
 /** The tools this run compares: the shared stores only when their server is up. */
 export function availableTools(): ToolId[] {
   return TOOL_IDS.filter((id) => {
+    if (id === "invocache-sqlite-better") return (process.env[BETTER_SQLITE3_ENV] ?? "") !== "";
     const name = (SERVER_ENV as Partial<Record<ToolId, string>>)[id];
     return name === undefined || (process.env[name] ?? "") !== "";
   });
@@ -159,24 +171,42 @@ const invocacheCassette: PeerTool = {
 
 const SQLITE = "cache.sqlite";
 
-const invocacheSqlite: PeerTool = {
-  id: "invocache-sqlite",
-  label: "invocache + SQLite",
-  setup: "createFetch + createRecorder({ store: 'sqlite://…' }) (WAL), modes record / replay",
-  preload: async () => void (await invocacheModules()),
-  async open(dir, mode) {
-    const { createRecorder } = await invocacheModules();
-    if (mode === "record") {
-      for (const suffix of ["", "-wal", "-shm"])
-        rmSync(join(dir, SQLITE + suffix), { force: true });
-    }
-    const recorder = createRecorder({ store: `sqlite://${join(dir, SQLITE)}`, mode });
-    return invocacheSession(recorder, () => recorder.close());
-  },
-  recordingBytes: (dir) =>
-    ["", "-wal", "-shm"].reduce((n, s) => n + bytesUnder(join(dir, SQLITE + s)), 0),
-  cacheBytes: () => 0,
-};
+/** invocache over an SQLite file, through the default driver (sqlite3) or better-sqlite3. */
+function sqliteTool(id: ToolId, label: string, driver: "sqlite3" | "better-sqlite3"): PeerTool {
+  return {
+    id,
+    label,
+    setup:
+      driver === "sqlite3"
+        ? "createFetch + createRecorder({ store: 'sqlite://…' }) (WAL), modes record / replay"
+        : "createFetch + createRecorder({ store: openStore('sqlite://…', { sqliteDriver: 'better-sqlite3' }) }) (WAL), modes record / replay",
+    preload: async () => void (await invocacheModules()),
+    async open(dir, mode) {
+      const { createRecorder, openStore } = await invocacheModules();
+      if (mode === "record") {
+        for (const suffix of ["", "-wal", "-shm"])
+          rmSync(join(dir, SQLITE + suffix), { force: true });
+      }
+      const url = `sqlite://${join(dir, SQLITE)}`;
+      const store = driver === "sqlite3" ? url : openStore(url, { sqliteDriver: driver });
+      const recorder = createRecorder({ store, mode });
+      return invocacheSession(recorder, async () => {
+        await recorder.close();
+        if (typeof store !== "string") await store.close();
+      });
+    },
+    recordingBytes: (dir) =>
+      ["", "-wal", "-shm"].reduce((n, s) => n + bytesUnder(join(dir, SQLITE + s)), 0),
+    cacheBytes: () => 0,
+  };
+}
+
+const invocacheSqlite = sqliteTool("invocache-sqlite", "invocache + SQLite", "sqlite3");
+const invocacheSqliteBetter = sqliteTool(
+  "invocache-sqlite-better",
+  "invocache + SQLite (better-sqlite3)",
+  "better-sqlite3",
+);
 
 const NAMESPACE_FILE = "namespace";
 
@@ -283,6 +313,7 @@ const polly: PeerTool = {
 export const TOOLS: Record<ToolId, PeerTool> = {
   "invocache-cassette": invocacheCassette,
   "invocache-sqlite": invocacheSqlite,
+  "invocache-sqlite-better": invocacheSqliteBetter,
   "invocache-redis": invocacheRedis,
   "invocache-postgres": invocachePostgres,
   "nock-back": nockBack,
