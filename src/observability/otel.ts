@@ -5,9 +5,11 @@
  * The attribute names are a contract: docs/observability.md.
  *
  * `@opentelemetry/api` is an optional peer. It is imported lazily, the first
- * time a recorder with telemetry on makes a call; when it is not installed
- * nothing is loaded and every call skips this module's work. Without an SDK
- * registered the API is a no-op, so "on by default" costs a few no-op calls.
+ * time a recorder with telemetry on makes a call while something is
+ * registered with it (an SDK, a context manager) or a provider was given;
+ * when it is not installed, or nothing is registered yet, nothing is loaded
+ * and every call skips this module's work. Without an SDK registered the
+ * API is a no-op, so "on by default" costs a property read per call.
  */
 
 import type { CallSummary } from "../usage/summary.js";
@@ -63,6 +65,20 @@ export const INSTRUMENTATION_NAME = "invocache";
 
 let apiPromise: Promise<OtelApi | undefined> | undefined;
 
+/**
+ * Where `@opentelemetry/api` 1.x keeps what is registered globally (tracer
+ * and meter providers, context manager, propagator, diag logger): the API
+ * creates it on the first registration, from whichever copy of the API the
+ * SDK loaded. While it is absent every API call is a no-op, so there is
+ * nothing to load the API for (44 CommonJS files, ~30 ms of a cold start).
+ */
+const OTEL_GLOBAL = Symbol.for("opentelemetry.js.api.1");
+
+/** Has any copy of the OpenTelemetry API registered anything yet? */
+function otelRegistered(): boolean {
+  return (globalThis as Record<symbol, unknown>)[OTEL_GLOBAL] !== undefined;
+}
+
 /** `@opentelemetry/api`, or undefined when it is not installed. Imported once. */
 function loadApi(): Promise<OtelApi | undefined> {
   // A variable specifier: bundlers and type checks leave the optional peer alone.
@@ -113,9 +129,14 @@ const PROVIDERS: Record<string, string> = {
 /**
  * Telemetry of one recorder. `ready` is false until the API import settled;
  * the recorder awaits `load()` on its first call, then `start` is synchronous.
+ * With no providers given and nothing registered, the import waits: `ready`
+ * turns false again the first time a registration appears (checked per
+ * call: one property read), and that call loads the API.
  */
 export class CallTelemetry {
-  ready = false;
+  #settled = false;
+  /** Settled without the API because nothing was registered: load it once something is. */
+  #waiting = false;
   #loading: Promise<void> | undefined;
   readonly #options: TelemetryOptions;
   #api: OtelApi | undefined;
@@ -132,9 +153,28 @@ export class CallTelemetry {
     this.#options = options;
   }
 
+  get ready(): boolean {
+    return this.#settled && !(this.#waiting && otelRegistered());
+  }
+
   /** Import the API (first call of the first recorder only) and make the tracer and counters. */
   load(): Promise<void> {
     const options = this.#options;
+    if (this.#waiting && otelRegistered()) {
+      this.#waiting = false;
+      this.#settled = false;
+      this.#loading = undefined;
+    }
+    if (
+      this.#loading === undefined &&
+      options.tracerProvider === undefined &&
+      options.meterProvider === undefined &&
+      !otelRegistered()
+    ) {
+      this.#waiting = true;
+      this.#settled = true;
+      this.#loading = Promise.resolve();
+    }
     this.#loading ??= loadApi().then((api) => {
       this.#api = api;
       if (api !== undefined) {
@@ -168,7 +208,7 @@ export class CallTelemetry {
         if (options.tracerProvider === undefined && typeof api.ProxyTracerProvider === "function")
           this.#noopDelegate = new api.ProxyTracerProvider().getDelegate();
       }
-      this.ready = true;
+      this.#settled = true;
     });
     return this.#loading;
   }

@@ -1,7 +1,8 @@
 /**
  * @opentelemetry/api is an optional peer: importing invocache, creating a
- * recorder, or calling with `telemetry: false` never loads it; a recorder
- * with telemetry on loads it on its first call (the control).
+ * recorder, calling with `telemetry: false`, or calling while nothing is
+ * registered with OpenTelemetry never loads it; a recorder given a
+ * provider loads it on its first call (the control).
  */
 import { describe, expect, it, vi } from "vitest";
 
@@ -24,9 +25,29 @@ describe("OpenTelemetry is imported lazily", () => {
     await off.close();
   });
 
-  it("a recorder with telemetry on loads it on its first call (the control)", async () => {
+  it("telemetry on with nothing registered: calls load nothing either (unregistered.test.ts: an SDK registered later is seen)", async () => {
     const { createRecorder } = await import("../../src/index.js");
     const r = createRecorder({ store: "memory://", env: {} });
+    await r.call({ role: "x", prompt: "p" }, async () => ({ ok: true }));
+    await r.call({ role: "x", prompt: "p" }, async () => ({ ok: true }));
+    expect([...loaded]).toStrictEqual([]);
+    await r.close();
+  });
+
+  it("a recorder given a tracer provider loads it on its first call (the control)", async () => {
+    const { createRecorder } = await import("../../src/index.js");
+    const span = {
+      isRecording: () => false,
+      setAttribute: () => span,
+      setAttributes: () => span,
+      setStatus: () => span,
+      recordException: () => {},
+      updateName: () => span,
+      end: () => {},
+    };
+    // The structural provider the option accepts (TracerProviderLike); no SDK, so the spy sees the API load alone.
+    const tracerProvider = { getTracer: () => ({ startSpan: () => span }) };
+    const r = createRecorder({ store: "memory://", env: {}, telemetry: { tracerProvider } });
     await r.call({ role: "x", prompt: "p" }, async () => ({ ok: true }));
     expect([...loaded]).toStrictEqual(["@opentelemetry/api"]);
     await r.close();
