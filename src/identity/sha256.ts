@@ -2,12 +2,27 @@
  * SHA-256, synchronous. `node:crypto` where the runtime has it (it uses the
  * CPU's SHA instructions: ~15x faster than pure JS here), `@noble/hashes` as
  * the fallback for runtimes without it (browsers, some edge runtimes). Found
- * through `process.getBuiltinModule` so this module loads anywhere.
+ * through `process.getBuiltinModule` so this module loads anywhere. The
+ * fallback is imported (top-level await) only where it is used: on Node its
+ * four modules would be a few ms of every cold start for nothing.
  */
-import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
-import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
-
 type NodeCrypto = typeof import("node:crypto");
+type Noble = {
+  sha256: typeof import("@noble/hashes/sha2.js").sha256;
+  bytesToHex: typeof import("@noble/hashes/utils.js").bytesToHex;
+  utf8ToBytes: typeof import("@noble/hashes/utils.js").utf8ToBytes;
+};
+
+/** The pure-JS implementation, imported on first use where node:crypto exists. */
+let noble: Noble | undefined;
+async function loadNoble(): Promise<Noble> {
+  const [{ sha256 }, { bytesToHex, utf8ToBytes }] = await Promise.all([
+    import("@noble/hashes/sha2.js"),
+    import("@noble/hashes/utils.js"),
+  ]);
+  noble = { sha256, bytesToHex, utf8ToBytes };
+  return noble;
+}
 
 function loadNodeCrypto(): NodeCrypto | undefined {
   try {
@@ -19,6 +34,22 @@ function loadNodeCrypto(): NodeCrypto | undefined {
 }
 
 const nodeCrypto = loadNodeCrypto();
+if (nodeCrypto === undefined) await loadNoble();
+
+/**
+ * Load the pure-JS implementation, so that {@link sha256HexNoble} can run
+ * where node:crypto exists (tests compare the two). Not needed elsewhere:
+ * without node:crypto it is loaded with this module.
+ */
+export function preloadNobleSha256(): Promise<unknown> {
+  return noble === undefined ? loadNoble() : Promise.resolve(noble);
+}
+
+function nobleOrThrow(): Noble {
+  if (noble === undefined)
+    throw new Error("sha256HexNoble: await preloadNobleSha256() first (node:crypto is in use)");
+  return noble;
+}
 
 /** Which implementation {@link sha256Hex} uses in this runtime. */
 export const SHA256_BACKEND: "node:crypto" | "@noble/hashes" =
@@ -26,9 +57,10 @@ export const SHA256_BACKEND: "node:crypto" | "@noble/hashes" =
 
 /** SHA-256 of the concatenated parts, lowercase hex, with the pure-JS implementation. */
 export function sha256HexNoble(...parts: Uint8Array[]): string {
-  const h = nobleSha256.create();
+  const n = nobleOrThrow();
+  const h = n.sha256.create();
   for (const p of parts) h.update(p);
-  return bytesToHex(h.digest());
+  return n.bytesToHex(h.digest());
 }
 
 /**
@@ -80,12 +112,13 @@ class NodeSha256 implements Sha256 {
 }
 
 class NobleSha256 implements Sha256 {
-  private readonly h = nobleSha256.create();
+  private readonly n = nobleOrThrow();
+  private readonly h = this.n.sha256.create();
   update(data: Uint8Array | string): Sha256 {
-    this.h.update(typeof data === "string" ? utf8ToBytes(data) : data);
+    this.h.update(typeof data === "string" ? this.n.utf8ToBytes(data) : data);
     return this;
   }
   hex(): string {
-    return bytesToHex(this.h.digest());
+    return this.n.bytesToHex(this.h.digest());
   }
 }

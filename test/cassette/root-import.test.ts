@@ -1,6 +1,7 @@
 /**
  * Cold start: importing the package root loads neither the `yaml` parser
- * and emitter, nor `diff`, nor the price table. Each costs a noticeable part
+ * and emitter, nor `diff`, nor the price table, nor the pure-JS SHA-256
+ * (node:crypto is there). Each costs a noticeable part
  * of a process's start and none is needed to replay from a cassette in the
  * form our writer emits: they are loaded on first use. Checked in a fresh
  * process, through both ways a package can be loaded (an ESM loader hook,
@@ -19,7 +20,7 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const dir = tempDir("root-import");
 
 /** Packages the root must not load (by their folder under node_modules). */
-const LAZY = ["yaml", "diff", "@pydantic/genai-prices"];
+const LAZY = ["yaml", "diff", "@pydantic/genai-prices", "@noble/hashes"];
 
 function packagesIn(paths: string[]): string[] {
   const found = new Set<string>();
@@ -31,7 +32,7 @@ function packagesIn(paths: string[]): string[] {
 }
 
 describe("importing the package root", () => {
-  it("loads neither yaml, nor diff, nor the price table; using them loads them", () => {
+  it("loads neither yaml, nor diff, nor the price table, nor @noble/hashes; using them loads them", () => {
     // Every module the ESM loader loads, appended from the hooks thread.
     const { log, register } = moduleLog(dir);
     const script = join(dir, "child.mjs");
@@ -53,6 +54,9 @@ const cassette = await import(${JSON.stringify(pathToFileURL(join(root, "src/cas
 cassette.parseCassette("invocache: 1 # hand edit\\nentries: []\\n", { file: "x", display: "x", url: "cassette://x" });
 const usage = await import(${JSON.stringify(pathToFileURL(join(root, "src/usage/index.ts")).href)});
 usage.costOf("gpt-4o", { shape: "openai.chat", inputTokens: 10, outputTokens: 10 });
+// The pure-JS SHA-256 is for runtimes without node:crypto: here it loads only when asked for.
+const sha = await import(${JSON.stringify(pathToFileURL(join(root, "src/identity/sha256.ts")).href)});
+await sha.preloadNobleSha256();
 appendFileSync(${JSON.stringify(log)}, cjs());
 `,
     );
