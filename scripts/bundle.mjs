@@ -16,7 +16,7 @@
 //
 //   node scripts/bundle.mjs     after tsc -p tsconfig.build.json
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { build } from "esbuild";
 
 const root = resolve(import.meta.dirname, "..");
@@ -37,6 +37,33 @@ const targets = [
   ...Object.values(pkg.bin),
 ];
 const entryPoints = [...new Set(targets)].map(sourceOf);
+const rootEntry = sourceOf(pkg.exports["."].import);
+
+// Every other entry imports the root first. esbuild puts code in one chunk
+// per set of entries that reach it, so with ~15 subpaths each reaching a
+// different part of the root's modules, the root's code was cut into ~28
+// chunks, and a process importing the root loaded 29 files. Reached from
+// every entry, the root's modules form one set: the root loads a handful
+// of files (test/build/bundle.test.ts counts them), and a subpath loads the
+// root with it (every subpath is used beside the root; the root loads no
+// package at import). The import is kept alive by a use, since
+// "sideEffects": false would let a bare import be dropped.
+const rootFirst = {
+  name: "root-first",
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (args.path === rootEntry || !entryPoints.includes(args.path)) return undefined;
+      const text = readFileSync(args.path, "utf8");
+      const afterShebang = text.startsWith("#!") ? text.indexOf("\n") + 1 : 0;
+      const use = `import * as invocacheRoot from ${JSON.stringify(rootEntry)};\nif (invocacheRoot === undefined) throw new Error("invocache: the root module is missing");\n`;
+      return {
+        contents: text.slice(0, afterShebang) + use + text.slice(afterShebang),
+        loader: "ts",
+        resolveDir: dirname(args.path),
+      };
+    });
+  },
+};
 
 // What tsc (or an earlier build) left: every .js and .js.map in dist/ goes,
 // so no per-module file a deep import could still reach survives beside the
@@ -74,6 +101,7 @@ const result = await build({
   keepNames: true,
   legalComments: "none",
   logLevel: "warning",
+  plugins: [rootFirst],
 });
 if (result.errors.length > 0) process.exit(1);
 
