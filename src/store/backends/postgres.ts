@@ -132,6 +132,27 @@ export async function createPostgresBackend(
       if (row?.ok !== true) throw new Error(LATE);
       return Number(row.removed) > 0;
     },
+    async getRecord(key) {
+      const [row] = await query(`SELECT value FROM public.${PG_VALUES_TABLE} WHERE key = $1`, [
+        key,
+      ]);
+      return row === undefined ? undefined : String(row.value);
+    },
+    async deleteRecordIf(key, record, notAfter) {
+      // One statement: the row is locked by the DELETE and the value compared
+      // on it, so a write committed in between is never removed.
+      const [row] = await query(
+        `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($3::float8 / 1000) AS ok),
+         gone AS (
+           DELETE FROM public.${PG_VALUES_TABLE}
+           WHERE key = $1 AND value = $2 AND (SELECT ok FROM fence)
+           RETURNING 1)
+         SELECT (SELECT ok FROM fence) AS ok, (SELECT count(*) FROM gone)::int AS removed`,
+        [key, record, serverDeadline(notAfter)],
+      );
+      if (row?.ok !== true) throw new Error(LATE);
+      return Number(row.removed) > 0;
+    },
     async acquireLease(key, owner, ttlMs, notAfter) {
       // INSERT … ON CONFLICT DO UPDATE is atomic in Postgres: two racing
       // callers cannot both see the lease free. Time is the server's clock,
