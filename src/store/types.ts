@@ -85,7 +85,7 @@ export interface Store {
   readonly listsInKeyOrder?: boolean;
   /**
    * Optional, on stores that can sort inside their database (the embedded
-   * SQLite store opened read-only): `list`, ordered by each entry's
+   * SQLite store opened read-only, PostgreSQL): `list`, ordered by each entry's
    * `meta.recordedAt`, then key (binary), in memory that does not grow with
    * the store. Values that are not entries come first. Absent where the
    * backend cannot sort.
