@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
 import { pruneSeams } from "../../src/cli/commands/prune.js";
-import { type Io, makeStyle } from "../../src/cli/io.js";
 import { runCli } from "../../src/cli/run.js";
 import { manifestIdentity } from "../../src/identity/identity.js";
 import { invocationManifest } from "../../src/identity/manifest.js";
@@ -20,6 +19,7 @@ import type { JsonValue } from "../../src/json/index.js";
 import { type Entry, entryKey, openStore, type Store } from "../../src/store/index.js";
 import { usePostgresServer, useRedisServer } from "../helpers/servers.js";
 import { tempDir } from "../helpers/tmp.js";
+import { fakeIo } from "./in-process.js";
 
 const DAY = 86_400_000;
 
@@ -42,28 +42,6 @@ function entry(prompt: string, recordedAt: string, text: string): Entry {
       occurrence: 0,
       attempt: 0,
     },
-  };
-}
-
-function fakeIo(cwd: string): Io & { stdout: () => string; stderr: () => string } {
-  let out = "";
-  let err = "";
-  return {
-    env: {},
-    cwd,
-    out(text) {
-      out += typeof text === "string" ? text : Buffer.from(text).toString();
-    },
-    err(text) {
-      err += text;
-    },
-    style: makeStyle(false),
-    errStyle: makeStyle(false),
-    stderrTTY: false,
-    columns: 80,
-    stdin: async () => Buffer.alloc(0),
-    stdout: () => out,
-    stderr: () => err,
   };
 }
 

@@ -160,7 +160,7 @@ Examples:
     try {
       // One entry at a time, keeping only its row (a few short fields), never
       // the entry (prompt, response). A store that sorts by time itself
-      // (SQLite) hands the rows over in order and they are printed as they
+      // (SQLite, PostgreSQL) hands the rows over in order and they are printed as they
       // come: memory does not grow with the store. Other sources are sorted
       // here, holding every row (about 1.5 KB each).
       const list = new RowPrinter(io, source, values);
