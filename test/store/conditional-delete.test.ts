@@ -5,15 +5,18 @@
  * connection rewrites the key between the read and the delete; the delete
  * must then remove nothing. Real SQLite file, redis-server, PostgreSQL.
  */
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Backend } from "../../src/store/backend.js";
+import { createBetterSqliteBackend } from "../../src/store/backends/better-sqlite3.js";
 import { createMemoryBackend } from "../../src/store/backends/memory.js";
 import { createPostgresBackend } from "../../src/store/backends/postgres.js";
 import { createRedisBackend } from "../../src/store/backends/redis.js";
 import { createSqliteBackend } from "../../src/store/backends/sqlite.js";
+import { KeyvStore } from "../../src/store/keyv-store.js";
 import { openStore } from "../../src/store/open.js";
-import type { JsonValue } from "../../src/store/types.js";
+import type { JsonValue, Store } from "../../src/store/types.js";
 import { usePostgresServer, useRedisServer } from "../helpers/servers.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -43,9 +46,8 @@ async function raceOnce(
   expect(await backend.deleteRecordIf(full, now!, LATER())).toBe(false);
 }
 
-/** The race against the store at `url`, written through a second connection. */
-async function raceAt(url: string, backend: Backend): Promise<void> {
-  const other = openStore(url);
+/** The race against the store at `url`, written through a second connection (`other`). */
+async function raceAt(url: string, backend: Backend, other: Store = openStore(url)): Promise<void> {
   const key = `cond-${Math.random().toString(36).slice(2)}`;
   try {
     await raceOnce(
@@ -77,6 +79,20 @@ describe("deleteRecordIf", () => {
   it("sqlite:// (a file, two connections)", async () => {
     const file = join(tempDir("cond-delete"), "cache.sqlite");
     await raceAt(`sqlite://${file}`, await createSqliteBackend(file));
+  });
+
+  // Opt in with INVOCACHE_BETTER_SQLITE3=<a better-sqlite3 12.x package folder>
+  // (see better-sqlite3.test.ts). The other connection uses the same driver:
+  // two copies of SQLite in one process do not see each other's locks.
+  const betterBuild = process.env.INVOCACHE_BETTER_SQLITE3;
+  it.skipIf(betterBuild === undefined)("sqlite:// through better-sqlite3", async () => {
+    const file = join(tempDir("cond-delete-better"), "cache.sqlite");
+    const load = () => createRequire(import.meta.url)(betterBuild!);
+    const url = `sqlite://${file}`;
+    const other = new KeyvStore(url, () => createBetterSqliteBackend(file, load), {
+      timeoutMs: 30_000,
+    });
+    await raceAt(url, await createBetterSqliteBackend(file, load), other);
   });
 
   const redis = useRedisServer();
