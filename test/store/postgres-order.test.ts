@@ -5,6 +5,7 @@
  */
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
+import { StoreError } from "../../src/errors.js";
 import { PG_VALUES_TABLE } from "../../src/store/backends/postgres.js";
 import { openStore } from "../../src/store/open.js";
 import type { JsonValue, Store } from "../../src/store/types.js";
@@ -178,6 +179,39 @@ describe.skipIf(postgres.skip)("postgres:// listByRecordedAt", () => {
       ]);
       await db.end();
       await writer.close();
+      await store.close();
+    }
+  });
+
+  it("says why when the server refuses the temp table (a role without TEMPORARY)", async () => {
+    const db = await sql();
+    const name = `nt${Math.random().toString(36).slice(2, 8)}`;
+    try {
+      await db.query(`CREATE ROLE ${name} LOGIN`);
+      await db.query(`CREATE DATABASE ${name} OWNER ${name}`);
+      await db.query(`REVOKE TEMPORARY ON DATABASE ${name} FROM PUBLIC, ${name}`);
+    } finally {
+      await db.end();
+    }
+    const port = new URL(postgres.url()).port;
+    const store = openStore(`postgres://${name}@127.0.0.1:${port}/${name}`);
+    try {
+      await store.set("k", { meta: { recordedAt: "2026-01-01T00:00:00.000Z" } });
+      const failure = await (async () => {
+        for await (const _ of store.listByRecordedAt!("")) {
+          // never reached
+        }
+      })().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(failure).toBeInstanceOf(StoreError);
+      expect(String((failure as Error).message)).toMatch(/TEMPORARY privilege/);
+      // Everything else still works.
+      expect(await store.get("k")).toStrictEqual({
+        meta: { recordedAt: "2026-01-01T00:00:00.000Z" },
+      });
+    } finally {
       await store.close();
     }
   });

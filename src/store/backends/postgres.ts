@@ -133,10 +133,17 @@ export async function createPostgresBackend(
       let broken: Error | undefined;
       try {
         // COLLATE "C": byte order for the sort, whatever the database's collation.
-        await client.query(
-          `CREATE TEMP TABLE ${order} (at TEXT COLLATE "C" NOT NULL, key TEXT COLLATE "C" NOT NULL,
-             PRIMARY KEY (at, key))`,
-        );
+        await client
+          .query(
+            `CREATE TEMP TABLE ${order} (at TEXT COLLATE "C" NOT NULL, key TEXT COLLATE "C" NOT NULL,
+               PRIMARY KEY (at, key))`,
+          )
+          .catch((error: unknown) => {
+            throw new Error(
+              `the server refused the temp table that sorts entries by recording time (${(error as Error).message}): a hot standby cannot create one, and a role needs the TEMPORARY privilege; list from the primary, or grant TEMPORARY on the database`,
+              { cause: error },
+            );
+          });
         let safe = false;
         let after = "";
         while (true) {
