@@ -150,6 +150,38 @@ function storeRace(name: string, url: () => string, skip = false) {
 const sqliteDir = tempDir("prune-race-sqlite");
 storeRace("sqlite", () => `sqlite://${join(sqliteDir, "cache.sqlite")}`);
 
+describe("prune --store sqlite, many batches", () => {
+  it("keeps entries re-recorded in a batch deleted while the scan goes on", async () => {
+    const url = `sqlite://${join(tempDir("prune-race-batches"), "cache.sqlite")}`;
+    const store = openStore(url);
+    const old = Array.from({ length: 600 }, () => seeds("many").J);
+    for (const { key, value } of old) await store.set(key, value);
+    await store.close();
+    const refreshed = new Set<string>();
+    const windows: number[] = [];
+    pruneSeams.beforeDelete = async (keys) => {
+      windows.push(keys.length);
+      // In every batch, another process re-records its last key.
+      const key = keys.at(-1)!;
+      const other = openStore(url);
+      const value = (await other.get(key)) as { meta: { recordedAt: string } };
+      await other.set(key, { ...value, meta: { ...value.meta, recordedAt: now() } });
+      await other.close();
+      refreshed.add(key);
+    };
+    const report = await prune(tempDir("prune-race-batches-cwd"), ["--store", url]);
+    // Two full batches of 256 while the scan went on, then the rest.
+    expect(windows).toStrictEqual([256, 256, 88]);
+    const after = openStore(url);
+    const left: string[] = [];
+    for await (const [key] of after.list("")) left.push(key);
+    await after.close();
+    expect(left.sort()).toStrictEqual([...refreshed].sort());
+    expect(report.removed).toHaveLength(597);
+    expect(report.kept).toBe(3);
+  });
+});
+
 const redis = useRedisServer();
 storeRace("redis", () => redis.url(), redis.skip);
 
