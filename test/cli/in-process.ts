@@ -1,7 +1,7 @@
 /**
  * Running a command in this process (`runCli` with an Io of strings), for
  * tests that need a seam of the command (prune's batch hook) or several
- * stores at once. Most CLI tests spawn the built binary instead (helpers.ts).
+ * stores at once. Most CLI tests spawn the built binary instead.
  */
 import { type Io, makeStyle } from "../../src/cli/io.js";
 
