@@ -4,6 +4,7 @@
  * the store, they refuse to touch a cassette they cannot parse.
  */
 import { CassetteError, SecretLeakError } from "../errors.js";
+import type { JsonValue } from "../json/value.js";
 import { createSecretScanner, type SecretFinding, type SecretOptions } from "../secrets/redact.js";
 import { emitCassette } from "./emit.js";
 import { readWithStamp, writeFileAtomic } from "./files.js";
@@ -105,14 +106,16 @@ export interface PruneReport {
  * ones reported by a test run), rewriting it atomically. Non-entry values
  * (run records) are kept. A missing file has nothing to prune.
  *
- * @param keep entry keys to keep, or a predicate on the entry key.
+ * @param keep entry keys to keep, or a predicate on the entry key and its
+ *   value as the file holds it now, under the lock (so a caller can keep an
+ *   entry re-recorded since it last read the file).
  * @example
  * const usage = await store.usage();
  * await pruneCassette("cassettes/planner.yaml", usage.used);
  */
 export async function pruneCassette(
   path: string,
-  keep: Iterable<string> | ((key: string) => boolean),
+  keep: Iterable<string> | ((key: string, value: JsonValue) => boolean),
   options: LockOptions = {},
 ): Promise<PruneReport> {
   const src = cassetteSource(path);
@@ -132,8 +135,9 @@ export async function pruneCassette(
       const kept: string[] = [];
       const out = items.filter((item) => {
         if (!isEntryKey(item.key)) return true;
-        (keeps(item.key) ? kept : removed).push(item.key);
-        return keeps(item.key);
+        const keeping = keeps(item.key, item.value);
+        (keeping ? kept : removed).push(item.key);
+        return keeping;
       });
       if (removed.length > 0) await writeFileAtomic(src.file, emitCassette(out));
       return { removed, kept };

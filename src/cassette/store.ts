@@ -18,6 +18,7 @@
 import { resolve } from "node:path";
 import { CassetteError } from "../errors.js";
 import { assertJsonValue, cloneJsonValue, type JsonValue } from "../json/value.js";
+import { assertDigest, valueDigest } from "../store/digest.js";
 import type { StorePolicy } from "../store/policy.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "../store/shell.js";
 import type { SetOptions, Store } from "../store/types.js";
@@ -129,10 +130,31 @@ class CassetteStoreImpl implements CassetteStore {
     checkKey(key);
     return this.#shell.run("delete", key, async () => {
       const existed = (await this.#find(key)) !== undefined;
-      this.#file.overlay.set(key, null);
+      this.#writer.stageDelete(key);
       this.#file.usage.unwritten(key);
       if (this.#file.settings.eager) await this.#writer.flushAll();
       return existed;
+    });
+  }
+
+  async deleteIfUnchanged(key: string, digest: string): Promise<boolean> {
+    checkKey(key);
+    assertDigest(digest, "digest");
+    return this.#shell.run("delete", key, async () => {
+      const current = await this.#find(key);
+      if (current === undefined || valueDigest(current.value) !== digest) return false;
+      // This handle's own unwritten value is ours to drop; the file's item is
+      // dropped only if it still matches when the write is merged, under the lock.
+      const own = this.#file.overlay.get(key) !== undefined;
+      const condition = this.#writer.stageDelete(
+        key,
+        own ? undefined : (item) => valueDigest(item.value) === digest,
+      );
+      this.#file.usage.unwritten(key);
+      // write: "on-close" answers for this handle's view; the condition is checked again at the write.
+      if (!this.#file.settings.eager) return true;
+      await this.#writer.flushAll();
+      return condition === undefined || condition.removed;
     });
   }
 

@@ -24,6 +24,16 @@ import { sameRecording } from "./stability.js";
 
 type Batch = Map<string, CassetteItem | null>;
 
+/**
+ * A delete made only if the file's item still `matches` when the write is
+ * merged against the file (under the lock's version check): `removed` says
+ * whether the write that landed removed it.
+ */
+export interface DeleteCondition {
+  readonly matches: (item: CassetteItem) => boolean;
+  removed: boolean;
+}
+
 export class CassetteWriter {
   #queued: Promise<void> | undefined;
   #running: Promise<void> | undefined;
@@ -32,6 +42,8 @@ export class CassetteWriter {
   readonly #clean = new WeakSet<CassetteItem>();
   /** Items written with `refresh`: an equal re-record does not keep the old bytes. */
   readonly #refreshed = new WeakSet<CassetteItem>();
+  /** Conditions of the deletes in the overlay that have one (`stageDelete`). */
+  readonly #conditions = new Map<string, DeleteCondition>();
 
   constructor(private readonly file: CassetteFile) {}
 
@@ -39,7 +51,24 @@ export class CassetteWriter {
   stage(item: CassetteItem, refresh: boolean): void {
     this.#check(item);
     if (refresh) this.#refreshed.add(item);
+    this.#conditions.delete(item.key);
     this.file.overlay.set(item.key, item);
+  }
+
+  /**
+   * Queue the delete of `key`; with `matches`, only if the file's item
+   * still matches when the write is made (checked against the version of
+   * the file the write replaces, so another process's re-record survives).
+   */
+  stageDelete(key: string, matches?: (item: CassetteItem) => boolean): DeleteCondition | undefined {
+    this.file.overlay.set(key, null);
+    if (matches === undefined) {
+      this.#conditions.delete(key);
+      return undefined;
+    }
+    const condition: DeleteCondition = { matches, removed: false };
+    this.#conditions.set(key, condition);
+    return condition;
   }
 
   /** Options of the file lock. */
@@ -88,17 +117,28 @@ export class CassetteWriter {
     const { overlay, usage } = this.file;
     if (overlay.size === 0) return;
     const batch: Batch = new Map(overlay);
+    const conditions = new Map<string, DeleteCondition>();
+    for (const [key, item] of batch) {
+      const condition = item === null ? this.#conditions.get(key) : undefined;
+      if (condition !== undefined) conditions.set(key, condition);
+    }
+    const settle = (key: string) => {
+      overlay.delete(key);
+      const condition = conditions.get(key);
+      if (condition !== undefined && this.#conditions.get(key) === condition)
+        this.#conditions.delete(key);
+    };
     try {
-      await this.#writeBatch(batch);
+      await this.#writeBatch(batch, conditions);
     } catch (error) {
       for (const [key, item] of batch) {
         if (overlay.get(key) !== item) continue;
-        overlay.delete(key);
+        settle(key);
         if (item !== null) usage.unwritten(key);
       }
       throw error;
     }
-    for (const [key, item] of batch) if (overlay.get(key) === item) overlay.delete(key);
+    for (const [key, item] of batch) if (overlay.get(key) === item) settle(key);
   }
 
   /**
@@ -111,7 +151,7 @@ export class CassetteWriter {
    * lock, re-read and try again; another writer made progress), write the
    * temp file, check the lock is still ours, rename.
    */
-  async #writeBatch(batch: Batch): Promise<void> {
+  async #writeBatch(batch: Batch, conditions: Map<string, DeleteCondition>): Promise<void> {
     const file = this.file;
     const started = Date.now();
     const budgetMs = 4 * (file.settings.lockTimeoutMs ?? LOCK_TIMEOUT_MS);
@@ -125,7 +165,7 @@ export class CassetteWriter {
       }
       file.usage.loaded(file.disk.keys());
       const basis = file.stamp;
-      const merged = this.#merge(batch);
+      const merged = this.#merge(batch, conditions);
       // Every entry kept is rewritten: its id check is made first (never a
       // rewrite of a cassette we could not read; id-check.ts).
       await settleIdChecks(merged.values());
@@ -193,13 +233,27 @@ export class CassetteWriter {
     });
   }
 
-  /** The file's items with `batch` applied: expired items dropped, everything checked for secrets. */
-  #merge(batch: Batch): Map<string, CassetteItem> {
+  /**
+   * The file's items with `batch` applied: expired items dropped, everything
+   * checked for secrets. A conditional delete removes the file's item only
+   * if it still matches (its `removed` is set for this version of the file).
+   */
+  #merge(batch: Batch, conditions: Map<string, DeleteCondition>): Map<string, CassetteItem> {
     const now = Date.now();
     const merged = new Map(this.file.disk);
     for (const [key, item] of batch) {
-      if (item === null) merged.delete(key);
-      else merged.set(key, this.#stable(item));
+      if (item !== null) {
+        merged.set(key, this.#stable(item));
+        continue;
+      }
+      const condition = conditions.get(key);
+      if (condition === undefined) {
+        merged.delete(key);
+        continue;
+      }
+      const current = live(merged.get(key), now);
+      condition.removed = current !== undefined && condition.matches(current);
+      if (condition.removed) merged.delete(key);
     }
     for (const [key, item] of merged) {
       if (live(item, now) === undefined) merged.delete(key);

@@ -20,6 +20,7 @@ import {
   parseRunKey,
   parseStoreUrl,
   validateEntry,
+  valueDigest,
 } from "../store/index.js";
 import type { OptionSpec } from "./args.js";
 import { CliError, UsageError } from "./errors.js";
@@ -48,6 +49,8 @@ export interface EntryRecord {
   id: string;
   occurrence: number;
   entry: Entry;
+  /** The stored value the entry was read from (prune digests it, see `RemoveTarget.digest`). */
+  value: JsonValue;
   /** Size of the stored JSON, UTF-8 bytes. */
   bytes: number;
   /** For a folder of cassettes: the cassette file it is in (relative to the folder). */
@@ -70,8 +73,12 @@ export interface SourceContents {
   files?: number;
 }
 
-/** What {@link EntrySource.remove} needs of an entry: its key, and its file in a folder. */
-export type RemoveTarget = Pick<EntryRecord, "key" | "cassette">;
+/**
+ * What {@link EntrySource.remove} needs of an entry: its key, its file in a
+ * folder, and the `valueDigest` of the value read: an entry whose value
+ * changed since (re-recorded by another process) is not removed.
+ */
+export type RemoveTarget = Pick<EntryRecord, "key" | "cassette"> & { digest: string };
 
 /**
  * What {@link EntrySource.scan} hands over, one at a time. A visitor that
@@ -145,9 +152,10 @@ export interface EntrySource {
   /** `scan` hands entries over in key order (see `Store.listsInKeyOrder`). */
   readonly listsInKeyOrder: boolean;
   /**
-   * Remove entries; resolves to the keys removed. `onItem` is called per key
-   * or file; `before` (how many an earlier batch removed) goes into the
-   * message of a failure.
+   * Remove entries, each only if its value is still the one read (its
+   * `digest`): one re-recorded since is kept. Resolves to the keys removed.
+   * `onItem` is called per key or file; `before` (how many an earlier batch
+   * removed) goes into the message of a failure.
    */
   remove(
     records: readonly RemoveTarget[],
@@ -307,6 +315,7 @@ function toRecord(
     id: parts.id,
     occurrence: parts.occurrence,
     entry,
+    value,
     bytes: Buffer.byteLength(JSON.stringify(value)),
   };
 }
@@ -400,9 +409,18 @@ class StoreSource implements EntrySource {
     if (!this.exists) return removed;
     const before = options.before ?? 0;
     const store = this.#open();
-    for (const { key } of records) {
+    const deleteIfUnchanged = store.deleteIfUnchanged?.bind(store);
+    if (deleteIfUnchanged === undefined) {
+      // Every store openStore opens has it; a plain delete would lose re-records.
+      throw new CliError(
+        "ERR_STORE",
+        `${this.url} cannot delete an entry only if it is unchanged, so prune would lose entries re-recorded while it runs; nothing was removed`,
+      );
+    }
+    for (const { key, digest } of records) {
       try {
-        if (await store.delete(key)) removed.push(key);
+        // Only if unchanged since the scan: a re-record meanwhile is kept.
+        if (await deleteIfUnchanged(key, digest)) removed.push(key);
       } catch (error) {
         if (!isStoreError(error)) throw error;
         throw storeFailure(
@@ -482,17 +500,22 @@ class CassetteSource implements EntrySource {
   }
 
   async remove(records: readonly RemoveTarget[], onItem?: () => void): Promise<string[]> {
-    const byFile = new Map<string, Set<string>>();
+    const byFile = new Map<string, Map<string, string>>();
     for (const r of records) {
       const file = r.cassette === undefined ? this.#path : join(this.#path, r.cassette);
-      const keys = byFile.get(file) ?? new Set<string>();
-      byFile.set(file, keys);
-      keys.add(r.key);
+      const digests = byFile.get(file) ?? new Map<string, string>();
+      byFile.set(file, digests);
+      digests.set(r.key, r.digest);
     }
     const removed: string[] = [];
     for (const [file, drop] of byFile) {
-      // One locked, atomic rewrite per file (pruneCassette re-reads it under the lock).
-      const report = await pruneCassette(file, (key) => !drop.has(key));
+      // One locked, atomic rewrite per file (pruneCassette re-reads it under
+      // the lock): an entry goes only if its value there is still the one
+      // scanned, so a re-record since the scan is kept.
+      const report = await pruneCassette(file, (key, value) => {
+        const digest = drop.get(key);
+        return digest === undefined || valueDigest(value) !== digest;
+      });
       removed.push(...report.removed);
       onItem?.();
     }

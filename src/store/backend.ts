@@ -54,6 +54,16 @@ export interface Backend {
     ttlMs: number | undefined,
     notAfter: number,
   ): Promise<void>;
+  /** Keyv's serialized record text stored under the (prefixed) `key` (expired or not), or undefined. */
+  getRecord(key: string): Promise<string | undefined>;
+  /**
+   * Delete the (prefixed) `key` only while its stored text is exactly
+   * `record` (as `getRecord` returned it), in one atomic step of the
+   * backend (`DELETE … WHERE key = ? AND value = ?`, a Lua script): a value
+   * written in between is never removed. True when removed. Fenced by
+   * `notAfter` like `setRecord` where the backend fences writes.
+   */
+  deleteRecordIf(key: string, record: string, notAfter: number): Promise<boolean>;
   /** Delete the (prefixed) `key` unless too late, as for `setRecord`; true when removed. */
   deleteRecord?(key: string, notAfter: number): Promise<boolean>;
   /** Release connections and file handles. Called once. */

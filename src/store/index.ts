@@ -1,5 +1,7 @@
 // The store toolkit (`invocache/store`): the Store contract, opening stores
 // by URL, and the entry/key schema every store holds. Re-exports only.
+
+export { valueDigest } from "./digest.js";
 export {
   ENTRY_VERSION,
   type Entry,

@@ -7,6 +7,7 @@
 import type { StoreError } from "../errors.js";
 import type { Backend, BackendFactory, RawRow } from "./backend.js";
 import { PendingRead, ReadDeadlines } from "./deadlines.js";
+import { assertDigest, valueDigest } from "./digest.js";
 import { deserializeRecord, isExpired, serializeRecord } from "./json.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "./shell.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
@@ -165,6 +166,23 @@ export class KeyvStore implements Store {
         b.deleteRecord !== undefined
           ? await b.deleteRecord(b.keyPrefix + key, notAfter)
           : await b.keyv.delete(b.keyPrefix + key);
+      await b.verify?.();
+      return removed;
+    });
+  }
+
+  async deleteIfUnchanged(key: string, digest: string): Promise<boolean> {
+    checkKey(key);
+    assertDigest(digest, "digest");
+    return this.#run("delete", key, async (b, notAfter) => {
+      const full = b.keyPrefix + key;
+      // Compare on the value, delete on the exact text read: the backend's
+      // conditional delete removes nothing if anyone wrote the key since.
+      const text = await b.getRecord(full);
+      if (text === undefined) return false;
+      const record = deserializeRecord(text);
+      if (isExpired(record) || valueDigest(record.value) !== digest) return false;
+      const removed = await b.deleteRecordIf(full, text, notAfter);
       await b.verify?.();
       return removed;
     });

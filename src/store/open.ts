@@ -83,7 +83,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
       new KeyvStore(location.url, readOnlyFactory(location), {
         timeoutMs,
         load: () => loadBackend(location),
-        sortsByRecordedAt: location.kind === "sqlite",
+        sortsByRecordedAt: location.kind === "sqlite" || location.kind === "postgres",
         listsInKeyOrder: listsInKeyOrder(location),
       }),
     );
@@ -103,6 +103,8 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   return new KeyvStore(location.url, backendFactory(location), {
     timeoutMs,
     load: () => loadBackend(location),
+    // Postgres sorts in the database whether or not the store is read-only.
+    sortsByRecordedAt: location.kind === "postgres",
     listsInKeyOrder: listsInKeyOrder(location),
   });
 }

@@ -32,6 +32,9 @@ export function readOnlyStore(store: Store): Store {
     ...(store.listsInKeyOrder === undefined ? {} : { listsInKeyOrder: store.listsInKeyOrder }),
     set: (key) => refuse("set", key),
     delete: (key) => refuse("delete", key),
+    ...(store.deleteIfUnchanged === undefined
+      ? {}
+      : { deleteIfUnchanged: (key: string) => refuse("delete", key) }),
     acquireLease: (key) => refuse("acquireLease", key),
     releaseLease: (key) => refuse("releaseLease", key),
     close: () => store.close(),

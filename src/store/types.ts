@@ -58,6 +58,19 @@ export interface Store {
   set(key: string, value: JsonValue, options?: SetOptions): Promise<void>;
   /** Remove `key`; resolves `true` when something was removed. */
   delete(key: string): Promise<boolean>;
+  /**
+   * Optional (every store `openStore` and `cassetteStore` open has it):
+   * remove `key` only if its value is still the one the caller read,
+   * `digest` being that value's `valueDigest`. Resolves `true` when removed,
+   * `false` when absent, expired, or replaced meanwhile (a re-record since
+   * the read is kept, never lost). Atomic against writers in other
+   * processes: the store compares and deletes in one step (one SQL
+   * statement on the stored text, a Lua script on Redis, under the file
+   * lock on a cassette). What `invocache prune` deletes with.
+   *
+   * @throws TypeError naming `digest` when it is not 64 lowercase hex.
+   */
+  deleteIfUnchanged?(key: string, digest: string): Promise<boolean>;
   /** Every live `[key, value]` whose key starts with `prefix`, in no promised order (but see `listsInKeyOrder`). */
   list(prefix: string): AsyncIterable<[string, JsonValue]>;
   /**
@@ -72,7 +85,7 @@ export interface Store {
   readonly listsInKeyOrder?: boolean;
   /**
    * Optional, on stores that can sort inside their database (the embedded
-   * SQLite store opened read-only): `list`, ordered by each entry's
+   * SQLite store opened read-only, PostgreSQL): `list`, ordered by each entry's
    * `meta.recordedAt`, then key (binary), in memory that does not grow with
    * the store. Values that are not entries come first. Absent where the
    * backend cannot sort.

@@ -11,17 +11,27 @@
  *   store refuses other keys with a TypeError/RangeError, because SQLite and
  *   Redis would merge keys that differ only in a lone surrogate.
  * - `list(prefix)` matches the prefix literally and case-sensitively.
+ * - `deleteIfUnchanged(key, valueDigest(value))` removes a value only while
+ *   it is still the one read (a re-record since is kept), whatever key order
+ *   the store gives values back in.
  * - Failures reject with `StoreError`; a closed store rejects every call.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreError } from "../errors.js";
 import type { JsonValue } from "../json/value.js";
+import { valueDigest } from "../store/digest.js";
 import type { Store } from "../store/types.js";
 
 /** Options of {@link storeConformance}. */
 export interface StoreConformanceOptions {
   /** Skip the suite (say why on the console yourself). */
   skip?: boolean;
+  /**
+   * The store has the optional `deleteIfUnchanged` (default true: every
+   * store of invocache has it). False for a store without it: its tests are
+   * left out instead of failing.
+   */
+  deleteIfUnchanged?: boolean;
 }
 
 /**
@@ -41,6 +51,13 @@ export function storeConformance(
   describe.skipIf(options.skip === true)(`store conformance: ${name}`, () => {
     let store: Store;
     let p: string;
+
+    /** Every `[key, value]` listed under `prefix`, by key. */
+    async function listAll(prefix: string): Promise<Array<[string, JsonValue]>> {
+      const out: Array<[string, JsonValue]> = [];
+      for await (const row of store.list(prefix)) out.push(row);
+      return out.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    }
 
     beforeEach(async () => {
       store = await factory();
@@ -267,6 +284,74 @@ export function storeConformance(
         await store.set(`${p}k`, { a: [1] });
         for await (const [, value] of store.list(p)) (value as { a: number[] }).a.push(2);
         expect(await store.get(`${p}k`)).toStrictEqual({ a: [1] });
+      });
+    });
+
+    describe.skipIf(options.deleteIfUnchanged === false)("deleteIfUnchanged", () => {
+      const deleteIf = (key: string, digest: string) => {
+        expect(store.deleteIfUnchanged, "the store has deleteIfUnchanged").toBeTypeOf("function");
+        return store.deleteIfUnchanged!(key, digest);
+      };
+
+      it("removes a value that is still the one read, then answers false", async () => {
+        const value = { a: [1, "two"], b: { c: null } };
+        await store.set(`${p}k`, value);
+        await store.set(`${p}other`, value);
+        const digest = valueDigest((await store.get(`${p}k`))!);
+        expect(await deleteIf(`${p}k`, digest)).toBe(true);
+        expect(await store.get(`${p}k`)).toBeUndefined();
+        expect(await deleteIf(`${p}k`, digest)).toBe(false);
+        expect(await store.get(`${p}other`)).toStrictEqual(value);
+      });
+
+      it("keeps a value replaced since it was read", async () => {
+        await store.set(`${p}k`, { recordedAt: "2020-01-01T00:00:00.000Z", text: "old" });
+        const [listed] = await listAll(`${p}k`);
+        expect(listed?.[0]).toBe(`${p}k`);
+        const read = listed![1];
+        await store.set(`${p}k`, { recordedAt: "2026-01-01T00:00:00.000Z", text: "new" });
+        expect(await deleteIf(`${p}k`, valueDigest(read))).toBe(false);
+        expect(await store.get(`${p}k`)).toStrictEqual({
+          recordedAt: "2026-01-01T00:00:00.000Z",
+          text: "new",
+        });
+      });
+
+      it("matches what list yielded, for values of every shape", async () => {
+        const values: JsonValue[] = [
+          null,
+          0,
+          "lone \uD800 and \u0000",
+          [],
+          { z: 1, a: { y: [true, { b: 2, a: 1 }] } },
+        ];
+        for (const [i, value] of values.entries()) await store.set(`${p}${i}`, value);
+        for (const [key, value] of await listAll(p)) {
+          expect(await deleteIf(key, valueDigest(value)), key).toBe(true);
+        }
+        expect(await listAll(p)).toStrictEqual([]);
+      });
+
+      it("answers false for an absent or expired key", async () => {
+        expect(await deleteIf(`${p}absent`, valueDigest(1))).toBe(false);
+        await store.set(`${p}t`, "short", { ttlMs: 200 });
+        await eventually(async () => (await store.get(`${p}t`)) === undefined);
+        expect(await deleteIf(`${p}t`, valueDigest("short"))).toBe(false);
+      });
+
+      it("refuses a digest that is not one, and a bad key, with TypeError", async () => {
+        await store.set(`${p}k`, 1);
+        for (const digest of ["", "abc", valueDigest(1).toUpperCase(), 42 as unknown as string]) {
+          await expect(deleteIf(`${p}k`, digest)).rejects.toThrow(TypeError);
+        }
+        await expect(deleteIf("a\uD800", valueDigest(1))).rejects.toThrow(TypeError);
+        expect(await store.get(`${p}k`)).toBe(1);
+      });
+
+      it("rejects with StoreError once closed", async () => {
+        await store.set(`${p}k`, 1);
+        await store.close();
+        await expect(deleteIf(`${p}k`, valueDigest(1))).rejects.toBeInstanceOf(StoreError);
       });
     });
 

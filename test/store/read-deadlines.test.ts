@@ -42,6 +42,8 @@ async function heldStore(timeoutMs: number): Promise<{ store: KeyvStore; map: He
     keyv,
     keyPrefix: "",
     async *listRaw() {},
+    getRecord: async () => undefined,
+    deleteRecordIf: async () => false,
     acquireLease: async () => true,
     releaseLease: async () => {},
     close: async () => {},

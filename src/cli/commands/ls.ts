@@ -160,9 +160,9 @@ Examples:
     try {
       // One entry at a time, keeping only its row (a few short fields), never
       // the entry (prompt, response). A store that sorts by time itself
-      // (SQLite) hands the rows over in order and they are printed as they
-      // come: memory does not grow with the store. Other sources are sorted
-      // here, holding every row (about 1.5 KB each).
+      // (SQLite, PostgreSQL) hands the rows over in order and they are
+      // printed as they come: memory does not grow with the store. Other
+      // sources are sorted here, holding every row (about 1.5 KB each).
       const list = new RowPrinter(io, source, values);
       const held: EntryRow[] = [];
       // Problems are counted; only the first are kept (a store of corrupt

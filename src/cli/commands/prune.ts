@@ -4,7 +4,7 @@
  */
 import { parseMaxAge } from "../../cassette/index.js";
 import { isIdentityPrefix, shortId } from "../../identity/index.js";
-import { isEntryKey } from "../../store/index.js";
+import { isEntryKey, valueDigest } from "../../store/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
@@ -107,6 +107,7 @@ Examples:
           const steps = inBatches ? 0 : new Set(doomed.map((r) => r.cassette)).size;
           const bar = inBatches ? undefined : progress(io, "pruning", steps);
           try {
+            await pruneSeams.beforeDelete?.(doomed.map((r) => r.key));
             const keys = new Set(
               await source.remove(doomed, () => bar?.tick(), { before: removedCount }),
             );
@@ -127,7 +128,7 @@ Examples:
               const old =
                 maxAgeMs !== undefined && now - Date.parse(r.entry.meta.recordedAt) > maxAgeMs;
               if (!old && unused?.(r) !== true) return;
-              batch.push(doomedOf(r));
+              batch.push(doomedOf(r, dryRun));
               if (inBatches && batch.length >= BATCH) await flush();
             },
             problem: (p) => {
@@ -152,6 +153,14 @@ Examples:
     }
   },
 };
+
+/**
+ * Internal seam, for tests: awaited with each batch's keys after the scan
+ * read them and before they are deleted, the window in which another
+ * process may re-record one of them. Not a public name (the CLI's modules
+ * are not exported).
+ */
+export const pruneSeams: { beforeDelete?: (keys: readonly string[]) => Promise<void> } = {};
 
 /** Keys deleted per batch while a store is scanned. */
 const BATCH = 256;
@@ -285,11 +294,14 @@ interface Doomed {
   role: string;
   recordedAt: string;
   cassette?: string;
+  /** `valueDigest` of the value scanned: removed only if still that value (empty in a dry run). */
+  digest: string;
 }
 
-function doomedOf(r: EntryRecord): Doomed {
+function doomedOf(r: EntryRecord, dryRun: boolean): Doomed {
   return {
     key: r.key,
+    digest: dryRun ? "" : valueDigest(r.value),
     id: r.id,
     occurrence: r.occurrence,
     namespace: r.namespace,

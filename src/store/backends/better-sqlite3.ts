@@ -114,6 +114,9 @@ export async function createBetterSqliteBackend(
      ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
   );
   const deleteStmt = db.prepare(`DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
+  const deleteIfStmt = db.prepare(
+    `DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ? AND value = ? AND ${SQLITE_NOW_MS} <= ?`,
+  );
   const pageStmt = db.prepare(
     `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
      WHERE key > ? AND substr(key, 1, length(?)) = ?
@@ -162,6 +165,14 @@ export async function createBetterSqliteBackend(
         if (last === undefined || rows.length < PAGE) return;
         after = String(last.key);
       }
+    },
+    async getRecord(key) {
+      const row = getStmt.get(key);
+      return row === undefined ? undefined : String(row.value);
+    },
+    async deleteRecordIf(key, record, notAfter) {
+      // One statement (see sqlite.ts): compare and delete under SQLite's write lock.
+      return deleteIfStmt.run(key, record, notAfter).changes > 0;
     },
     async acquireLease(key, owner, ttlMs, notAfter) {
       const now = Date.now();

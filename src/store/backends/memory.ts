@@ -28,6 +28,13 @@ export async function createMemoryBackend(): Promise<Backend> {
       const rows = [...map].filter(([key]) => key.startsWith(prefix));
       yield* rows;
     },
+    async getRecord(key) {
+      return map.get(key);
+    },
+    async deleteRecordIf(key, record) {
+      // One synchronous step: nothing else runs between the compare and the delete.
+      return map.get(key) === record && map.delete(key);
+    },
     async acquireLease(key, owner, ttlMs) {
       const now = Date.now();
       const held = leases.get(key);

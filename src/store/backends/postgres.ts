@@ -17,12 +17,21 @@ export const PG_LEASES_TABLE = "invocache_leases";
 const CONNECT_TIMEOUT_MS = 3000;
 /** Rows per query while listing: entries may be megabytes each. */
 const PAGE = 64;
+/** Rows of the store read per step while building the order (one statement each). */
+const ORDER_CHUNK = 5000;
 
 /** The part of `pg` we use (pg ships no types; @types/pg is not a dependency). */
 interface PgPool {
   query(sql: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  connect(): Promise<PgClient>;
   end(): Promise<void>;
   on(event: "error", listener: (error: Error) => void): unknown;
+}
+/** One connection of the pool, checked out (a temp table lives on one connection). */
+interface PgClient {
+  query(sql: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  /** Back to the pool; with an error, the connection is closed instead. */
+  release(error?: Error | boolean): void;
 }
 interface PgModule {
   Pool: new (config: Record<string, unknown>) => PgPool;
@@ -85,6 +94,8 @@ export async function createPostgresBackend(
   const offsetMs = await clockOffset(query);
   /** The caller's deadline on the server's clock, in epoch ms. */
   const serverDeadline = (notAfter: number) => notAfter + offsetMs;
+  /** Names the temp tables of listings by recording time (one per checked-out connection). */
+  let orders = 0;
 
   return {
     keyv,
@@ -105,6 +116,124 @@ export async function createPostgresBackend(
         const last = rows.at(-1);
         if (last === undefined || rows.length < PAGE) return;
         after = String(last.key);
+      }
+    },
+    async *listRawByRecordedAt(prefix: string): AsyncIterable<RawRow | null> {
+      const pool = pools.get(adapter);
+      if (pool === undefined) throw new Error("the Postgres pool is not open");
+      // As on SQLite (sqlite-readonly.ts): the order is built in a TEMP table
+      // of (recordedAt, key), on one connection held for the listing, in
+      // chunks of keys so no statement runs long; then paged out by keyset
+      // on its primary key, joined with the values 64 rows at a time. The
+      // server sorts (its own memory and temp files); ours holds one page.
+      // Rows written after the build are not seen; rows deleted meanwhile
+      // drop out of the join, and values are read as of each page.
+      const client = await pool.connect();
+      const order = `invocache_order_${++orders}`;
+      let broken: Error | undefined;
+      try {
+        // COLLATE "C": byte order for the sort, whatever the database's collation.
+        await client
+          .query(
+            `CREATE TEMP TABLE ${order} (at TEXT COLLATE "C" NOT NULL, key TEXT COLLATE "C" NOT NULL,
+               PRIMARY KEY (at, key))`,
+          )
+          .catch((error: unknown) => {
+            throw new Error(
+              `the server refused the temp table that sorts entries by recording time (${(error as Error).message}): a hot standby cannot create one, and a role needs the TEMPORARY privilege; list from the primary, or grant TEMPORARY on the database`,
+              { cause: error },
+            );
+          });
+        let safe = false;
+        let after = "";
+        while (true) {
+          // The chunk's last key from the primary key index alone (the
+          // database's collation, which `>` and ORDER BY agree on), then its rows.
+          const { rows } = await client.query(
+            `SELECT max(key) AS last, count(*)::int AS n FROM (
+               SELECT key FROM public.${PG_VALUES_TABLE}
+               WHERE key > $1 AND left(key, char_length($2)) = $2
+               ORDER BY key LIMIT $3) chunk`,
+            [after, prefix, ORDER_CHUNK],
+          );
+          const n = Number(rows[0]?.n ?? 0);
+          if (n === 0) break;
+          const last = String(rows[0]!.last);
+          const range = [after, last, prefix];
+          const inRange = `key > $1 AND key <= $2 AND left(key, char_length($3)) = $3`;
+          try {
+            // The fast path: one cast per row, in the server.
+            await client.query(
+              `INSERT INTO ${order} (at, key)
+               SELECT coalesce(${RECORDED_AT}, ''), key FROM public.${PG_VALUES_TABLE}
+               WHERE ${inRange}`,
+              range,
+            );
+          } catch (error) {
+            // A value Postgres cannot read as JSON failed the statement: a lone
+            // surrogate escape (valid for us, refused by Postgres), or text
+            // that is not JSON. The chunk again, through a function that gives
+            // NULL for those; they alone are then read here.
+            if (!isBadText(error)) throw error;
+            if (!safe) await client.query(SAFE_RECORDED_AT_FUNCTION);
+            safe = true;
+            await client.query(
+              `INSERT INTO ${order} (at, key)
+               SELECT at, key FROM (
+                 SELECT ${SAFE_RECORDED_AT} AS at, key FROM public.${PG_VALUES_TABLE}
+                 WHERE ${inRange}) rows
+               WHERE at IS NOT NULL`,
+              range,
+            );
+            const { rows: unread } = await client.query(
+              `SELECT t.key AS key FROM public.${PG_VALUES_TABLE} t
+               WHERE t.key > $1 AND t.key <= $2 AND left(t.key, char_length($3)) = $3
+               AND NOT EXISTS (
+                 SELECT 1 FROM ${order} o WHERE o.key = (t.key COLLATE "C"))`,
+              range,
+            );
+            for (const { key } of unread) {
+              const { rows: one } = await client.query(
+                `SELECT value FROM public.${PG_VALUES_TABLE} WHERE key = $1`,
+                [key],
+              );
+              if (one.length === 0) continue; // deleted meanwhile
+              await client.query(`INSERT INTO ${order} (at, key) VALUES ($1, $2)`, [
+                recordedAtOf(String(one[0]!.value)),
+                key,
+              ]);
+            }
+          }
+          if (n < ORDER_CHUNK) break;
+          after = last;
+          yield null;
+        }
+        let at = "";
+        let key = "";
+        while (true) {
+          const { rows } = await client.query(
+            `SELECT o.at AS at, o.key AS key, t.value AS value
+             FROM ${order} o JOIN public.${PG_VALUES_TABLE} t ON t.key = (o.key COLLATE "default")
+             WHERE (o.at, o.key) > ($1, $2) ORDER BY o.at, o.key LIMIT $3`,
+            [at, key, PAGE],
+          );
+          for (const r of rows) yield [String(r.key), String(r.value)];
+          const lastRow = rows.at(-1);
+          if (lastRow === undefined || rows.length < PAGE) return;
+          at = String(lastRow.at);
+          key = String(lastRow.key);
+        }
+      } catch (error) {
+        broken = error instanceof Error ? error : new Error(String(error));
+        throw error;
+      } finally {
+        try {
+          await client.query(`DROP TABLE IF EXISTS ${order}`);
+        } catch (error) {
+          broken ??= error instanceof Error ? error : new Error(String(error));
+        }
+        // A connection that failed is closed, not handed to the next caller.
+        client.release(broken);
       }
     },
     async setRecord(key, record, _ttlMs, notAfter) {
@@ -128,6 +257,27 @@ export async function createPostgresBackend(
            RETURNING 1)
          SELECT (SELECT ok FROM fence) AS ok, (SELECT count(*) FROM gone)::int AS removed`,
         [key, serverDeadline(notAfter)],
+      );
+      if (row?.ok !== true) throw new Error(LATE);
+      return Number(row.removed) > 0;
+    },
+    async getRecord(key) {
+      const [row] = await query(`SELECT value FROM public.${PG_VALUES_TABLE} WHERE key = $1`, [
+        key,
+      ]);
+      return row === undefined ? undefined : String(row.value);
+    },
+    async deleteRecordIf(key, record, notAfter) {
+      // One statement: the row is locked by the DELETE and the value compared
+      // on it, so a write committed in between is never removed.
+      const [row] = await query(
+        `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($3::float8 / 1000) AS ok),
+         gone AS (
+           DELETE FROM public.${PG_VALUES_TABLE}
+           WHERE key = $1 AND value = $2 AND (SELECT ok FROM fence)
+           RETURNING 1)
+         SELECT (SELECT ok FROM fence) AS ok, (SELECT count(*) FROM gone)::int AS removed`,
+        [key, record, serverDeadline(notAfter)],
       );
       if (row?.ok !== true) throw new Error(LATE);
       return Number(row.removed) > 0;
@@ -171,6 +321,46 @@ export async function createPostgresBackend(
 }
 
 const LATE = "the request reached the server after its deadline and was not applied";
+
+/** An entry's `meta.recordedAt` from keyv's record text (`json`, not `jsonb`: it keeps lone-surrogate escapes). */
+const RECORDED_AT = `value::json -> 'value' -> 'meta' ->> 'recordedAt'`;
+/** The same through {@link SAFE_RECORDED_AT_FUNCTION}: "" when absent, NULL for a value Postgres cannot read. */
+const SAFE_RECORDED_AT = "pg_temp.invocache_recorded_at(value)";
+/**
+ * A function of the connection's own temp schema (gone with the session;
+ * any server version, where `pg_input_is_valid` needs 16): the exception
+ * block costs a subtransaction per row, so it is used only for a chunk
+ * whose fast cast failed.
+ */
+const SAFE_RECORDED_AT_FUNCTION = `CREATE OR REPLACE FUNCTION pg_temp.invocache_recorded_at(t text)
+  RETURNS text LANGUAGE plpgsql IMMUTABLE AS $fn$
+  BEGIN
+    RETURN coalesce(t::json -> 'value' -> 'meta' ->> 'recordedAt', '');
+  EXCEPTION WHEN others THEN
+    RETURN NULL;
+  END $fn$`;
+
+/**
+ * What {@link RECORDED_AT} gives, read in JS (for text Postgres refused):
+ * the string, other JSON as its text (`->>`), "" when absent, null or not JSON.
+ */
+function recordedAtOf(text: string): string {
+  let at: unknown;
+  try {
+    at = (JSON.parse(text) as { value?: { meta?: { recordedAt?: unknown } } } | null)?.value?.meta
+      ?.recordedAt;
+  } catch {
+    return "";
+  }
+  if (at === undefined || at === null) return "";
+  return typeof at === "string" ? at : JSON.stringify(at);
+}
+
+/** Postgres failed to read text as JSON (22P02 invalid_text_representation, 22xxx data exceptions). */
+function isBadText(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null && "code" in error ? error.code : "";
+  return typeof code === "string" && code.startsWith("22");
+}
 
 /** Server clock minus ours, in ms, erring early by at most a round trip; see the Redis backend. */
 async function clockOffset(query: Query): Promise<number> {

@@ -55,6 +55,13 @@ end
 return 1`;
 const DEL = `${FENCE}
 return redis.call('DEL', KEYS[1])`;
+// Delete only while the stored text is the one the caller read (ARGV[1]):
+// one script, so no write can land between the compare and the DEL.
+const DEL_IF = `${FENCE}
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
 
 /**
  * Connect lazily to the Redis server at `connectUrl` (credentials included).
@@ -137,6 +144,18 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
       const removed = await client.eval(DEL, {
         keys: [key],
         arguments: [serverDeadline(notAfter)],
+      });
+      if (removed === -1) throw new Error(LATE);
+      return removed === 1;
+    },
+    async getRecord(key) {
+      const text = await client.get(key);
+      return text === null || text === undefined ? undefined : String(text);
+    },
+    async deleteRecordIf(key, record, notAfter) {
+      const removed = await client.eval(DEL_IF, {
+        keys: [key],
+        arguments: [record, serverDeadline(notAfter)],
       });
       if (removed === -1) throw new Error(LATE);
       return removed === 1;

@@ -167,6 +167,11 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
         await query(`DROP TABLE IF EXISTS ${order}`).catch(() => {});
       }
     },
+    async getRecord(key) {
+      const [row] = await query(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`, key);
+      return row === undefined ? undefined : String(row.value);
+    },
+    deleteRecordIf: refuse,
     acquireLease: refuse,
     releaseLease: refuse,
     async close() {

@@ -83,6 +83,22 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
         after = String(last.key);
       }
     },
+    async getRecord(key) {
+      const [row] = await query(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`, key);
+      return row === undefined ? undefined : String(row.value);
+    },
+    async deleteRecordIf(key, record, notAfter) {
+      // One statement: SQLite's write lock makes the compare and the delete
+      // one step against every other process. Fenced like the leases.
+      const rows = await query(
+        `DELETE FROM ${SQLITE_VALUES_TABLE}
+         WHERE key = ? AND value = ? AND ${SQLITE_NOW_MS} <= ? RETURNING key`,
+        key,
+        record,
+        notAfter,
+      );
+      return rows.length === 1;
+    },
     async acquireLease(key, owner, ttlMs, notAfter) {
       const now = Date.now();
       // One statement, so SQLite's write lock makes it atomic across processes.

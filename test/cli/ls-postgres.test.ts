@@ -1,0 +1,68 @@
+/**
+ * `invocache ls --store postgres://…`: PostgreSQL sorts by recording time
+ * itself (`Store.listByRecordedAt`), so ls prints rows in order as they come.
+ * Real PostgreSQL on 127.0.0.1; the command runs in process.
+ */
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli/run.js";
+import { manifestIdentity } from "../../src/identity/identity.js";
+import { invocationManifest } from "../../src/identity/manifest.js";
+import { INVOCACHE_VERSION, NORMALIZATION_VERSION } from "../../src/index.js";
+import type { JsonValue } from "../../src/json/index.js";
+import { entryKey, openStore } from "../../src/store/index.js";
+import { usePostgresServer } from "../helpers/servers.js";
+import { tempDir } from "../helpers/tmp.js";
+import { fakeIo } from "./in-process.js";
+
+const postgres = usePostgresServer();
+
+describe.skipIf(postgres.skip)("invocache ls --store postgres://", () => {
+  it("lists entries by recording time, then key, sorted by the database", async () => {
+    const ns = `ls${randomBytes(4).toString("hex")}`;
+    const store = openStore(postgres.url());
+    expect(store.listByRecordedAt).toBeTypeOf("function");
+    const written: Array<{ key: string; recordedAt: string }> = [];
+    for (let i = 0; i < 40; i++) {
+      const manifest = invocationManifest(
+        { role: "r", model: "gpt-4o", prompt: `ls ${ns} ${i}` },
+        { homeDir: "/home/u", tmpDirs: ["/tmp"] },
+      );
+      const id = manifestIdentity(manifest);
+      // Ten distinct times, written in an order unlike theirs: ties break by key.
+      const recordedAt = new Date(Date.UTC(2026, 0, 1 + ((i * 7) % 10))).toISOString();
+      const key = entryKey(ns, id, 0);
+      const entry = {
+        v: 1,
+        id,
+        manifest,
+        response: { text: `answer ${i}` },
+        meta: {
+          recordedAt,
+          durationMs: 5,
+          normalization: NORMALIZATION_VERSION,
+          invocacheVersion: INVOCACHE_VERSION,
+          occurrence: 0,
+          attempt: 0,
+        },
+      } as unknown as JsonValue;
+      await store.set(key, entry);
+      written.push({ key, recordedAt });
+    }
+    await store.close();
+    const io = fakeIo(tempDir("ls-postgres"));
+    const code = await runCli(["ls", "--store", postgres.url(), "--namespace", ns, "--json"], io);
+    expect(code, io.stderr()).toBe(0);
+    const { entries } = JSON.parse(io.stdout()) as {
+      entries: Array<{ key: string; recordedAt: string }>;
+    };
+    const expected = [...written].sort((a, b) =>
+      a.recordedAt !== b.recordedAt
+        ? a.recordedAt < b.recordedAt
+          ? -1
+          : 1
+        : Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)),
+    );
+    expect(entries.map((e) => ({ key: e.key, recordedAt: e.recordedAt }))).toStrictEqual(expected);
+  });
+});
