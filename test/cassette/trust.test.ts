@@ -328,8 +328,7 @@ describe("entries whose id is not their manifest's identity", () => {
   it("read from the parsed-form cache, a tampered entry still owes its check and is refused with its place", async () => {
     const { a, b, path, line1 } = swappedCassette("tampered-cached");
     // Big enough to be cached: one large value beside the swapped entries.
-    const big =
-      readFileSync(path, "utf8") + `values:\n  - key: pad\n    value: ${"x".repeat(70_000)}\n`;
+    const big = `${readFileSync(path, "utf8")}values:\n  - key: pad\n    value: ${"x".repeat(70_000)}\n`;
     writeFileSync(path, big);
     const committed = new Date(Date.now() - 60_000);
     utimesSync(path, committed, committed);
