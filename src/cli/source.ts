@@ -15,6 +15,7 @@ import {
   defaultStoreUrl,
   type Entry,
   entryPrefix,
+  isSortRefused,
   openStore,
   parseEntryKey,
   parseRunKey,
@@ -94,9 +95,14 @@ export interface SourceVisitor {
 export interface ScanOptions {
   /**
    * Ask for entries by recording time (then key): granted when the backend
-   * sorts inside its database (SQLite), see {@link ScanTotals.ordered}.
+   * sorts inside its database (SQLite, PostgreSQL), see {@link ScanTotals.ordered}.
    */
   order?: "recordedAt";
+  /**
+   * Called, before the first entry, when the order asked for is not granted
+   * after all (the database refused to sort): the caller sorts.
+   */
+  onUnordered?: () => void;
 }
 
 /** The counts of a scan: run records, and cassette files for a folder. */
@@ -380,14 +386,29 @@ class StoreSource implements EntrySource {
     const store = this.#open();
     const byTime = options.order === "recordedAt" ? store.listByRecordedAt : undefined;
     out.ordered = byTime !== undefined;
-    try {
-      for await (const [key, value] of byTime?.(prefix) ?? store.list(prefix)) {
+    let seen = 0;
+    const consume = async (rows: AsyncIterable<[string, JsonValue]>) => {
+      for await (const [key, value] of rows) {
+        seen++;
         onItem?.();
         if (isRunKey(key)) out.runs++;
         const r = toRecord(key, value, `${this.url} ${key}`);
         if (r === undefined) continue;
         if ("entry" in r) await visit.entry(r);
         else visit.problem(r);
+      }
+    };
+    try {
+      try {
+        await consume(byTime?.(prefix) ?? store.list(prefix));
+      } catch (error) {
+        // The database refused to sort before the first row (PostgreSQL on a
+        // hot standby, or a role without TEMPORARY): list unsorted and let
+        // the caller sort, as before the store could.
+        if (byTime === undefined || seen > 0 || !isSortRefused(error)) throw error;
+        out.ordered = false;
+        options.onUnordered?.();
+        await consume(store.list(prefix));
       }
     } catch (error) {
       if (!isStoreError(error)) throw error;

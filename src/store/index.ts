@@ -19,6 +19,7 @@ export {
 export { MAX_KEY_LENGTH } from "./keys.js";
 export { type OpenStoreOptions, openStore, type SqliteDriver } from "./open.js";
 export type { StorePolicy } from "./policy.js";
+export { isSortRefused, SORT_REFUSED } from "./sort-refused.js";
 export { type OnStale, parseMaxAge } from "./staleness.js";
 export { STORE_TIMEOUT_MS } from "./timeout.js";
 export type { JsonValue, SetOptions, Store } from "./types.js";

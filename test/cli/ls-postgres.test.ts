@@ -4,6 +4,7 @@
  * Real PostgreSQL on 127.0.0.1; the command runs in process.
  */
 import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/run.js";
 import { manifestIdentity } from "../../src/identity/identity.js";
@@ -64,5 +65,66 @@ describe.skipIf(postgres.skip)("invocache ls --store postgres://", () => {
         : Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)),
     );
     expect(entries.map((e) => ({ key: e.key, recordedAt: e.recordedAt }))).toStrictEqual(expected);
+  });
+
+  it("sorts in memory, as before, where the server refuses the sort's temp table (a role without TEMPORARY)", async () => {
+    // pg as @keyv/postgres resolves it (not a dependency of ours).
+    const require = createRequire(createRequire(import.meta.url).resolve("@keyv/postgres"));
+    const { Client } = require("pg") as {
+      Client: new (
+        c: object,
+      ) => {
+        connect(): Promise<void>;
+        query(q: string): Promise<unknown>;
+        end(): Promise<void>;
+      };
+    };
+    const admin = new Client({ connectionString: postgres.url() });
+    await admin.connect();
+    const name = `lsnt${randomBytes(3).toString("hex")}`;
+    try {
+      await admin.query(`CREATE ROLE ${name} LOGIN`);
+      await admin.query(`CREATE DATABASE ${name} OWNER ${name}`);
+      await admin.query(`REVOKE TEMPORARY ON DATABASE ${name} FROM PUBLIC, ${name}`);
+    } finally {
+      await admin.end();
+    }
+    const url = `postgres://${name}@127.0.0.1:${new URL(postgres.url()).port}/${name}`;
+    const store = openStore(url);
+    const times = [
+      "2026-01-03T00:00:00.000Z",
+      "2026-01-01T00:00:00.000Z",
+      "2026-01-02T00:00:00.000Z",
+    ];
+    const keys: string[] = [];
+    for (const [i, recordedAt] of times.entries()) {
+      const manifest = invocationManifest(
+        { role: "r", model: "gpt-4o", prompt: `refused ${i}` },
+        { homeDir: "/home/u", tmpDirs: ["/tmp"] },
+      );
+      const id = manifestIdentity(manifest);
+      const key = entryKey("ns", id, 0);
+      keys.push(key);
+      await store.set(key, {
+        v: 1,
+        id,
+        manifest,
+        response: { text: `answer ${i}` },
+        meta: {
+          recordedAt,
+          durationMs: 5,
+          normalization: NORMALIZATION_VERSION,
+          invocacheVersion: INVOCACHE_VERSION,
+          occurrence: 0,
+          attempt: 0,
+        },
+      } as unknown as JsonValue);
+    }
+    await store.close();
+    const io = fakeIo(tempDir("ls-postgres-refused"));
+    const code = await runCli(["ls", "--store", url, "--json"], io);
+    expect(code, io.stderr()).toBe(0);
+    const { entries } = JSON.parse(io.stdout()) as { entries: Array<{ key: string }> };
+    expect(entries.map((e) => e.key)).toStrictEqual([keys[1], keys[2], keys[0]]);
   });
 });

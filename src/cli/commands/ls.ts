@@ -170,7 +170,8 @@ Examples:
       const problems: SourceProblem[] = [];
       let problemCount = 0;
       const keep = values.json ? JSON_PROBLEMS : 1;
-      const ordered = source.sortsByRecordedAt;
+      // Unless the database refuses the sort when asked (onUnordered below).
+      let ordered = source.sortsByRecordedAt;
       const bar = progress(io, `reading ${source.url}`);
       let totals: ScanTotals;
       try {
@@ -188,7 +189,12 @@ Examples:
             },
           },
           () => bar.tick(),
-          { order: "recordedAt" },
+          {
+            order: "recordedAt",
+            onUnordered: () => {
+              ordered = false;
+            },
+          },
         );
       } finally {
         bar.done();

@@ -6,6 +6,7 @@
 import { createRequire } from "node:module";
 import type { Backend, RawRow } from "../backend.js";
 import { MAX_KEY_LENGTH } from "../keys.js";
+import { SORT_REFUSED } from "../sort-refused.js";
 import { prepareKeyv } from "./keyv.js";
 import { importOptional } from "./optional.js";
 
@@ -139,9 +140,12 @@ export async function createPostgresBackend(
                PRIMARY KEY (at, key))`,
           )
           .catch((error: unknown) => {
-            throw new Error(
-              `the server refused the temp table that sorts entries by recording time (${(error as Error).message}): a hot standby cannot create one, and a role needs the TEMPORARY privilege; list from the primary, or grant TEMPORARY on the database`,
-              { cause: error },
+            throw Object.assign(
+              new Error(
+                `the server refused the temp table that sorts entries by recording time (${(error as Error).message}): a hot standby cannot create one, and a role needs the TEMPORARY privilege; list from the primary, or grant TEMPORARY on the database`,
+                { cause: error },
+              ),
+              { code: SORT_REFUSED },
             );
           });
         let safe = false;
