@@ -99,7 +99,7 @@ export function owedIdCheckIndex(item: CassetteItem): number | undefined {
 export function valueChecksPass(items: Iterable<CassetteItem>): boolean {
   for (const item of items) {
     const check = owed.get(item);
-    if (check === undefined || (!check.value && check.failure === undefined)) continue;
+    if (check === undefined || !check.value) continue; // a failed id check is cached, still owed
     if (check.failure !== undefined || !check.rules.valueOk(item, check.section)) return false;
     check.value = false;
     if (!check.id) owed.delete(item);

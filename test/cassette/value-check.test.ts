@@ -252,6 +252,30 @@ describe("the parsed-form cache never turns a bad value into a good one", () => 
   });
 });
 
+describe("an entry that failed its id check (its value passed)", () => {
+  it("does not keep the cassette out of the parsed-form cache, and is refused again from it", async () => {
+    const path = fresh("cached-id");
+    // entryA's manifest under entryB's id: a valid envelope whose id is not its manifest's.
+    const text = emitCassette([
+      item(entryA),
+      { key: "default:run:r1", value: { pad: "x".repeat(70_000) } },
+    ]).replace(`id: ${entryA.entry.id}`, `id: ${entryB.entry.id}`);
+    writeFileSync(path, text);
+    const committed = new Date(Date.now() - 60_000);
+    utimesSync(path, committed, committed);
+    const cache = join(dir, `cache-${n++}`);
+    const tamperedKey = entryB.key; // the key follows the id line
+    const first = cassetteStore(path, { parseCache: cache });
+    const refused = await failure(first.get(tamperedKey));
+    expect(refused.message).toMatch(/is not the identity of this entry's manifest/);
+    await first.close();
+    expect(existsSync(parseCachePath(cache, path))).toBe(true);
+    const second = cassetteStore(path, { parseCache: cache });
+    expectSame(await failure(second.get(tamperedKey)), refused);
+    await second.discard();
+  });
+});
+
 describe("opening a cassette checks no stored value", () => {
   /** 60 entries, all malformed in one of the ways above except the last. */
   function mostlyBroken(): { text: string; good: ReturnType<typeof makeEntry>; prompt: string } {
