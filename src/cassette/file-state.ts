@@ -10,7 +10,8 @@ import { type FileStamp, FileTooBigError, readWithStamp, sameStamp, statStamp } 
 import { type KnownChunks, knownChunks, noChunks, parseIncremental } from "./incremental.js";
 import type { CassetteItem } from "./item.js";
 import type { CassetteSettings } from "./options.js";
-import { type CassetteSource, oweCachedIdCheck, parseCassetteOwingIdChecks } from "./parse.js";
+import { valueChecksPass } from "./owed-checks.js";
+import { type CassetteSource, oweCachedIdCheck, parseCassetteOwingChecks } from "./parse.js";
 import {
   contentHash,
   PARSE_CACHE_MIN_BYTES,
@@ -150,15 +151,17 @@ export class CassetteFile {
     if (read === undefined) return { items: [], stamp: undefined };
     const text = decodeCassette(read.bytes, this.src);
     // Another writer's version of a file we know: parse only the items that changed.
-    // Else the whole file, each entry's id check left to its first use (id-check.ts).
+    // Else the whole file, each item's value and id checks left to its first use (owed-checks.ts).
     const items =
-      parseIncremental(text, this.known, this.src) ?? parseCassetteOwingIdChecks(text, this.src);
+      parseIncremental(text, this.known, this.src) ?? parseCassetteOwingChecks(text, this.src);
     this.#known = () => knownChunks(text, items);
     const cacheDir = this.settings.cacheDir;
     if (cacheDir !== false && read.bytes.length >= PARSE_CACHE_MIN_BYTES) {
-      this.#deferWrite(() =>
-        writeParseCache(cacheDir, this.path, read.stamp, contentHash(read.bytes), items),
-      );
+      // Only checked values are cached (JSON would turn a NaN into a null that passes).
+      this.#deferWrite(async () => {
+        if (!valueChecksPass(items)) return;
+        await writeParseCache(cacheDir, this.path, read.stamp, contentHash(read.bytes), items);
+      });
     }
     return { items, stamp: read.stamp };
   }

@@ -73,8 +73,9 @@ function readChunks(text: string, start: number, out: string[]): number {
  * The items of `text`, reusing `known` (see {@link knownChunks}) for chunks
  * seen before and parsing only the others; undefined when the text is not in
  * canonical form or any part of it needs the whole-file parse. New chunks
- * are few (that is the point), so their checks are all made here, the id
- * check included; reused items keep whatever check they still owe.
+ * are few (that is the point), so their checks are all made here, value
+ * and id checks included; reused items keep whatever checks they still owe
+ * (owed-checks.ts).
  */
 export function parseIncremental(
   text: string,

@@ -27,13 +27,17 @@ import { join } from "node:path";
 import { makeDirectory } from "../files/index.js";
 import type { JsonValue } from "../json/value.js";
 import type { FileStamp } from "./files.js";
-import { owedIdCheckIndex } from "./id-check.js";
 import type { CassetteItem } from "./item.js";
+import { owedIdCheckIndex } from "./owed-checks.js";
 
 /** Files smaller than this are parsed directly: caching would cost more than it saves. */
 export const PARSE_CACHE_MIN_BYTES = 64 * 1024;
 
-/** 3: a row may end with the `entries:` index of an item that owes its id check (id-check.ts). */
+/**
+ * 3: a row may end with the `entries:` index of an item that owes its id
+ * check (owed-checks.ts). Only items whose value check passed are written
+ * (the caller makes it), so a row never owes that.
+ */
 const VERSION = 3;
 
 interface Header {

@@ -14,7 +14,10 @@
  * fraction of its memory); anything else (a hand edit, comments, another
  * style) goes through `parseDocument` + `toJS`, with the same result. The
  * checks run once on the value either way; line and column are only worked
- * out on failure, from the full parser's syntax tree.
+ * out on failure, from the full parser's syntax tree. For the cassette
+ * store's load, the checks of each item's stored value and of each entry's id
+ * are left to the item's first use (owed-checks.ts): the file's structure
+ * (header, sections, fields, keys, expiry) is still checked on load.
  */
 import type { Document, YAMLError } from "yaml";
 import { CassetteError, EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
@@ -26,8 +29,8 @@ import { validateEntry } from "../store/envelope.js";
 import { assertStoreKey } from "../store/keys.js";
 import { CASSETTE_FORMAT } from "./emit.js";
 import { parseEmitted } from "./fast-parse.js";
-import { oweIdCheck } from "./id-check.js";
 import { type CassetteItem, type FileEntry, fromFileEntry } from "./item.js";
+import { type CheckKind, type CheckRules, oweChecks } from "./owed-checks.js";
 import { yaml } from "./yaml-lib.js";
 
 /** Where a cassette came from, for messages. */
@@ -97,26 +100,58 @@ export function parseCassette(text: string, src: CassetteSource): CassetteItem[]
 }
 
 /**
- * {@link parseCassette}, except that each entry's id is not yet checked
- * against its manifest: every `entries:` item owes that check, made when the
- * store first serves it (id-check.ts). For the cassette store's load only.
+ * {@link parseCassette}, except that no item's stored value is checked yet
+ * (an entry's envelope, a value's JSON) and no entry's id against its
+ * manifest: every item owes those checks, made when the store first serves
+ * it (owed-checks.ts). The file's structure is checked as by
+ * {@link parseCassette}. For the cassette store's load only.
  */
-export function parseCassetteOwingIdChecks(text: string, src: CassetteSource): CassetteItem[] {
+export function parseCassetteOwingChecks(text: string, src: CassetteSource): CassetteItem[] {
   return parse(text, src, true);
 }
 
 /**
  * Mark `item`, `entries[index]` of the cassette at `src` read back from the
  * parsed-form cache, as owing its id check again (the file is re-read for
- * the error's place if it fails).
+ * the error's place if it fails). Its value was checked before it was cached.
  */
 export function oweCachedIdCheck(item: CassetteItem, index: number, src: CassetteSource): void {
-  oweIdCheck(item, {
+  oweChecks(item, {
+    section: "entries",
     index,
     file: src.file,
     text: undefined,
-    error: (text, i, owed) => idMismatchError(text, src, i, owed),
+    value: false,
+    id: true,
+    rules: checkRules(src),
   });
+}
+
+/** The rules of the checks a load of `src` leaves owing (one object per load). */
+function checkRules(src: CassetteSource): CheckRules {
+  return {
+    valueOk: (item, section) => (section === "entries" ? envelopeOk(item) : jsonOk(item)),
+    error: (text, section, index, item, kind) =>
+      owedCheckError(text, src, section, index, item, kind),
+  };
+}
+
+function envelopeOk(item: CassetteItem): boolean {
+  try {
+    validateEntry(item.value, "");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function jsonOk(item: CassetteItem): boolean {
+  try {
+    assertJsonValue(item.value, "value");
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function parse(text: string, src: CassetteSource, defer: boolean): CassetteItem[] {
@@ -188,31 +223,42 @@ function idMismatch(id: unknown, manifest: Manifest): string {
 }
 
 /**
- * The CassetteError of a deferred id check that failed for `entries[index]`
- * of `text`: the message and place the load gave before the check was
- * deferred. Without the text (it could not be re-read), the file only.
+ * The error of an owed check that failed for `section[index]` of `text`:
+ * the whole-file load's check made again, with the syntax tree for the
+ * place, so the message and place are the ones the load gives. Without the
+ * text (it could not be re-read), the same message with the file only.
  */
-function idMismatchError(
+function owedCheckError(
   text: string | undefined,
   src: CassetteSource,
+  section: "entries" | "values",
   index: number,
   item: CassetteItem,
-): CassetteError {
-  const value = item.value as unknown as { id: string; manifest: Manifest };
+  kind: CheckKind,
+): unknown {
   const doc = text === undefined ? undefined : parseFull(text);
+  const checker = new Checker(text ?? "", doc, src, false, false);
+  const at: Segment[] = [section, index];
   try {
-    new Checker(text ?? "", doc, src, false).fail(
-      ["entries", index, "id"],
-      idMismatch(value.id, value.manifest),
-    );
+    if (kind === "id") {
+      const value = item.value as unknown as { id: string; manifest: Manifest };
+      checker.fail([...at, "id"], idMismatch(value.id, value.manifest));
+    } else if (section === "entries") {
+      checker.envelope(item, at);
+    } else {
+      checker.json(item.value, at);
+    }
   } catch (error) {
-    if (error instanceof CassetteError) return error;
+    return error;
   }
+  // Not reached: the check failed when it was made.
   return new CassetteError(
     src.file,
     "load",
-    `${src.display}: entries[${index}].id ${idMismatch(value.id, value.manifest)}. ${FIX}`,
-    { url: src.url },
+    `${src.display}: ${label(at)} failed its check. ${FIX}`,
+    {
+      url: src.url,
+    },
   );
 }
 
@@ -266,16 +312,30 @@ class NeedsSyntaxTree {}
 class Checker {
   constructor(
     readonly text: string,
-    /** The syntax tree, for places in messages; undefined when the fast reader read the text. */
+    /** The syntax tree, for places in messages; undefined when the fast reader read the text (or it is not at hand). */
     readonly doc: Document | undefined,
     readonly src: CassetteSource,
-    /** Leave each entry's id check to its first use (id-check.ts). */
+    /** Leave each item's value check and each entry's id check to its first use (owed-checks.ts). */
     readonly defer: boolean,
+    /** The fast reader read the text: a failure needs the full parse for its place ({@link NeedsSyntaxTree}). */
+    readonly fastRead = doc === undefined,
   ) {}
 
-  /** For entries owing their id check: builds the error of a failed one. */
-  readonly #idError = (text: string | undefined, index: number, item: CassetteItem) =>
-    idMismatchError(text, this.src, index, item);
+  /** For items left owing their checks (one per load). */
+  #rules: CheckRules | undefined;
+
+  #owe(item: CassetteItem, at: Segment[], id: boolean): void {
+    this.#rules ??= checkRules(this.src);
+    oweChecks(item, {
+      section: at[0] as "entries" | "values",
+      index: at[1] as number,
+      file: this.src.file,
+      text: this.text,
+      value: true,
+      id,
+      rules: this.#rules,
+    });
+  }
 
   items(root: unknown): CassetteItem[] {
     const top = this.object(root, []);
@@ -363,6 +423,19 @@ class Checker {
     this.object(e.manifest, [...at, "manifest"]);
     const expires = this.expires(e, at);
     const item = fromFileEntry(e as unknown as FileEntry, expires);
+    if (this.defer) {
+      this.#owe(item, at, true);
+      return item;
+    }
+    this.envelope(item, at);
+    if (!entryIdMatches(e.id as string, e.manifest as unknown as Manifest)) {
+      this.fail([...at, "id"], idMismatch(e.id, e.manifest as unknown as Manifest));
+    }
+    return item;
+  }
+
+  /** The envelope check of the entry `item` read at `at`. */
+  envelope(item: CassetteItem, at: Segment[]): void {
     try {
       validateEntry(item.value, `${this.src.display} ${label(at)}`);
     } catch (error) {
@@ -372,17 +445,15 @@ class Checker {
       if (error instanceof UnsupportedEntryVersionError) this.fail(at, error.message, error);
       throw error;
     }
-    if (this.defer) {
-      oweIdCheck(item, {
-        index: at[1] as number,
-        file: this.src.file,
-        text: this.text,
-        error: this.#idError,
-      });
-    } else if (!entryIdMatches(e.id as string, e.manifest as unknown as Manifest)) {
-      this.fail([...at, "id"], idMismatch(e.id, e.manifest as unknown as Manifest));
+  }
+
+  /** The JSON check of the `values:` item's value read at `at`. */
+  json(value: unknown, at: Segment[]): void {
+    try {
+      assertJsonValue(value, "value");
+    } catch (error) {
+      this.fail([...at, "value"], (error as Error).message, error);
     }
-    return item;
   }
 
   value(raw: unknown, at: Segment[]): CassetteItem {
@@ -403,17 +474,15 @@ class Checker {
     } catch (error) {
       this.fail([...at, "key"], (error as Error).message, error);
     }
-    try {
-      assertJsonValue(v.value, "value");
-    } catch (error) {
-      this.fail([...at, "value"], (error as Error).message, error);
-    }
+    if (!this.defer) this.json(v.value, at);
     const expires = this.expires(v, at);
-    return {
+    const item: CassetteItem = {
       key: v.key as string,
       value: v.value as JsonValue,
       ...(expires === undefined ? {} : { expires }),
     };
+    if (this.defer) this.#owe(item, at, false);
+    return item;
   }
 
   expires(obj: Record<string, unknown>, at: Segment[]): number | undefined {
@@ -435,7 +504,7 @@ class Checker {
 
   /** Throw a CassetteError about the node at `at` (its key when `atKey`: an unknown field). */
   fail(at: Segment[], why: string, cause?: unknown, atKey = false): never {
-    if (this.doc === undefined) throw new NeedsSyntaxTree();
+    if (this.fastRead) throw new NeedsSyntaxTree();
     const pos = (atKey ? this.locateKey(at) : undefined) ?? this.locate(at);
     const where =
       pos === undefined ? this.src.display : `${this.src.display}:${pos.line}:${pos.col}`;

@@ -23,10 +23,10 @@ import type { StorePolicy } from "../store/policy.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "../store/shell.js";
 import type { SetOptions, Store } from "../store/types.js";
 import { CassetteFile, live } from "./file-state.js";
-import { owesIdCheck, settleIdCheck, settleIdChecks } from "./id-check.js";
 import type { CassetteItem } from "./item.js";
 import { acquireFileLease, releaseFileLease } from "./leases.js";
 import { type CassetteOptions, type CassetteSettings, resolveCassetteOptions } from "./options.js";
+import { owesChecks, settleAllChecks, settleChecks } from "./owed-checks.js";
 import { MAX_VALUE_DEPTH, tooDeep } from "./parse.js";
 import { cassetteSource } from "./source.js";
 import type { CassetteUsage } from "./usage.js";
@@ -97,8 +97,8 @@ class CassetteStoreImpl implements CassetteStore {
     return this.#shell.run("get", key, async () => {
       const item = await this.#find(key);
       if (item === undefined) return undefined;
-      // An entry's id is checked against its manifest before it is first served (id-check.ts).
-      if (owesIdCheck(item)) await settleIdCheck(item);
+      // An item's value, and an entry's id, are checked before it is first served (owed-checks.ts).
+      if (owesChecks(item)) await settleChecks(item);
       this.#file.usage.read(item, Date.now());
       return cloneJsonValue(item.value);
     });
@@ -168,7 +168,7 @@ class CassetteStoreImpl implements CassetteStore {
           await file.ensureLoaded();
           await file.refresh();
           const listed = file.view(Date.now()).filter((i) => i.key.startsWith(prefix));
-          await settleIdChecks(listed);
+          await settleAllChecks(listed);
           return listed;
         });
         for (const item of items)

@@ -15,10 +15,10 @@ import {
   statStamp,
   writeFileAtomic,
 } from "./files.js";
-import { settleIdChecks } from "./id-check.js";
 import { noChunks } from "./incremental.js";
 import type { CassetteItem } from "./item.js";
 import { LOCK_TIMEOUT_MS, withFileLock } from "./lock.js";
+import { settleAllChecks } from "./owed-checks.js";
 import { refuseSecrets } from "./refuse.js";
 import { sameRecording } from "./stability.js";
 
@@ -165,10 +165,12 @@ export class CassetteWriter {
       }
       file.usage.loaded(file.disk.keys());
       const basis = file.stamp;
+      // Every item of the file, then every item kept, is checked first: a
+      // cassette we could not read is never rewritten, even where this write
+      // would replace or drop the bad item (owed-checks.ts).
+      await settleAllChecks(file.disk.values());
       const merged = this.#merge(batch, conditions);
-      // Every entry kept is rewritten: its id check is made first (never a
-      // rewrite of a cassette we could not read; id-check.ts).
-      await settleIdChecks(merged.values());
+      await settleAllChecks(merged.values());
       const text = sameItems(merged, file.disk) ? undefined : emitCassette(merged.values());
       if (text !== undefined && text.length > file.settings.maxFileBytes) {
         // A cheap lower bound first; the exact size is the UTF-8 length.
