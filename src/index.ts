@@ -137,6 +137,7 @@ export {
   UnknownInvocationError,
 } from "./recorder/index.js";
 export {
+  type GetOptions,
   type JsonValue,
   type OpenStoreOptions,
   openStore,

@@ -21,7 +21,7 @@ import { assertJsonValue, cloneJsonValue, type JsonValue } from "../json/value.j
 import { assertDigest, valueDigest } from "../store/digest.js";
 import type { StorePolicy } from "../store/policy.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "../store/shell.js";
-import type { SetOptions, Store } from "../store/types.js";
+import type { GetOptions, SetOptions, Store } from "../store/types.js";
 import { CassetteFile, live } from "./file-state.js";
 import type { CassetteItem } from "./item.js";
 import { acquireFileLease, releaseFileLease } from "./leases.js";
@@ -92,13 +92,13 @@ class CassetteStoreImpl implements CassetteStore {
 
   // ---- Store -----------------------------------------------------------------
 
-  async get(key: string): Promise<JsonValue | undefined> {
+  async get(key: string, options?: GetOptions): Promise<JsonValue | undefined> {
     checkKey(key);
     return this.#shell.run("get", key, async () => {
       const item = await this.#find(key);
       if (item === undefined) return undefined;
       // An item's value, and an entry's id, are checked before it is first served (owed-checks.ts).
-      if (owesChecks(item)) await settleChecks(item);
+      if (owesChecks(item)) await settleChecks(item, options?.expect);
       this.#file.usage.read(item, Date.now());
       return cloneJsonValue(item.value);
     });

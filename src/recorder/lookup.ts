@@ -20,7 +20,10 @@ export type Lookup =
 export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
   let raw: JsonValue | undefined;
   try {
-    raw = await core.store.get(c.key);
+    // The manifest and id this call computed: a cassette settles its lazy id check by comparing (GetOptions).
+    raw = await core.store.get(c.key, {
+      expect: { id: c.id, manifest: c.manifest as unknown as JsonValue },
+    });
   } catch (error) {
     if (c.mode === "replay") throw error;
     core.failOpen.storeFailed(

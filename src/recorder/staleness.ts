@@ -27,7 +27,7 @@ import {
   parseMaxAge,
   recordedAt,
 } from "../store/staleness.js";
-import type { JsonValue, SetOptions, Store } from "../store/types.js";
+import type { GetOptions, JsonValue, SetOptions, Store } from "../store/types.js";
 import { StaleEntryError } from "./errors.js";
 import type { Emitter } from "./events.js";
 import type { ResolvedModes } from "./kind-modes.js";
@@ -89,8 +89,8 @@ class StaleView implements Store {
     this.url = store.url;
   }
 
-  async get(key: string): Promise<JsonValue | undefined> {
-    const value = await this.store.get(key);
+  async get(key: string, options?: GetOptions): Promise<JsonValue | undefined> {
+    const value = await this.store.get(key, options);
     if (value === undefined || !isEntryKey(key)) return value;
     const { maxAge, maxAgeMs, onStale } = this.staleness;
     if (!isStale(value, maxAgeMs, Date.now())) return value;

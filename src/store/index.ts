@@ -22,7 +22,7 @@ export type { StorePolicy } from "./policy.js";
 export { isSortRefused, SORT_REFUSED } from "./sort-refused.js";
 export { type OnStale, parseMaxAge } from "./staleness.js";
 export { STORE_TIMEOUT_MS } from "./timeout.js";
-export type { JsonValue, SetOptions, Store } from "./types.js";
+export type { GetOptions, JsonValue, SetOptions, Store } from "./types.js";
 export {
   DEFAULT_SQLITE_PATH,
   defaultStoreUrl,

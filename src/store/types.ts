@@ -11,6 +11,22 @@ import type { StorePolicy } from "./policy.js";
 /** Compatibility: the JSON value type lives in src/json. */
 export type { JsonValue };
 
+/** Options for {@link Store.get}. */
+export interface GetOptions {
+  /**
+   * What the caller knows the entry under `key` must hold: the identity the
+   * key names and the manifest it was computed from (the recorder passes
+   * both). A store that owes an integrity check of a stored entry (the
+   * cassette checks that an entry's manifest hashes to its id the first
+   * time it serves it) may pass it by finding the stored id and manifest
+   * equal to these, instead of hashing the stored manifest again: equal
+   * JSON has equal canonical bytes, so the same identity. Such a pass is not
+   * remembered, so a wrong hint cannot clear the check for anyone else.
+   * Other stores ignore it.
+   */
+  expect?: { id: string; manifest: JsonValue };
+}
+
 /** Options for {@link Store.set}. */
 export interface SetOptions {
   /** Expire the value after this many milliseconds (omit: keep forever). */
@@ -53,7 +69,7 @@ export interface Store {
    */
   readonly policy?: StorePolicy;
   /** The value under `key`, or `undefined` when absent or expired. */
-  get(key: string): Promise<JsonValue | undefined>;
+  get(key: string, options?: GetOptions): Promise<JsonValue | undefined>;
   /** Store `value` under `key`, replacing any previous value. */
   set(key: string, value: JsonValue, options?: SetOptions): Promise<void>;
   /** Remove `key`; resolves `true` when something was removed. */

@@ -307,6 +307,31 @@ describe("entries whose id is not their manifest's identity", () => {
     expect(readFileSync(path, "utf8")).toBe(swapped);
   });
 
+  it("a get told the manifest and id (GetOptions.expect) passes the check by comparing, for that get only", async () => {
+    const { a, b, path, line1 } = swappedCassette("expect-hint");
+    const store = cassetteStore(path, { parseCache: false });
+    // entries[1] holds a's id over b's manifest. A caller whose word matches
+    // what is stored (here a wrong word: b's manifest does not hash to a's id)
+    // is served: the check compares instead of hashing.
+    const stored = { id: a.entry.id, manifest: b.entry.manifest as unknown as JsonValue };
+    const hinted = await store.get(a.key, { expect: stored });
+    expect((hinted as { id: string }).id).toBe(a.entry.id);
+    // Not remembered: without the hint, and with a hint that differs, the
+    // stored manifest is hashed and the entry refused.
+    expectRefused((await failure(store.get(a.key))) as CassetteError, path, line1, 1);
+    expectRefused(
+      (await failure(
+        store.get(a.key, {
+          expect: { id: a.entry.id, manifest: a.entry.manifest as unknown as JsonValue },
+        }),
+      )) as CassetteError,
+      path,
+      line1,
+      1,
+    );
+    await store.discard();
+  });
+
   it("a tampered entry that is never read does not fail the load: the other entries are served, its own get fails", async () => {
     const good = makeEntry("list the files", { text: "a.txt" });
     const { a, b, path, line1 } = swappedCassette("tampered-unread");
