@@ -18,6 +18,34 @@ import { fakeIo } from "./in-process.js";
 
 const postgres = usePostgresServer();
 
+/** An entry for `prompt` recorded at `recordedAt`, under namespace `ns`. */
+function entryAt(
+  ns: string,
+  prompt: string,
+  recordedAt: string,
+): { key: string; entry: JsonValue } {
+  const manifest = invocationManifest(
+    { role: "r", model: "gpt-4o", prompt },
+    { homeDir: "/home/u", tmpDirs: ["/tmp"] },
+  );
+  const id = manifestIdentity(manifest);
+  const entry = {
+    v: 1,
+    id,
+    manifest,
+    response: { text: `answer to ${prompt}` },
+    meta: {
+      recordedAt,
+      durationMs: 5,
+      normalization: NORMALIZATION_VERSION,
+      invocacheVersion: INVOCACHE_VERSION,
+      occurrence: 0,
+      attempt: 0,
+    },
+  } as unknown as JsonValue;
+  return { key: entryKey(ns, id, 0), entry };
+}
+
 describe.skipIf(postgres.skip)("invocache ls --store postgres://", () => {
   it("lists entries by recording time, then key, sorted by the database", async () => {
     const ns = `ls${randomBytes(4).toString("hex")}`;
@@ -25,28 +53,9 @@ describe.skipIf(postgres.skip)("invocache ls --store postgres://", () => {
     expect(store.listByRecordedAt).toBeTypeOf("function");
     const written: Array<{ key: string; recordedAt: string }> = [];
     for (let i = 0; i < 40; i++) {
-      const manifest = invocationManifest(
-        { role: "r", model: "gpt-4o", prompt: `ls ${ns} ${i}` },
-        { homeDir: "/home/u", tmpDirs: ["/tmp"] },
-      );
-      const id = manifestIdentity(manifest);
       // Ten distinct times, written in an order unlike theirs: ties break by key.
       const recordedAt = new Date(Date.UTC(2026, 0, 1 + ((i * 7) % 10))).toISOString();
-      const key = entryKey(ns, id, 0);
-      const entry = {
-        v: 1,
-        id,
-        manifest,
-        response: { text: `answer ${i}` },
-        meta: {
-          recordedAt,
-          durationMs: 5,
-          normalization: NORMALIZATION_VERSION,
-          invocacheVersion: INVOCACHE_VERSION,
-          occurrence: 0,
-          attempt: 0,
-        },
-      } as unknown as JsonValue;
+      const { key, entry } = entryAt(ns, `ls ${ns} ${i}`, recordedAt);
       await store.set(key, entry);
       written.push({ key, recordedAt });
     }
@@ -98,27 +107,9 @@ describe.skipIf(postgres.skip)("invocache ls --store postgres://", () => {
     ];
     const keys: string[] = [];
     for (const [i, recordedAt] of times.entries()) {
-      const manifest = invocationManifest(
-        { role: "r", model: "gpt-4o", prompt: `refused ${i}` },
-        { homeDir: "/home/u", tmpDirs: ["/tmp"] },
-      );
-      const id = manifestIdentity(manifest);
-      const key = entryKey("ns", id, 0);
+      const { key, entry } = entryAt("ns", `refused ${i}`, recordedAt);
       keys.push(key);
-      await store.set(key, {
-        v: 1,
-        id,
-        manifest,
-        response: { text: `answer ${i}` },
-        meta: {
-          recordedAt,
-          durationMs: 5,
-          normalization: NORMALIZATION_VERSION,
-          invocacheVersion: INVOCACHE_VERSION,
-          occurrence: 0,
-          attempt: 0,
-        },
-      } as unknown as JsonValue);
+      await store.set(key, entry);
     }
     await store.close();
     const io = fakeIo(tempDir("ls-postgres-refused"));

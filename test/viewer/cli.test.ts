@@ -6,27 +6,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { viewCommand } from "../../src/cli/commands/view.js";
-import type { Io } from "../../src/cli/io.js";
-import { makeStyle } from "../../src/cli/io.js";
+import { fakeIo } from "../cli/in-process.js";
 import { recordDemo } from "./fixtures.js";
 
-function io(cwd: string): Io & { stdout: () => string } {
-  let out = "";
-  return {
-    env: {},
-    cwd,
-    out: (t) => {
-      out += typeof t === "string" ? t : Buffer.from(t).toString();
-    },
-    err: () => {},
-    style: makeStyle(false),
-    errStyle: makeStyle(false),
-    stderrTTY: false,
-    columns: 80,
-    stdin: async () => Buffer.alloc(0),
-    stdout: () => out,
-  };
-}
+const io = fakeIo;
 
 describe("invocache view", () => {
   let demo: { dir: string; store: string };
