@@ -171,9 +171,13 @@ export class CallTelemetry {
       options.meterProvider === undefined &&
       !otelRegistered()
     ) {
+      // Settled a turn later, as an import would be: calls made meanwhile all
+      // wait for it and resume in the order they came (the first call of a
+      // burst stays the single-flight leader).
       this.#waiting = true;
-      this.#settled = true;
-      this.#loading = Promise.resolve();
+      this.#loading = Promise.resolve().then(() => {
+        this.#settled = true;
+      });
     }
     this.#loading ??= loadApi().then((api) => {
       this.#api = api;
