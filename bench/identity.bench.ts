@@ -90,6 +90,52 @@ async function normalizeVsSha256(ctx: BenchContext): Promise<BenchRow> {
 }
 
 /**
+ * What any normalizer written in JavaScript pays at least: one read of every
+ * UTF-16 code unit (`charCodeAt` and a class-table lookup, nothing built),
+ * beside the same SHA-256. The rule table needs more than one such read
+ * (whitespace, the secret anchors, the scan, NFC's check), so this row
+ * bounds what `normalizePrompt vs hashing` can reach on this machine: with
+ * a bare read at X× SHA-256, five reads' worth of work is X/5×.
+ */
+async function characterReadVsSha256(ctx: BenchContext): Promise<BenchRow> {
+  const prompt = buildPrompt(100 * KiB);
+  const bytes = Buffer.byteLength(prompt);
+  const table = new Uint8Array(128);
+  for (let c = 0; c < 128; c++) table[c] = /[0-9A-Za-z]/.test(String.fromCharCode(c)) ? 1 : 2;
+  const readAll = (s: string) => {
+    let acc = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      acc += c < 128 ? table[c]! : 3;
+    }
+    return acc;
+  };
+  ctx.log(`one read of every character vs node:crypto sha256 on ${bytes} bytes`);
+  const [a, b] = await sampleInterleaved(
+    [
+      { name: "read every character", run: () => readAll(prompt) },
+      { name: "sha256", run: () => createHash("sha256").update(prompt, "utf8").digest("hex") },
+    ],
+    FAST,
+  );
+  return compare(
+    {
+      suite: "identity",
+      measurement:
+        "one read of every character vs hashing, 100 KiB prompt (the floor of a JS pass)",
+      unit: "MB/s",
+      better: "higher",
+      baselineName: "node:crypto sha256 of the same prompt's UTF-8",
+      target: 0.2,
+      note: `a charCodeAt loop with a class-table lookup, nothing built; ${describeSamples(a!, FAST)}`,
+    },
+    mbPerS(bytes, a!.medianNs),
+    mbPerS(bytes, b!.medianNs),
+    { invocache: a!.spread, baseline: b!.spread },
+  );
+}
+
+/**
  * Read a result once, as any consumer does: V8 may return text built by
  * concatenation as a rope and flatten it only on first read, which would
  * otherwise fall outside the timing on one side only.
@@ -180,7 +226,11 @@ async function artifactThroughput(ctx: BenchContext): Promise<BenchRow> {
 }
 
 export default async function identityBench(ctx: BenchContext): Promise<BenchRow[]> {
-  const rows = [await normalizeThroughput(ctx), await normalizeVsSha256(ctx)];
+  const rows = [
+    await normalizeThroughput(ctx),
+    await normalizeVsSha256(ctx),
+    await characterReadVsSha256(ctx),
+  ];
   for (const kib of [1, 8, 100]) rows.push(await identityLatency(ctx, kib));
   rows.push(await artifactThroughput(ctx));
   return rows;
