@@ -107,6 +107,13 @@ export function storeConformance(
         expect(await store.get(`${p}k`)).toStrictEqual([2]);
       });
 
+      it("takes GetOptions: the expect hint never changes what get answers", async () => {
+        await store.set(`${p}k`, { v: 1 });
+        const expectation = { id: "0".repeat(64), manifest: { role: "other" } };
+        expect(await store.get(`${p}k`, { expect: expectation })).toStrictEqual({ v: 1 });
+        expect(await store.get(`${p}absent`, { expect: expectation })).toBeUndefined();
+      });
+
       it("deletes, and says whether something was there", async () => {
         await store.set(`${p}k`, 1);
         expect(await store.delete(`${p}k`)).toBe(true);
