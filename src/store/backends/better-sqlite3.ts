@@ -17,6 +17,7 @@ import { dirname } from "node:path";
 import { StoreError } from "../../errors.js";
 import { makeDirectory } from "../../files/index.js";
 import type { Backend, RawRow } from "../backend.js";
+import { keysetPages } from "./keyset.js";
 import { createKeyv } from "./keyv.js";
 import {
   BUSY_TIMEOUT_MS,
@@ -157,14 +158,12 @@ export async function createBetterSqliteBackend(
     async *listRaw(prefix: string): AsyncIterable<RawRow> {
       // Pages, not db.iterate(): an open iterator holds a read transaction
       // (and the connection) while the caller awaits between rows.
-      let after = "";
-      while (true) {
-        const rows = pageStmt.all(after, prefix, prefix, PAGE);
-        for (const row of rows) yield [String(row.key), String(row.value)];
-        const last = rows.at(-1);
-        if (last === undefined || rows.length < PAGE) return;
-        after = String(last.key);
-      }
+      yield* keysetPages(
+        "",
+        (after) => pageStmt.all(after, prefix, prefix, PAGE),
+        (last) => String(last.key),
+        PAGE,
+      );
     },
     async getRecord(key) {
       const row = getStmt.get(key);

@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import type { Backend, RawRow } from "../backend.js";
 import { MAX_KEY_LENGTH } from "../keys.js";
 import { SORT_REFUSED } from "../sort-refused.js";
+import { keysetPages } from "./keyset.js";
 import { prepareKeyv } from "./keyv.js";
 import { importOptional } from "./optional.js";
 
@@ -105,19 +106,18 @@ export async function createPostgresBackend(
       // left()/char_length() match the prefix literally (LIKE would treat % and
       // _ as wildcards). COLLATE "C" gives a byte order that `>` and ORDER BY
       // agree on, whatever the database's collation, for keyset pagination.
-      let after = "";
-      while (true) {
-        const rows = await query(
-          `SELECT key, value FROM public.${PG_VALUES_TABLE}
-           WHERE key COLLATE "C" > $1 AND left(key, char_length($2)) = $2
-           ORDER BY key COLLATE "C" LIMIT $3`,
-          [after, prefix, PAGE],
-        );
-        for (const row of rows) yield [String(row.key), String(row.value)];
-        const last = rows.at(-1);
-        if (last === undefined || rows.length < PAGE) return;
-        after = String(last.key);
-      }
+      yield* keysetPages(
+        "",
+        (after) =>
+          query(
+            `SELECT key, value FROM public.${PG_VALUES_TABLE}
+             WHERE key COLLATE "C" > $1 AND left(key, char_length($2)) = $2
+             ORDER BY key COLLATE "C" LIMIT $3`,
+            [after, prefix, PAGE],
+          ),
+        (last) => String(last.key),
+        PAGE,
+      );
     },
     async *listRawByRecordedAt(prefix: string): AsyncIterable<RawRow | null> {
       const pool = pools.get(adapter);
@@ -212,21 +212,20 @@ export async function createPostgresBackend(
           after = last;
           yield null;
         }
-        let at = "";
-        let key = "";
-        while (true) {
-          const { rows } = await client.query(
-            `SELECT o.at AS at, o.key AS key, t.value AS value
-             FROM ${order} o JOIN public.${PG_VALUES_TABLE} t ON t.key = (o.key COLLATE "default")
-             WHERE (o.at, o.key) > ($1, $2) ORDER BY o.at, o.key LIMIT $3`,
-            [at, key, PAGE],
-          );
-          for (const r of rows) yield [String(r.key), String(r.value)];
-          const lastRow = rows.at(-1);
-          if (lastRow === undefined || rows.length < PAGE) return;
-          at = String(lastRow.at);
-          key = String(lastRow.key);
-        }
+        yield* keysetPages(
+          ["", ""],
+          async ([at, key]) =>
+            (
+              await client.query(
+                `SELECT o.at AS at, o.key AS key, t.value AS value
+                 FROM ${order} o JOIN public.${PG_VALUES_TABLE} t ON t.key = (o.key COLLATE "default")
+                 WHERE (o.at, o.key) > ($1, $2) ORDER BY o.at, o.key LIMIT $3`,
+                [at, key, PAGE],
+              )
+            ).rows,
+          (last) => [String(last.at), String(last.key)],
+          PAGE,
+        );
       } catch (error) {
         broken = error instanceof Error ? error : new Error(String(error));
         throw error;

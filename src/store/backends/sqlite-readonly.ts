@@ -9,6 +9,7 @@ import { stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import type { KeyvStoreAdapter } from "keyv";
 import type { Backend, RawRow } from "../backend.js";
+import { keysetPages } from "./keyset.js";
 import { createKeyv } from "./keyv.js";
 import { SQLITE_VALUES_TABLE } from "./sqlite.js";
 
@@ -85,22 +86,21 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
     keyPrefix: "",
     async *listRaw(prefix: string): AsyncIterable<RawRow> {
       // As in the read-write backend: literal prefix match, keyset pagination.
-      let after = "";
-      while (true) {
-        const rows = await query(
-          `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
-           WHERE key > ? AND substr(key, 1, length(?)) = ?
-           ORDER BY key LIMIT ?`,
-          after,
-          prefix,
-          prefix,
-          PAGE,
-        );
-        for (const row of rows) yield [String(row.key), String(row.value)];
-        const last = rows.at(-1);
-        if (last === undefined || rows.length < PAGE) return;
-        after = String(last.key);
-      }
+      yield* keysetPages(
+        "",
+        (after) =>
+          query(
+            `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
+             WHERE key > ? AND substr(key, 1, length(?)) = ?
+             ORDER BY key LIMIT ?`,
+            after,
+            prefix,
+            prefix,
+            PAGE,
+          ),
+        (last) => String(last.key),
+        PAGE,
+      );
     },
     async *listRawByRecordedAt(prefix: string): AsyncIterable<RawRow | null> {
       // The order is built in a TEMP table (the connection's own temp
@@ -146,23 +146,20 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
           after = last;
           yield null;
         }
-        let at = "";
-        let key = "";
-        while (true) {
-          const rows = await query(
-            `SELECT o.at AS at, o.key AS key, t.value AS value
-             FROM ${order} o JOIN ${SQLITE_VALUES_TABLE} t ON t.key = o.key
-             WHERE (o.at, o.key) > (?, ?) ORDER BY o.at, o.key LIMIT ?`,
-            at,
-            key,
-            PAGE,
-          );
-          for (const r of rows) yield [String(r.key), String(r.value)];
-          const last = rows.at(-1);
-          if (last === undefined || rows.length < PAGE) return;
-          at = String(last.at);
-          key = String(last.key);
-        }
+        yield* keysetPages(
+          ["", ""],
+          ([at, key]) =>
+            query(
+              `SELECT o.at AS at, o.key AS key, t.value AS value
+               FROM ${order} o JOIN ${SQLITE_VALUES_TABLE} t ON t.key = o.key
+               WHERE (o.at, o.key) > (?, ?) ORDER BY o.at, o.key LIMIT ?`,
+              at,
+              key,
+              PAGE,
+            ),
+          (last) => [String(last.at), String(last.key)],
+          PAGE,
+        );
       } finally {
         await query(`DROP TABLE IF EXISTS ${order}`).catch(() => {});
       }

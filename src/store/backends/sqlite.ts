@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import { StoreError } from "../../errors.js";
 import { makeDirectory } from "../../files/index.js";
 import type { Backend, RawRow } from "../backend.js";
+import { keysetPages } from "./keyset.js";
 import { prepareKeyv } from "./keyv.js";
 
 /** Table of values (keyv's `key`/`value` layout). */
@@ -66,22 +67,21 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       // (LIKE would treat % and _ as wildcards and, in SQLite, ignore ASCII case.)
       // Keyset pagination on the BINARY-ordered primary key: no OFFSET rescans,
       // and rows written meanwhile cannot shift the window.
-      let after = "";
-      while (true) {
-        const rows = await query(
-          `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
-           WHERE key > ? AND substr(key, 1, length(?)) = ?
-           ORDER BY key LIMIT ?`,
-          after,
-          prefix,
-          prefix,
-          PAGE,
-        );
-        for (const row of rows) yield [String(row.key), String(row.value)];
-        const last = rows.at(-1);
-        if (last === undefined || rows.length < PAGE) return;
-        after = String(last.key);
-      }
+      yield* keysetPages(
+        "",
+        (after) =>
+          query(
+            `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
+             WHERE key > ? AND substr(key, 1, length(?)) = ?
+             ORDER BY key LIMIT ?`,
+            after,
+            prefix,
+            prefix,
+            PAGE,
+          ),
+        (last) => String(last.key),
+        PAGE,
+      );
     },
     async getRecord(key) {
       const [row] = await query(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`, key);
