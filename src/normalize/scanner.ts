@@ -7,6 +7,8 @@
  * Semantics are exactly those of applying each rule's pattern in table order;
  * the test suite compares the two on random and adversarial text.
  */
+
+import { nextLongRun } from "../secrets/long-runs.js";
 import { daysInMonth, MAX_OFFSET_MINUTES } from "./datetime.js";
 import * as disable from "./disable-rules.js";
 import * as classes from "./root-matcher.js";
@@ -180,54 +182,96 @@ function epochStartsHere(s: string, i: number, tokenEnd: number): boolean {
 
 /**
  * Where a rule can start (the scanner's anchors). Every timestamp, UUID and
- * epoch-millis match begins with a run of at least 4 hex characters (4
- * digits, 8 hex, 13 digits), and every rule but the timestamp needs a
- * non-alphanumeric character before it. So in each maximal run of hex
- * characters [start, end) only two positions can start a match:
- * - `start`: any of the three rules;
- * - `end - 4`, when `end` holds the `-` of a date: a timestamp after a hex
- *   letter (`ab2026-09-09T10:00`). Anywhere else in the run, a UUID or epoch
- *   millis would follow an alphanumeric, and a timestamp's 4 digits would
- *   not reach its `-`.
- * A run of 4 covers a position of every residue modulo 4, so runs are found
- * by reading every fourth character only (see nextRun). With roots whose
- * spellings start with a path separator, `/` and `\` are the roots' anchors
- * (found by indexOf). Each anchor is a necessary condition only: the
- * candidate is then checked in full, so visiting a superset of the positions
- * that can match changes nothing (the property tests compare with the
- * reference).
+ * epoch-millis match is, or begins, a maximal run of hex characters of one
+ * exact length, with a rule-specific character after it (the rules' own
+ * neighbour checks make the run maximal):
+ * - a timestamp: 4 digits, then the `-` of its date (after a hex letter
+ *   too: `ab2026-09-09T10:00`);
+ * - a dashed UUID: 8 hex characters, then `-`;
+ * - a bare UUID: a run of exactly 32 hex characters;
+ * - epoch millis: a run of exactly 13 digits.
+ * So the candidates are found by three cheap searches instead of visiting
+ * every hex run (hex letters are a quarter of English letters): the `-`
+ * characters (native indexOf), looking back 4 and 8 characters from each;
+ * and digit runs of 13 and hex runs of 32, found by reading every 13th and
+ * every 32nd character (long-runs.ts). With roots whose spellings start with
+ * a path separator, `/` and `\` are the roots' anchors (found by indexOf).
+ * Each anchor is a necessary condition only: the candidate is then checked
+ * in full (ruleAt), so visiting a superset of the positions that can match
+ * changes nothing (the property tests compare with the reference).
  */
-const RUN_MIN = 4;
+const TIMESTAMP_LEAD = 4;
+const DASHED_UUID_LEAD = 8;
+const EPOCH_DIGITS = 13;
+const BARE_UUID_HEX = 32;
 
-/** A hex character? (any code unit; non-ASCII is not) */
-const hexCode = (c: number): boolean => c < 128 && (CLASS[c]! & HEX) !== 0;
+const DIGITS_ONLY = new Uint8Array(128);
+const HEX_ONLY = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  DIGITS_ONLY[c] = (CLASS[c]! & DIGIT) !== 0 ? 1 : 0;
+  HEX_ONLY[c] = (CLASS[c]! & HEX) !== 0 ? 1 : 0;
+}
+
+/** k characters of class `bit` from i? (i may be negative: false) */
+function allOf(s: string, i: number, k: number, bit: number): boolean {
+  if (i < 0) return false;
+  for (let j = i; j < i + k; j++) {
+    const c = s.charCodeAt(j);
+    if (c >= 128 || (CLASS[c]! & bit) === 0) return false;
+  }
+  return true;
+}
 
 /**
- * The next maximal run of at least {@link RUN_MIN} hex characters starting
- * at or after `from` (clipped to it), as [start, end) in `run`; start is
- * `s.length` when there is none.
+ * The first candidate at or after `from` read back from a `-`: `d - 8`
+ * when the 8 characters before the `-` at d are hex (a dashed UUID),
+ * `d - 4` when the 4 before it are digits (a timestamp); `s.length` when
+ * there is none. Candidates come out in increasing order as the dashes do:
+ * a later dash whose look-back reaches before an earlier candidate would
+ * have that earlier dash inside its hex or digit lead.
  */
-function nextRun(s: string, from: number, run: { start: number; end: number }): void {
-  const n = s.length;
-  let j = from + RUN_MIN - 1;
-  while (j < n) {
-    if (!hexCode(s.charCodeAt(j))) {
-      j += RUN_MIN; // a run of 4 before j+4 would have to hold j
-      continue;
-    }
-    let a = j;
-    while (a > from && hexCode(s.charCodeAt(a - 1))) a--;
-    let e = j + 1;
-    while (e < n && hexCode(s.charCodeAt(e))) e++;
-    if (e - a >= RUN_MIN) {
-      run.start = a;
-      run.end = e;
-      return;
-    }
-    j = e + RUN_MIN; // s[e] is not hex: the next run starts after it
+function nextDashCandidate(s: string, from: number): number {
+  for (let d = s.indexOf("-", from + TIMESTAMP_LEAD); d >= 0; d = s.indexOf("-", d + 1)) {
+    const uuidAt = d - DASHED_UUID_LEAD;
+    if (uuidAt >= from && allOf(s, uuidAt, DASHED_UUID_LEAD, HEX)) return uuidAt;
+    if (allOf(s, d - TIMESTAMP_LEAD, TIMESTAMP_LEAD, DIGIT)) return d - TIMESTAMP_LEAD;
   }
-  run.start = n;
-  run.end = n;
+  return s.length;
+}
+
+/** The start of the first maximal run of exactly `len` `table` characters at or after `from`, or `s.length`. */
+function nextRunOf(s: string, from: number, table: Uint8Array, len: number): number {
+  for (let at = from; ; ) {
+    const r = nextLongRun(s, at, table, len);
+    if (r === undefined) return s.length;
+    if (r.end - r.start === len) return r.start;
+    at = r.end;
+  }
+}
+
+/** The next candidate of each anchor search, kept until the scan passes it. */
+interface Anchors {
+  dash: number;
+  epoch: number;
+  bare: number;
+}
+
+/** The first rule candidate at or after `from` (`s.length`: none), refreshing the searches it passed. */
+function nextCandidate(s: string, from: number, a: Anchors, off: number): number {
+  const n = s.length;
+  if (a.dash < from) {
+    a.dash =
+      (off & (SCAN_TIMESTAMP | SCAN_UUID)) === (SCAN_TIMESTAMP | SCAN_UUID)
+        ? n
+        : nextDashCandidate(s, from);
+  }
+  if (a.epoch < from) {
+    a.epoch = (off & SCAN_EPOCH) !== 0 ? n : nextRunOf(s, from, DIGITS_ONLY, EPOCH_DIGITS);
+  }
+  if (a.bare < from) {
+    a.bare = (off & SCAN_UUID) !== 0 ? n : nextRunOf(s, from, HEX_ONLY, BARE_UUID_HEX);
+  }
+  return Math.min(a.dash, a.epoch, a.bare);
 }
 
 /** The next `/` or `\\` at or after `from`, or `s.length`. */
@@ -278,38 +322,25 @@ export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[], off = 0
   const n = s.length;
   const tryRoots = !roots.empty;
   const hit: Hit = { end: -1, rule: "", token: "" };
-  const run = { start: -1, end: -1 };
+  const anchors: Anchors = { dash: -1, epoch: -1, bare: -1 };
   const slash = [-1, -1];
   let out = "";
   let last = 0;
   let tokenEnd = -1;
   let pos = 0; // no rule starts before pos
   for (;;) {
-    if (run.start < pos) nextRun(s, pos, run);
+    const cand = nextCandidate(s, pos, anchors, off);
     const sep = tryRoots ? nextSep(s, pos, slash) : n;
-    let i: number;
+    // A separator is never a rule candidate (those are hex): no tie.
+    const i = Math.min(sep, cand);
+    if (i >= n) break;
     hit.end = -1;
-    if (sep < run.start) {
-      // A separator is never inside a hex run: the run stays valid if this is no root.
-      i = sep;
+    if (i === sep) {
       if (isBoundaryBefore(s, i)) rootAt(s, i, roots, hit);
-      if (hit.end < 0) {
-        pos = i + 1;
-        continue;
-      }
-    } else {
-      i = run.start;
-      if (i >= n) break;
-      ruleAt(s, i, off, tokenEnd, hit);
-      // A timestamp after a hex letter: its 4 digits end the run, at the date's `-`.
-      if (hit.end < 0 && run.end - RUN_MIN > i && s.charCodeAt(run.end) === 45) {
-        i = run.end - RUN_MIN;
-        ruleAt(s, i, off, tokenEnd, hit);
-      }
-      if (hit.end < 0) {
-        pos = run.end; // nothing else in the run can start a rule
-        continue;
-      }
+    } else ruleAt(s, i, off, tokenEnd, hit);
+    if (hit.end < 0) {
+      pos = i + 1;
+      continue;
     }
     const { end, rule, token } = hit;
     if (trace !== undefined)
