@@ -3,6 +3,8 @@
  * (docs/identity.md). Validation lives here so every bad field is a
  * `TypeError` naming it, before anything is hashed.
  */
+
+import type { JsonValue } from "../json/value.js";
 import { toJsonValue } from "../json/value.js";
 import {
   type NormalizeOptions,
@@ -10,7 +12,7 @@ import {
   prepareNormalizer,
 } from "../normalize/normalize.js";
 import type { NormalizationRule } from "../normalize/rules.js";
-import { scannerFor } from "../normalize/secrets-rule.js";
+import { type SecretRedactor, scannerFor } from "../normalize/secrets-rule.js";
 import { preparedConversationPrompt } from "./conversation.js";
 import type { Manifest, ManifestValue } from "./manifest-types.js";
 
@@ -128,7 +130,7 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
     if (Object.keys(params).length > 0) {
       // The secret rule applies to params too (a key in a header-like param).
       const scanner = scannerFor(opts.secrets);
-      manifest.params = (scanner === undefined ? params : scanner.redact(params).value) as Record<
+      manifest.params = (scanner === undefined ? params : redactParams(scanner, params)) as Record<
         string,
         ManifestValue
       >;
@@ -212,4 +214,34 @@ function describe(v: unknown): string {
   if (typeof v === "number" || typeof v === "boolean" || v === null || v === undefined)
     return String(v);
   return typeof v;
+}
+
+/**
+ * Params texts already found free of secrets, per redactor. An adapter
+ * sends the same few settings on every call (`:host`, `:path`,
+ * temperature…), and scanning them is not free: a URL holds `://` and a
+ * path is a base64-looking run, so every call decoded and searched them
+ * again (about 2.5 % of a replayed call). Only texts in which nothing was
+ * found are kept, so no secret is ever held here; bounded per redactor.
+ */
+const cleanParams = new WeakMap<SecretRedactor, Set<string>>();
+const MAX_CLEAN_PARAMS = 256;
+
+/** `params` with its secrets redacted (the same object when it holds none). */
+function redactParams(scanner: SecretRedactor, params: JsonValue): JsonValue {
+  // JSON text is a faithful key: redaction reads strings and keys only, and
+  // JSON.stringify spells every string (lone surrogates too) distinctly.
+  const text = JSON.stringify(params);
+  let clean = cleanParams.get(scanner);
+  if (clean?.has(text) === true) return params;
+  const { value, found } = scanner.redact(params);
+  if (found.length === 0) {
+    if (clean === undefined) {
+      clean = new Set();
+      cleanParams.set(scanner, clean);
+    }
+    if (clean.size >= MAX_CLEAN_PARAMS) clean.clear();
+    clean.add(text);
+  }
+  return value;
 }
