@@ -53,6 +53,11 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   const query = adapter.query as unknown as Query;
   const keyv = await prepareKeyv(adapter, () => prepare(query));
   const check = path === ":memory:" ? undefined : fileGuard(path);
+  const reader = path === ":memory:" ? undefined : await openReader(sqlite3, path);
+  if (reader !== undefined) {
+    // keyv reads through the adapter's get: answer it from the prepared statement.
+    (adapter as unknown as { get: (key: string) => Promise<unknown> }).get = reader.get;
+  }
 
   return {
     keyv,
@@ -128,9 +133,61 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       );
     },
     async close() {
+      await reader?.close();
       await adapter.disconnect();
     },
   };
+}
+
+/** A connection of our own for reads by key, through one statement prepared once. */
+interface Reader {
+  get(key: string): Promise<string | undefined>;
+  close(): Promise<void>;
+}
+
+/**
+ * The replay hit's read, on a second connection with its statement
+ * prepared once. @keyv/sqlite runs every get as `database.all(sql)`, which
+ * compiles the SELECT again and builds a statement object each time: 125
+ * against 59 µs per get here, most of it on the main thread
+ * (docs/performance.md, "SQLite reads through a prepared statement"). The
+ * adapter's connection is out of reach (kept in a closure), hence a second
+ * one: in WAL mode a reader never blocks the writer, and each read starts
+ * after every write this process was told had finished, so it sees them.
+ * Undefined when the connection cannot be had: reads then stay on the
+ * adapter's.
+ */
+async function openReader(sqlite3: Sqlite3, path: string): Promise<Reader | undefined> {
+  let db: RawDatabase | undefined;
+  try {
+    db = await new Promise<RawDatabase>((resolve, reject) => {
+      const d: RawDatabase = new sqlite3.Database(path, (error) =>
+        error ? reject(error) : resolve(d),
+      );
+    });
+    db.configure("busyTimeout", BUSY_TIMEOUT_MS);
+    const open = db;
+    const statement = await new Promise<RawStatement>((resolve, reject) => {
+      const st: RawStatement = open.prepare(
+        `SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`,
+        (error) => (error ? reject(error) : resolve(st)),
+      );
+    });
+    return {
+      get: (key) =>
+        new Promise((resolve, reject) =>
+          statement.get([key], (error, row) =>
+            error ? reject(error) : resolve(row === undefined ? undefined : String(row.value)),
+          ),
+        ),
+      close: () =>
+        new Promise<void>((resolve) => statement.finalize(() => open.close(() => resolve()))),
+    };
+  } catch {
+    const failed = db;
+    if (failed !== undefined) await new Promise<void>((resolve) => failed.close(() => resolve()));
+    return undefined;
+  }
 }
 
 /**
@@ -215,8 +272,17 @@ interface Sqlite3 {
 
 interface RawDatabase {
   all(sql: string, callback: (error: Error | null, rows: unknown[]) => void): void;
+  prepare(sql: string, callback: (error: Error | null) => void): RawStatement;
   configure(option: "busyTimeout", value: number): void;
   close(callback: (error: Error | null) => void): void;
+}
+
+interface RawStatement {
+  get(
+    params: unknown[],
+    callback: (error: Error | null, row: { value: unknown } | undefined) => void,
+  ): void;
+  finalize(callback: () => void): void;
 }
 
 /**
