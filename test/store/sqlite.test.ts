@@ -50,6 +50,20 @@ describe("sqlite://", () => {
     }
   });
 
+  it("answers parallel reads each with its own row, and a read after a write with the write", async () => {
+    // Keyed reads run through one prepared statement on a second connection.
+    const store = openStore(`sqlite://${join(dir, "parallel.sqlite")}`);
+    await Promise.all(Array.from({ length: 64 }, (_, i) => store.set(`k${i}`, { i })));
+    const got = await Promise.all(Array.from({ length: 64 }, (_, i) => store.get(`k${i}`)));
+    expect(got).toStrictEqual(Array.from({ length: 64 }, (_, i) => ({ i })));
+    for (let round = 0; round < 5; round++) {
+      await store.set("k0", { round });
+      expect(await store.get("k0")).toStrictEqual({ round });
+    }
+    expect(await store.get("absent")).toBeUndefined();
+    await store.close();
+  });
+
   it("reports a file it cannot open as StoreError, never as a miss", async () => {
     // A directory where the database file should be.
     const store = openStore(`sqlite://${dir}`);
