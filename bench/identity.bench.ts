@@ -136,6 +136,47 @@ async function characterReadVsSha256(ctx: BenchContext): Promise<BenchRow> {
 }
 
 /**
+ * What any normalizer that returns a new string pays at least: building one
+ * string the size of the prompt (two halves joined, then read once so V8
+ * flattens the rope into one allocation), beside the same SHA-256. The
+ * bench prompt has non-ASCII characters, so it is a two-byte string of
+ * ~200 KB: above V8's largest regular object (128 KB), each such string is
+ * a large-object allocation of its own. The rule table builds two (the
+ * whitespace rule's output, then the scan's), because the secret rule
+ * between them runs its regular expressions over the first.
+ */
+async function stringBuildVsSha256(ctx: BenchContext): Promise<BenchRow> {
+  const prompt = buildPrompt(100 * KiB);
+  const bytes = Buffer.byteLength(prompt);
+  const half = prompt.length >>> 1;
+  const head = prompt.slice(0, half);
+  const tail = prompt.slice(half);
+  ctx.log(`one string the size of the prompt built vs node:crypto sha256 on ${bytes} bytes`);
+  const [a, b] = await sampleInterleaved(
+    [
+      { name: "build one copy", run: () => readOnce(head + tail) },
+      { name: "sha256", run: () => createHash("sha256").update(prompt, "utf8").digest("hex") },
+    ],
+    FAST,
+  );
+  return compare(
+    {
+      suite: "identity",
+      measurement:
+        "one string the size of the prompt built vs hashing, 100 KiB prompt (the floor of a pass that returns new text)",
+      unit: "MB/s",
+      better: "higher",
+      baselineName: "node:crypto sha256 of the same prompt's UTF-8",
+      target: 0.2,
+      note: `two slices joined and read once (one ~${Math.round((prompt.length * 2) / 1000)} KB two-byte string); ${describeSamples(a!, FAST)}`,
+    },
+    mbPerS(bytes, a!.medianNs),
+    mbPerS(bytes, b!.medianNs),
+    { invocache: a!.spread, baseline: b!.spread },
+  );
+}
+
+/**
  * Read a result once, as any consumer does: V8 may return text built by
  * concatenation as a rope and flatten it only on first read, which would
  * otherwise fall outside the timing on one side only.
@@ -230,6 +271,7 @@ export default async function identityBench(ctx: BenchContext): Promise<BenchRow
     await normalizeThroughput(ctx),
     await normalizeVsSha256(ctx),
     await characterReadVsSha256(ctx),
+    await stringBuildVsSha256(ctx),
   ];
   for (const kib of [1, 8, 100]) rows.push(await identityLatency(ctx, kib));
   rows.push(await artifactThroughput(ctx));
