@@ -11,6 +11,7 @@
  * use dashes: no environment variable can be called that.
  */
 import type { JsonValue } from "../json/value.js";
+import { decodedMayHoldAnchor } from "./base64-anchors.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";
 import { renderForm, type SecretForm, secretSpellings } from "./forms.js";
 import { nextLongRun } from "./long-runs.js";
@@ -139,7 +140,8 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
     if (depth > 0 && compiled.length > 0) {
       if (out.includes("%"))
         out = decodedRuns(out, PERCENT_RUN, "%", decodePercent, path, found, shapes, depth);
-      out = decodedRuns(out, BASE64_RUN, undefined, decodeBase64, path, found, shapes, depth);
+      const skip = precheck ? cannotHoldAnchor : undefined;
+      out = decodedRuns(out, BASE64_RUN, undefined, decodeBase64, path, found, shapes, depth, skip);
     }
     return out;
   };
@@ -409,6 +411,16 @@ function isHex(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
 
+/**
+ * A base64 run not worth decoding: its decoded text is shorter than
+ * {@link PREFILTER_MIN}, so `shapes` would scan it only if
+ * {@link SECRET_ANCHORS} matched it, and its bytes show that cannot happen
+ * (base64-anchors.ts). Only valid for the built-in patterns.
+ */
+function cannotHoldAnchor(text: string, start: number, end: number): boolean {
+  return ((end - start) * 3) >>> 2 < PREFILTER_MIN && !decodedMayHoldAnchor(text, start, end);
+}
+
 function decodeBase64(run: string): string | undefined {
   // latin1: one character per byte, so ASCII key shapes survive whatever surrounds them.
   return Buffer.from(run, "base64").toString("latin1");
@@ -419,7 +431,8 @@ function decodeBase64(run: string): string | undefined {
  * URL-encoded PEM or connection string): each run of the encoding's
  * characters is decoded and scanned; when it holds a shape, the whole run
  * becomes that shape's placeholder (the run is the secret's spelling).
- * Runs are found by a short regex (`seed`) and extended by a loop.
+ * Runs are found by a short regex (`seed`) and extended by a loop; `skip`
+ * may rule a run out before it is sliced and decoded.
  */
 function decodedRuns(
   text: string,
@@ -430,6 +443,7 @@ function decodedRuns(
   found: SecretFinding[],
   shapes: (text: string, path: string, found: SecretFinding[], depth: number) => string,
   depth: number,
+  skip?: (text: string, start: number, end: number) => boolean,
 ): string {
   const table = seed === PERCENT_RUN ? PERCENT_CHARS : BASE64_CHARS;
   // Base64 runs are found whole (nextLongRun); percent runs by their `%XX` escape.
@@ -456,6 +470,7 @@ function decodedRuns(
     from = Math.max(end, m.index + 1);
     // The shortest key shape, encoded, is longer than this: shorter runs cannot hold one.
     if (end - start < 16) continue;
+    if (skip?.(text, start, end)) continue;
     const run = text.slice(start, end);
     if (mustHave !== undefined && !run.includes(mustHave)) continue;
     const decoded = decode(run);
