@@ -14,7 +14,7 @@ import type { JsonValue } from "../json/value.js";
 import { decodedMayHoldAnchor } from "./base64-anchors.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";
 import { renderForm, type SecretForm, secretSpellings } from "./forms.js";
-import { nextLongRun } from "./long-runs.js";
+import { type CharRun, nextLongRun } from "./long-runs.js";
 import {
   MAX_TOKEN_MATCH,
   SECRET_ANCHORS,
@@ -447,27 +447,28 @@ function decodedRuns(
 ): string {
   const table = seed === PERCENT_RUN ? PERCENT_CHARS : BASE64_CHARS;
   // Base64 runs are found whole (nextLongRun); percent runs by their `%XX` escape.
-  const next = (from: number): { index: number; 0: string } | null => {
+  // (Positions only: most runs are skipped, and a skipped run is never sliced.)
+  const next = (from: number): CharRun | undefined => {
     if (seed === PERCENT_RUN) {
       seed.lastIndex = from;
-      return seed.exec(text);
+      const m = seed.exec(text);
+      return m === null ? undefined : { start: m.index, end: m.index + m[0].length };
     }
-    const r = nextLongRun(text, from, table, BASE64_MIN_RUN);
-    return r === undefined ? null : { index: r.start, 0: text.slice(r.start, r.end) };
+    return nextLongRun(text, from, table, BASE64_MIN_RUN);
   };
   let out = "";
   let last = 0;
   let from = 0;
-  for (let m = next(from); m !== null; m = next(from)) {
+  for (let m = next(from); m !== undefined; m = next(from)) {
     // Extend left (never past the previous run) and right over the run's characters.
-    let start = m.index;
+    let start = m.start;
     while (start > last) {
       const c = text.charCodeAt(start - 1);
       if (c >= 128 || table[c] === 0) break;
       start--;
     }
-    const end = runEnd(text, m.index + m[0].length, table);
-    from = Math.max(end, m.index + 1);
+    const end = runEnd(text, m.end, table);
+    from = Math.max(end, m.start + 1);
     // The shortest key shape, encoded, is longer than this: shorter runs cannot hold one.
     if (end - start < 16) continue;
     if (skip?.(text, start, end)) continue;
