@@ -30,6 +30,7 @@ export function nextLongRun(
   min: number,
 ): CharRun | undefined {
   const n = text.length;
+  // Every run of `min` that starts at or after `from` holds position j.
   let j = from + min - 1;
   while (j < n) {
     if (!inClass(text, j, table)) {
@@ -38,10 +39,21 @@ export function nextLongRun(
     }
     let start = j;
     while (start > from && inClass(text, start - 1, table)) start--;
-    let end = j + 1;
-    while (end < n && inClass(text, end, table)) end++;
-    if (end - start >= min) return { start, end };
-    j = end + min; // text[end] is outside the class: the next run starts after it
+    // The run from `start` is long enough when every character up to
+    // start + min - 1 belongs. Read those from the far end back towards j:
+    // a character q outside the class rules out every run starting at or
+    // before q, so the next run to look for starts after q, and q is
+    // usually well past the end of the short word j fell in.
+    const last = start + min - 1;
+    if (last >= n) return undefined; // no run of `min` fits after `start` either
+    let q = last;
+    while (q > j && inClass(text, q, table)) q--;
+    if (q === j) {
+      let end = last + 1;
+      while (end < n && inClass(text, end, table)) end++;
+      return { start, end };
+    }
+    j = q + min;
   }
   return undefined;
 }

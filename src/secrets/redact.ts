@@ -11,9 +11,10 @@
  * use dashes: no environment variable can be called that.
  */
 import type { JsonValue } from "../json/value.js";
+import { decodedMayHoldAnchor } from "./base64-anchors.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";
 import { renderForm, type SecretForm, secretSpellings } from "./forms.js";
-import { nextLongRun } from "./long-runs.js";
+import { type CharRun, nextLongRun } from "./long-runs.js";
 import {
   MAX_TOKEN_MATCH,
   SECRET_ANCHORS,
@@ -139,7 +140,8 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
     if (depth > 0 && compiled.length > 0) {
       if (out.includes("%"))
         out = decodedRuns(out, PERCENT_RUN, "%", decodePercent, path, found, shapes, depth);
-      out = decodedRuns(out, BASE64_RUN, undefined, decodeBase64, path, found, shapes, depth);
+      const skip = precheck ? cannotHoldAnchor : undefined;
+      out = decodedRuns(out, BASE64_RUN, undefined, decodeBase64, path, found, shapes, depth, skip);
     }
     return out;
   };
@@ -409,6 +411,16 @@ function isHex(c: number): boolean {
   return (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102);
 }
 
+/**
+ * A base64 run not worth decoding: its decoded text is shorter than
+ * {@link PREFILTER_MIN}, so `shapes` would scan it only if
+ * {@link SECRET_ANCHORS} matched it, and its bytes show that cannot happen
+ * (base64-anchors.ts). Only valid for the built-in patterns.
+ */
+function cannotHoldAnchor(text: string, start: number, end: number): boolean {
+  return ((end - start) * 3) >>> 2 < PREFILTER_MIN && !decodedMayHoldAnchor(text, start, end);
+}
+
 function decodeBase64(run: string): string | undefined {
   // latin1: one character per byte, so ASCII key shapes survive whatever surrounds them.
   return Buffer.from(run, "base64").toString("latin1");
@@ -419,7 +431,8 @@ function decodeBase64(run: string): string | undefined {
  * URL-encoded PEM or connection string): each run of the encoding's
  * characters is decoded and scanned; when it holds a shape, the whole run
  * becomes that shape's placeholder (the run is the secret's spelling).
- * Runs are found by a short regex (`seed`) and extended by a loop.
+ * Runs are found by a short regex (`seed`) and extended by a loop; `skip`
+ * may rule a run out before it is sliced and decoded.
  */
 function decodedRuns(
   text: string,
@@ -430,32 +443,35 @@ function decodedRuns(
   found: SecretFinding[],
   shapes: (text: string, path: string, found: SecretFinding[], depth: number) => string,
   depth: number,
+  skip?: (text: string, start: number, end: number) => boolean,
 ): string {
   const table = seed === PERCENT_RUN ? PERCENT_CHARS : BASE64_CHARS;
   // Base64 runs are found whole (nextLongRun); percent runs by their `%XX` escape.
-  const next = (from: number): { index: number; 0: string } | null => {
+  // (Positions only: most runs are skipped, and a skipped run is never sliced.)
+  const next = (from: number): CharRun | undefined => {
     if (seed === PERCENT_RUN) {
       seed.lastIndex = from;
-      return seed.exec(text);
+      const m = seed.exec(text);
+      return m === null ? undefined : { start: m.index, end: m.index + m[0].length };
     }
-    const r = nextLongRun(text, from, table, BASE64_MIN_RUN);
-    return r === undefined ? null : { index: r.start, 0: text.slice(r.start, r.end) };
+    return nextLongRun(text, from, table, BASE64_MIN_RUN);
   };
   let out = "";
   let last = 0;
   let from = 0;
-  for (let m = next(from); m !== null; m = next(from)) {
+  for (let m = next(from); m !== undefined; m = next(from)) {
     // Extend left (never past the previous run) and right over the run's characters.
-    let start = m.index;
+    let start = m.start;
     while (start > last) {
       const c = text.charCodeAt(start - 1);
       if (c >= 128 || table[c] === 0) break;
       start--;
     }
-    const end = runEnd(text, m.index + m[0].length, table);
-    from = Math.max(end, m.index + 1);
+    const end = runEnd(text, m.end, table);
+    from = Math.max(end, m.start + 1);
     // The shortest key shape, encoded, is longer than this: shorter runs cannot hold one.
     if (end - start < 16) continue;
+    if (skip?.(text, start, end)) continue;
     const run = text.slice(start, end);
     if (mustHave !== undefined && !run.includes(mustHave)) continue;
     const decoded = decode(run);
