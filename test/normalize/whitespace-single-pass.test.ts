@@ -10,8 +10,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isWhitespaceCode } from "../../src/normalize/whitespace-anchors.js";
 import { collapseWhitespace } from "../../src/normalize/whitespace.js";
+import { isWhitespaceCode } from "../../src/normalize/whitespace-anchors.js";
 import { markersFirstWhitespace } from "../reference/whitespace-markers.js";
 
 // Every character \s matches (WhiteSpace and LineTerminator).
@@ -22,7 +22,18 @@ const piece = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...WHITESPACE) },
   {
     weight: 4,
-    arbitrary: fc.constantFrom("  ", "   ", " \n", "\n ", "\n\n", "\n  ", " \n\t ", "\r\n", "\r", "\r\r\n"),
+    arbitrary: fc.constantFrom(
+      "  ",
+      "   ",
+      " \n",
+      "\n ",
+      "\n\n",
+      "\n  ",
+      " \n\t ",
+      "\r\n",
+      "\r",
+      "\r\r\n",
+    ),
   },
   {
     weight: 4,
