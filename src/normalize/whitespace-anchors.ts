@@ -26,6 +26,11 @@ export function isWhitespaceCode(c: number): boolean {
   );
 }
 
+// Whitespace that a run of spaces and "\n" alone does not explain: any
+// whitespace character other than a space or "\n", or two spaces. With the
+// "\n" search this finds every run the whitespace rule must collapse.
+const UNUSUAL_WS = /[^\S \n]| {2}/g;
+
 /** One cached forward search: where it last started, and what it found (the text's length when nothing). */
 interface Cache {
   from: number;
@@ -38,6 +43,7 @@ const fresh = (): Cache => ({ from: Number.POSITIVE_INFINITY, at: -1 });
 export class Anchors {
   private readonly lf = fresh();
   private readonly cr = fresh();
+  private readonly unusual = fresh();
   private readonly backticks = fresh();
   private readonly tildes = fresh();
   /** The text has a CR: line ends are searched for both "\n" and "\r". */
@@ -77,5 +83,22 @@ export class Anchors {
   /** The first "```" (backtick) or "~~~" at or after `from`, or the text's length. */
   nextMarker(backtick: boolean, from: number): number {
     return backtick ? this.find(this.backticks, from, "```") : this.find(this.tildes, from, "~~~");
+  }
+
+  /**
+   * A position at or after `from` inside a whitespace run holding another
+   * whitespace character than a space or "\n", or two spaces in a row (the
+   * text's length when there is none). Not necessarily the run's first
+   * character: `test()` gives the end of the match, whose last character is
+   * whitespace, and makes no match object.
+   */
+  nextUnusual(from: number): number {
+    const c = this.unusual;
+    if (!Anchors.valid(c, from)) {
+      UNUSUAL_WS.lastIndex = from;
+      c.from = from;
+      c.at = UNUSUAL_WS.test(this.s) ? UNUSUAL_WS.lastIndex - 1 : this.s.length;
+    }
+    return c.at;
   }
 }

@@ -3,35 +3,30 @@
  * both ends trimmed (what `collapseRuns` states with one regular-expression
  * replace). Written as pieces of the output rather than a new string: the
  * caller joins every piece of the whole text once, and each full-size
- * two-byte string built and read costs about 300 µs on the reference VM
- * (a large-object allocation), more than the searches that find the runs.
+ * two-byte string built and read costs about 270 µs on the reference VM,
+ * nearly all of it the large-object allocation (a 60 K-character string,
+ * under the limit, costs 22 µs); the parts' own strings made that twice.
  *
  * A run needs collapsing when it holds a "\n", another non-space whitespace
  * character, or two spaces; single spaces stay. The "\n"s are found with
  * `indexOf` (native, about 30 ns a hit), the rest with one regular
- * expression that matches nothing in ordinary prose; from either hit the run
- * is widened to its whole extent, which is only a few characters.
+ * expression ({@link Anchors.nextUnusual}); from either hit the run is
+ * widened to its whole extent, which is only a few characters.
  */
-import { isWhitespaceCode } from "./whitespace-anchors.js";
-
-// Whitespace that a run of spaces and "\n" alone does not explain: any
-// whitespace character other than a space or "\n", or two spaces. With the
-// "\n" search this finds every run the rule must collapse. Searched with
-// test() from a position: the end of the match is known, no match object is
-// made, and its last character is whitespace inside the run.
-const UNUSUAL_WS = /[^\S \n]| {2}/g;
+import { type Anchors, isWhitespaceCode } from "./whitespace-anchors.js";
 
 /**
  * Push the collapsed and trimmed form of `s[start, end)` onto `out`,
  * preceded by `separator`; push nothing when it is only whitespace.
  */
 export function pushCollapsed(
-  s: string,
+  anchors: Anchors,
   start: number,
   end: number,
   separator: string,
   out: string[],
 ): void {
+  const s = anchors.s;
   let a = start;
   let b = end;
   while (a < b && isWhitespaceCode(s.charCodeAt(a))) a++;
@@ -42,20 +37,12 @@ export function pushCollapsed(
   // strictly inside [a, b) and is replaced by one space.
   let copy = a; // start of the text not yet pushed
   let from = a; // where the next search starts: never whitespace
-  // The next "\n" and the next unusual run at or after `from` (b when none
-  // before b): searched again only once `from` has passed them, so each
-  // search reads new text.
-  let lf = -1;
-  let unusual = -1;
   for (;;) {
-    if (lf < from) {
-      lf = s.indexOf("\n", from);
-      if (lf < 0 || lf > b) lf = b;
-    }
-    if (unusual < from) {
-      UNUSUAL_WS.lastIndex = from;
-      unusual = UNUSUAL_WS.test(s) ? Math.min(UNUSUAL_WS.lastIndex - 1, b) : b;
-    }
+    // The searches are cached across the whole text (see Anchors): a
+    // search that ran past `b`, or found nothing, is not repeated for the
+    // next part, so text between many short parts is read once.
+    const lf = Math.min(anchors.nextLF(from), b);
+    const unusual = Math.min(anchors.nextUnusual(from), b);
     const hit = Math.min(lf, unusual);
     if (hit >= b) break;
     let runStart = hit;

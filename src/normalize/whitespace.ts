@@ -68,7 +68,7 @@ export function collapseWhitespace(s: string): string {
   const out: string[] = [];
   const n = s.length;
   if (!FENCE_HINT.test(s)) {
-    pushCollapsed(s, 0, n, "", out);
+    pushCollapsed(anchors, 0, n, "", out);
     return out.join("");
   }
   // Anchors first: only lines holding a fence marker can open a block, so
@@ -78,7 +78,7 @@ export function collapseWhitespace(s: string): string {
   while (pos <= n) {
     const opener = nextOpener(anchors, pos);
     const end = opener === undefined ? n : opener.start;
-    pushCollapsed(s, pos, end, out.length > 0 ? "\n" : "", out);
+    pushCollapsed(anchors, pos, end, out.length > 0 ? "\n" : "", out);
     if (opener === undefined) break;
     if (out.length > 0) out.push("\n");
     pos = pushFencedBlock(anchors, opener.start, opener.fence, out);
