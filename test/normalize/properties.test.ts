@@ -193,6 +193,8 @@ describe("linear time on adversarial input", () => {
     ["indented fence lines", "```\n    ".repeat(250_000)],
     ["backtick runs", "`".repeat(2_000_000)],
     ["tilde lines", "~~~ \t\r\n".repeat(333_000)],
+    ["short parts between blocks", "a\n```\nx\n```\n".repeat(166_000)],
+    ["short parts between blocks, CR line ends", "a\r```\rx\r```\r".repeat(166_000)],
   ];
   const fastest = (text: string) => {
     let best = Number.POSITIVE_INFINITY;
