@@ -58,11 +58,15 @@ function pushEscaped(w: Writer, s: string, quoted: boolean): void {
     const json = JSON.stringify(s);
     if (!json.includes("\\ud") || s.isWellFormed()) push(w, quoted ? json : json.slice(1, -1));
     else push(w, escapeLoop(s, quoted), false);
+  } else if (CONTROL.test(s)) {
+    // Control characters (a fenced block's line breaks): JSON.stringify
+    // escapes everything in one pass, and only its "\ud" calls for the
+    // well-formedness check (one pass fewer than checking first).
+    const json = JSON.stringify(s);
+    if (!json.includes("\\ud") || s.isWellFormed()) push(w, quoted ? json : json.slice(1, -1));
+    else push(w, escapeLoop(s, quoted), false);
   } else if (!s.isWellFormed()) {
     push(w, escapeLoop(s, quoted), false);
-  } else if (CONTROL.test(s)) {
-    const json = JSON.stringify(s);
-    push(w, quoted ? json : json.slice(1, -1));
   } else {
     // Only " and \ to escape: \ first, so the \ added before " is not doubled.
     const body = s.replaceAll("\\", "\\\\").replaceAll('"', '\\"');

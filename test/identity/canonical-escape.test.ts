@@ -1,0 +1,85 @@
+/**
+ * RFC 8785 string escaping on long strings (canonical-json.ts takes native
+ * shortcuts from 2,048 code units on): every branch (control characters,
+ * lone surrogates, quotes and backslashes, each alone and together) against
+ * the escaping spelled out, and lone surrogates kept apart in the identity.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalString, writeCanonicalJson } from "../../src/identity/canonical-json.js";
+import { invocationIdentity } from "../../src/identity/index.js";
+
+/** RFC 8785 §3.2.2.2, one code unit at a time; lone surrogates kept as they are. */
+function reference(s: string): string {
+  const short: Record<number, string> = {
+    8: "\\b",
+    9: "\\t",
+    10: "\\n",
+    12: "\\f",
+    13: "\\r",
+    34: '\\"',
+    92: "\\\\",
+  };
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    out +=
+      c < 0x20 || c === 34 || c === 92
+        ? (short[c] ?? `\\u00${c.toString(16).padStart(2, "0")}`)
+        : s[i];
+  }
+  return `${out}"`;
+}
+
+const piece = fc.constantFrom(
+  "plain text ",
+  "é→✓ ",
+  "\n",
+  "\t",
+  "\u0000",
+  "\u001f",
+  '"',
+  "\\",
+  "\\ud",
+  "\\ud800",
+  "\ud800",
+  "\udc00",
+  "\ud83d\ude00",
+  "ud",
+);
+const long = fc
+  .tuple(fc.array(piece, { minLength: 1, maxLength: 30 }), fc.nat(3000))
+  .map(([parts, pad]) => "x".repeat(2048 + pad) + parts.join(""));
+
+describe("canonical string escaping, long strings", () => {
+  it("equals the escaping spelled out, whatever the mix", () => {
+    fc.assert(
+      fc.property(long, (s) => {
+        expect(canonicalString(s)).toBe(reference(s));
+      }),
+      { numRuns: 1500, seed: 23 },
+    );
+  });
+
+  it("flags every piece holding a lone surrogate as not well-formed", () => {
+    fc.assert(
+      fc.property(long, (s) => {
+        let flagged = false;
+        writeCanonicalJson(s, (text, wellFormed) => {
+          if (!text.isWellFormed()) expect(wellFormed).toBe(false);
+          if (!wellFormed) flagged = true;
+        });
+        if (!s.isWellFormed()) expect(flagged).toBe(true);
+      }),
+      { numRuns: 1000, seed: 29 },
+    );
+  });
+
+  it("keeps lone surrogates apart in long prompts with line breaks", () => {
+    const body = `${"```\nconst a = 1;\n```\n".repeat(200)}tail `;
+    const ids = ["\ud800", "\udc00", "\ufffd"].map((c) =>
+      invocationIdentity({ role: "r", prompt: body + c }),
+    );
+    expect(new Set(ids).size).toBe(3);
+  });
+});
