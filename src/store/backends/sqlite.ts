@@ -53,11 +53,18 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   const query = adapter.query as unknown as Query;
   const keyv = await prepareKeyv(adapter, () => prepare(query));
   const check = path === ":memory:" ? undefined : fileGuard(path);
-  const reader = path === ":memory:" ? undefined : await openReader(sqlite3, path);
-  if (reader !== undefined) {
-    // keyv reads through the adapter's get: answer it from the prepared statement.
-    (adapter as unknown as { get: (key: string) => Promise<unknown> }).get = reader.get;
-  }
+  // Opened beside the first operations, not before them (a cold start's
+  // first read goes through the adapter meanwhile); keyv reads through the
+  // adapter's get, which then answers from the prepared statement.
+  const reader =
+    path === ":memory:"
+      ? undefined
+      : openReader(sqlite3, path).then((r) => {
+          if (r !== undefined) {
+            (adapter as unknown as { get: (key: string) => Promise<unknown> }).get = r.get;
+          }
+          return r;
+        });
 
   return {
     keyv,
@@ -133,7 +140,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       );
     },
     async close() {
-      await reader?.close();
+      await (await reader)?.close();
       await adapter.disconnect();
     },
   };
@@ -160,8 +167,9 @@ interface Reader {
 async function openReader(sqlite3: Sqlite3, path: string): Promise<Reader | undefined> {
   let db: RawDatabase | undefined;
   try {
+    // Without OPEN_CREATE: a file removed meanwhile is not made again empty.
     db = await new Promise<RawDatabase>((resolve, reject) => {
-      const d: RawDatabase = new sqlite3.Database(path, (error) =>
+      const d: RawDatabase = new sqlite3.Database(path, sqlite3.OPEN_READWRITE, (error) =>
         error ? reject(error) : resolve(d),
       );
     });
@@ -267,7 +275,11 @@ const NATIVE_BINDING_FAILURE =
   /Could not locate the bindings file|node_sqlite3\.node|NODE_MODULE_VERSION|invalid ELF header|wrong ELF class/;
 
 interface Sqlite3 {
-  Database: new (file: string, callback: (error: Error | null) => void) => RawDatabase;
+  Database: {
+    new (file: string, callback: (error: Error | null) => void): RawDatabase;
+    new (file: string, mode: number, callback: (error: Error | null) => void): RawDatabase;
+  };
+  readonly OPEN_READWRITE: number;
 }
 
 interface RawDatabase {
