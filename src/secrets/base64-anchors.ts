@@ -102,22 +102,36 @@ function firstTwoAtoms(alt: string): [string, string] | undefined {
 export function startPairs(re: RegExp): Uint8Array | undefined {
   const alts = alternatives(re.source);
   if (alts === undefined) return undefined;
-  const flags = re.flags.replace(/[gy]/g, "");
+  const flags = `${re.flags.replace(/[gy]/g, "")}g`;
   const table = new Uint8Array(65536);
-  const latin1 = Array.from({ length: 256 }, (_, c) => String.fromCharCode(c));
+  // Each atom matches exactly one character, so one global search over the
+  // 256 latin1 characters in a row finds the same ones as a test of each
+  // alone; atoms repeat across alternatives (`s`, `k`…), so each is searched
+  // once. Built on first use, not at import: this is ~70 regex compilations.
+  const charsOf = new Map<string, number[]>();
+  const chars = (atom: string): number[] => {
+    let cs = charsOf.get(atom);
+    if (cs === undefined) {
+      cs = [];
+      const one = new RegExp(`(?:${atom})`, flags);
+      for (let m = one.exec(LATIN1); m !== null; m = one.exec(LATIN1)) cs.push(m.index);
+      charsOf.set(atom, cs);
+    }
+    return cs;
+  };
   for (const alt of alts) {
     const atoms = firstTwoAtoms(alt);
     if (atoms === undefined) return undefined;
-    const [first, second] = atoms.map((a) => {
-      const one = new RegExp(`^(?:${a})$`, flags);
-      return latin1.flatMap((ch, c) => (one.test(ch) ? [c] : []));
-    });
-    for (const a of first!) for (const b of second!) table[a * 256 + b] = 1;
+    for (const a of chars(atoms[0])) for (const b of chars(atoms[1])) table[a * 256 + b] = 1;
   }
   return table;
 }
 
-const ANCHOR_PAIRS = startPairs(SECRET_ANCHORS);
+/** The 256 latin1 characters, in order: character c is at index c. */
+const LATIN1 = String.fromCharCode(...Array.from({ length: 256 }, (_, c) => c));
+
+/** The table of {@link SECRET_ANCHORS}, built on first use (null: not built yet). */
+let anchorPairs: Uint8Array | undefined | null = null;
 
 /**
  * False only when the base64 decoding of `text[start, end)` (as
@@ -130,7 +144,8 @@ const ANCHOR_PAIRS = startPairs(SECRET_ANCHORS);
  * decodedMayHoldAnchor("dXNlcjpzay1wcm9qLWExQjJj", 0, 24) // true: "user:sk-proj-…" holds `sk-`
  */
 export function decodedMayHoldAnchor(text: string, start: number, end: number): boolean {
-  return ANCHOR_PAIRS === undefined || decodedHoldsPair(text, start, end, ANCHOR_PAIRS);
+  if (anchorPairs === null) anchorPairs = startPairs(SECRET_ANCHORS);
+  return anchorPairs === undefined || decodedHoldsPair(text, start, end, anchorPairs);
 }
 
 /**
