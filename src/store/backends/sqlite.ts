@@ -37,31 +37,43 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   // so that a missing native binding is reported before anything else.
   const fromAdapter = createRequire(createRequire(import.meta.url).resolve("@keyv/sqlite"));
   const sqlite3 = loadSqlite3(`sqlite://${path}`, () => fromAdapter("sqlite3")) as Sqlite3;
+  let own: RawDatabase | undefined;
   if (path !== ":memory:") {
     await makeDirectory(dirname(path));
-    await probe(sqlite3, path);
+    own = await probe(sqlite3, path);
   }
-  const { KeyvSqlite } = await import("@keyv/sqlite");
-  const adapter = new KeyvSqlite({
-    uri: `sqlite://${path}`,
-    table: SQLITE_VALUES_TABLE,
-    // The adapter's own option; it calls database.configure("busyTimeout").
-    // node-sqlite3 defaults to 1 s, short for several processes writing while
-    // a WAL checkpoint holds the lock: SQLITE_BUSY would reach the caller.
-    busyTimeout: BUSY_TIMEOUT_MS,
-  });
-  const query = adapter.query as unknown as Query;
-  const keyv = await prepareKeyv(adapter, () => prepare(query));
+  let keyv: Awaited<ReturnType<typeof prepareKeyv>>;
+  let adapter: InstanceType<typeof import("@keyv/sqlite").KeyvSqlite>;
+  let query: Query;
+  try {
+    const { KeyvSqlite } = await import("@keyv/sqlite");
+    adapter = new KeyvSqlite({
+      uri: `sqlite://${path}`,
+      table: SQLITE_VALUES_TABLE,
+      // The adapter's own option; it calls database.configure("busyTimeout").
+      // node-sqlite3 defaults to 1 s, short for several processes writing while
+      // a WAL checkpoint holds the lock: SQLITE_BUSY would reach the caller.
+      busyTimeout: BUSY_TIMEOUT_MS,
+    });
+    query = adapter.query as unknown as Query;
+    const q = query;
+    keyv = await prepareKeyv(adapter, () => prepare(q));
+  } catch (error) {
+    if (own !== undefined) await closeDatabase(own);
+    throw error;
+  }
   const check = path === ":memory:" ? undefined : fileGuard(path);
-  // Opened beside the first operations, not before them (a cold start's
+  // The probe's connection stays open for keyed reads. Their statement is
+  // prepared beside the first operations, not before them (a cold start's
   // first read goes through the adapter meanwhile); keyv reads through the
   // adapter's get, which then answers from the prepared statement.
+  const opened = adapter;
   const reader =
-    path === ":memory:"
+    own === undefined
       ? undefined
-      : openReader(sqlite3, path).then((r) => {
+      : readerOn(own).then((r) => {
           if (r !== undefined) {
-            (adapter as unknown as { get: (key: string) => Promise<unknown> }).get = r.get;
+            (opened as unknown as { get: (key: string) => Promise<unknown> }).get = r.get;
           }
           return r;
         });
@@ -157,26 +169,18 @@ interface Reader {
  * prepared once. @keyv/sqlite runs every get as `database.all(sql)`, which
  * compiles the SELECT again and builds a statement object each time: 125
  * against 59 µs per get here, most of it on the main thread
- * (docs/performance.md, "SQLite reads through a prepared statement"). The
- * adapter's connection is out of reach (kept in a closure), hence a second
- * one: in WAL mode a reader never blocks the writer, and each read starts
- * after every write this process was told had finished, so it sees them.
- * Undefined when the connection cannot be had: reads then stay on the
+ * (docs/performance.md, "Keyed reads through a prepared statement"). The
+ * adapter's connection is out of reach (kept in a closure), so the reads
+ * use the probe's own connection, kept open: in WAL mode a reader never
+ * blocks the writer, and each read starts after every write this process
+ * was told had finished, so it sees them. Undefined (the connection
+ * closed) when the statement cannot be prepared: reads then stay on the
  * adapter's.
  */
-async function openReader(sqlite3: Sqlite3, path: string): Promise<Reader | undefined> {
-  let db: RawDatabase | undefined;
+async function readerOn(db: RawDatabase): Promise<Reader | undefined> {
   try {
-    // Without OPEN_CREATE: a file removed meanwhile is not made again empty.
-    db = await new Promise<RawDatabase>((resolve, reject) => {
-      const d: RawDatabase = new sqlite3.Database(path, sqlite3.OPEN_READWRITE, (error) =>
-        error ? reject(error) : resolve(d),
-      );
-    });
-    db.configure("busyTimeout", BUSY_TIMEOUT_MS);
-    const open = db;
     const statement = await new Promise<RawStatement>((resolve, reject) => {
-      const st: RawStatement = open.prepare(
+      const st: RawStatement = db.prepare(
         `SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`,
         (error) => (error ? reject(error) : resolve(st)),
       );
@@ -189,13 +193,16 @@ async function openReader(sqlite3: Sqlite3, path: string): Promise<Reader | unde
           ),
         ),
       close: () =>
-        new Promise<void>((resolve) => statement.finalize(() => open.close(() => resolve()))),
+        new Promise<void>((resolve) => statement.finalize(() => db.close(() => resolve()))),
     };
   } catch {
-    const failed = db;
-    if (failed !== undefined) await new Promise<void>((resolve) => failed.close(() => resolve()));
+    await closeDatabase(db);
     return undefined;
   }
+}
+
+function closeDatabase(db: RawDatabase): Promise<void> {
+  return new Promise<void>((resolve) => db.close(() => resolve()));
 }
 
 /**
@@ -275,11 +282,7 @@ const NATIVE_BINDING_FAILURE =
   /Could not locate the bindings file|node_sqlite3\.node|NODE_MODULE_VERSION|invalid ELF header|wrong ELF class/;
 
 interface Sqlite3 {
-  Database: {
-    new (file: string, callback: (error: Error | null) => void): RawDatabase;
-    new (file: string, mode: number, callback: (error: Error | null) => void): RawDatabase;
-  };
-  readonly OPEN_READWRITE: number;
+  Database: new (file: string, callback: (error: Error | null) => void) => RawDatabase;
 }
 
 interface RawDatabase {
@@ -298,13 +301,14 @@ interface RawStatement {
 }
 
 /**
- * Open the file on a connection of our own and create what the store needs,
- * then close it. @keyv/sqlite keeps its connection in a closure: when its
+ * Open the file on a connection of our own and create what the store needs;
+ * the connection then stays open for keyed reads (readerOn), and is closed
+ * if anything fails. @keyv/sqlite keeps its connection in a closure: when its
  * CREATE TABLE fails (a read-only file or folder) that connection can never
  * be closed, so every retry of a failing open would leak a file descriptor.
  * Failing here first means the adapter is only built for a usable file.
  */
-async function probe(sqlite3: Sqlite3, path: string): Promise<void> {
+async function probe(sqlite3: Sqlite3, path: string): Promise<RawDatabase> {
   const db = await new Promise<RawDatabase>((resolve, reject) => {
     const d: RawDatabase = new sqlite3.Database(path, (error) =>
       error ? reject(error) : resolve(d),
@@ -324,8 +328,10 @@ async function probe(sqlite3: Sqlite3, path: string): Promise<void> {
     await query(
       `CREATE TABLE IF NOT EXISTS ${SQLITE_VALUES_TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT )`,
     );
-  } finally {
-    await new Promise<void>((resolve) => db.close(() => resolve()));
+    return db;
+  } catch (error) {
+    await closeDatabase(db);
+    throw error;
   }
 }
 
