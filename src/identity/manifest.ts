@@ -222,10 +222,12 @@ function describe(v: unknown): string {
  * temperature…), and scanning them is not free: a URL holds `://` and a
  * path is a base64-looking run, so every call decoded and searched them
  * again (about 2.5 % of a replayed call). Only texts in which nothing was
- * found are kept, so no secret is ever held here; bounded per redactor.
+ * found are kept, so no secret is ever held here; bounded per redactor
+ * (256 texts of at most 4 KiB).
  */
 const cleanParams = new WeakMap<SecretRedactor, Set<string>>();
 const MAX_CLEAN_PARAMS = 256;
+const MAX_CLEAN_PARAMS_TEXT = 4096;
 
 /** `params` with its secrets redacted (the same object when it holds none). */
 function redactParams(scanner: SecretRedactor, params: JsonValue): JsonValue {
@@ -235,7 +237,9 @@ function redactParams(scanner: SecretRedactor, params: JsonValue): JsonValue {
   let clean = cleanParams.get(scanner);
   if (clean?.has(text) === true) return params;
   const { value, found } = scanner.redact(params);
-  if (found.length === 0) {
+  // Only small texts: the repeating ones are a few settings, and 256 large
+  // params (tool definitions) would otherwise be held in memory.
+  if (found.length === 0 && text.length <= MAX_CLEAN_PARAMS_TEXT) {
     if (clean === undefined) {
       clean = new Set();
       cleanParams.set(scanner, clean);

@@ -11,7 +11,7 @@ import type { KeyvStoreAdapter } from "keyv";
 import type { Backend, RawRow } from "../backend.js";
 import { keysetPages } from "./keyset.js";
 import { createKeyv } from "./keyv.js";
-import { SQLITE_VALUES_TABLE } from "./sqlite.js";
+import { listSqliteRows, SQLITE_VALUES_TABLE } from "./sqlite.js";
 
 const BUSY_TIMEOUT_MS = 5000;
 const PAGE = 64;
@@ -84,24 +84,7 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
   return {
     keyv: await createKeyv(adapter),
     keyPrefix: "",
-    async *listRaw(prefix: string): AsyncIterable<RawRow> {
-      // As in the read-write backend: literal prefix match, keyset pagination.
-      yield* keysetPages(
-        "",
-        (after) =>
-          query(
-            `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
-             WHERE key > ? AND substr(key, 1, length(?)) = ?
-             ORDER BY key LIMIT ?`,
-            after,
-            prefix,
-            prefix,
-            PAGE,
-          ),
-        (last) => String(last.key),
-        PAGE,
-      );
-    },
+    listRaw: (prefix) => listSqliteRows(query, prefix),
     async *listRawByRecordedAt(prefix: string): AsyncIterable<RawRow | null> {
       // The order is built in a TEMP table (the connection's own temp
       // database: allowed on a read-only file, kept by SQLite in its page

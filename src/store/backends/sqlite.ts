@@ -24,7 +24,10 @@ export const SQLITE_NOW_MS = "((julianday('now') - 2440587.5) * 86400000.0)";
 /** Rows per query while listing: entries may be megabytes each. */
 const PAGE = 64;
 
-type Query = (sql: string, ...params: unknown[]) => Promise<Array<Record<string, unknown>>>;
+export type SqliteQuery = (
+  sql: string,
+  ...params: unknown[]
+) => Promise<Array<Record<string, unknown>>>;
 
 /**
  * Open (creating parent folders and tables as needed) the SQLite file at `path`.
@@ -42,38 +45,25 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     await makeDirectory(dirname(path));
     own = await probe(sqlite3, path);
   }
-  let keyv: Awaited<ReturnType<typeof prepareKeyv>>;
-  let adapter: InstanceType<typeof import("@keyv/sqlite").KeyvSqlite>;
-  let query: Query;
+  let opened: Awaited<ReturnType<typeof openAdapter>>;
   try {
-    const { KeyvSqlite } = await import("@keyv/sqlite");
-    adapter = new KeyvSqlite({
-      uri: `sqlite://${path}`,
-      table: SQLITE_VALUES_TABLE,
-      // The adapter's own option; it calls database.configure("busyTimeout").
-      // node-sqlite3 defaults to 1 s, short for several processes writing while
-      // a WAL checkpoint holds the lock: SQLITE_BUSY would reach the caller.
-      busyTimeout: BUSY_TIMEOUT_MS,
-    });
-    query = adapter.query as unknown as Query;
-    const q = query;
-    keyv = await prepareKeyv(adapter, () => prepare(q));
+    opened = await openAdapter(path);
   } catch (error) {
     if (own !== undefined) await closeDatabase(own);
     throw error;
   }
+  const { adapter, query, keyv } = opened;
   const check = path === ":memory:" ? undefined : fileGuard(path);
   // The probe's connection stays open for keyed reads. Their statement is
   // prepared beside the first operations, not before them (a cold start's
   // first read goes through the adapter meanwhile); keyv reads through the
   // adapter's get, which then answers from the prepared statement.
-  const opened = adapter;
   const reader =
     own === undefined
       ? undefined
       : readerOn(own).then((r) => {
           if (r !== undefined) {
-            (opened as unknown as { get: (key: string) => Promise<unknown> }).get = r.get;
+            (adapter as unknown as { get: (key: string) => Promise<unknown> }).get = r.get;
           }
           return r;
         });
@@ -86,27 +76,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     ...(check === undefined
       ? {}
       : { ready: async () => check(), verify: async () => check(), readyOnlyChecks: true }),
-    async *listRaw(prefix: string): AsyncIterable<RawRow> {
-      // substr/length count characters, so the prefix is matched literally.
-      // (LIKE would treat % and _ as wildcards and, in SQLite, ignore ASCII case.)
-      // Keyset pagination on the BINARY-ordered primary key: no OFFSET rescans,
-      // and rows written meanwhile cannot shift the window.
-      yield* keysetPages(
-        "",
-        (after) =>
-          query(
-            `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
-             WHERE key > ? AND substr(key, 1, length(?)) = ?
-             ORDER BY key LIMIT ?`,
-            after,
-            prefix,
-            prefix,
-            PAGE,
-          ),
-        (last) => String(last.key),
-        PAGE,
-      );
-    },
+    listRaw: (prefix) => listSqliteRows(query, prefix),
     async getRecord(key) {
       const [row] = await query(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`, key);
       return row === undefined ? undefined : String(row.value);
@@ -156,6 +126,48 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       await adapter.disconnect();
     },
   };
+}
+
+/** @keyv/sqlite on `path`, its tables and pragmas in place, and keyv over it. */
+async function openAdapter(path: string) {
+  const { KeyvSqlite } = await import("@keyv/sqlite");
+  const adapter = new KeyvSqlite({
+    uri: `sqlite://${path}`,
+    table: SQLITE_VALUES_TABLE,
+    // The adapter's own option; it calls database.configure("busyTimeout").
+    // node-sqlite3 defaults to 1 s, short for several processes writing while
+    // a WAL checkpoint holds the lock: SQLITE_BUSY would reach the caller.
+    busyTimeout: BUSY_TIMEOUT_MS,
+  });
+  const query = adapter.query as unknown as SqliteQuery;
+  const keyv = await prepareKeyv(adapter, () => prepare(query));
+  return { adapter, query, keyv };
+}
+
+/**
+ * Every row whose key starts with `prefix`, in key order, a page at a time:
+ * the listing of both sqlite3 backends (read-write here, read-only in
+ * sqlite-readonly.ts). substr/length count characters, so the prefix is
+ * matched literally (LIKE would treat % and _ as wildcards and, in SQLite,
+ * ignore ASCII case). Keyset pagination on the BINARY-ordered primary key:
+ * no OFFSET rescans, and rows written meanwhile cannot shift the window.
+ */
+export function listSqliteRows(query: SqliteQuery, prefix: string): AsyncIterable<RawRow> {
+  return keysetPages(
+    "",
+    (after) =>
+      query(
+        `SELECT key, value FROM ${SQLITE_VALUES_TABLE}
+         WHERE key > ? AND substr(key, 1, length(?)) = ?
+         ORDER BY key LIMIT ?`,
+        after,
+        prefix,
+        prefix,
+        PAGE,
+      ),
+    (last) => String(last.key),
+    PAGE,
+  );
 }
 
 /** A connection of our own for reads by key, through one statement prepared once. */
@@ -316,7 +328,7 @@ async function probe(sqlite3: Sqlite3, path: string): Promise<RawDatabase> {
   });
   try {
     db.configure("busyTimeout", BUSY_TIMEOUT_MS);
-    const query: Query = (sql) =>
+    const query: SqliteQuery = (sql) =>
       new Promise((resolve, reject) =>
         db.all(sql, (error, rows) =>
           error ? reject(error) : resolve(rows as Array<Record<string, unknown>>),
@@ -341,7 +353,7 @@ async function probe(sqlite3: Sqlite3, path: string): Promise<RawDatabase> {
  * blocks them); synchronous=NORMAL is the setting WAL is designed for (durable
  * against application crashes, one fsync per checkpoint instead of per commit).
  */
-async function prepare(query: Query): Promise<void> {
+async function prepare(query: SqliteQuery): Promise<void> {
   // Ask for WAL until granted: switching needs a moment of exclusive access,
   // which another process opening the same new file may hold.
   // The mode is stored in the file: most opens find it set already. Retries
