@@ -17,8 +17,13 @@
  * It is written like the cassette: an exclusively created temp file with a
  * random name (never through a planted symlink), renamed into place.
  *
- * Layout: line 1 is a small JSON header, line 2 the items, so a stale cache
- * costs one short parse, not a big one.
+ * Layout: line 1 is a small JSON header, so a stale cache costs one short
+ * parse, not a big one; line 2 the items' keys (and expiry, owed check); then
+ * one line per item holding its value's JSON (`JSON.stringify` never writes a
+ * raw line break). A value is parsed the first time it is read: a process
+ * that replays a few calls from a big cassette parses those few, not the
+ * whole file (~10 ms of a 100-entry cassette's cold start here, most of it
+ * `JSON.parse` of values nobody asked for; docs/performance.md).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
@@ -37,8 +42,9 @@ export const PARSE_CACHE_MIN_BYTES = 64 * 1024;
  * 3: a row may end with the `entries:` index of an item that owes its id
  * check (owed-checks.ts). Only items whose value check passed are written
  * (the caller makes it), so a row never owes that.
+ * 4: values on lines of their own, after the rows, parsed on first read.
  */
-const VERSION = 3;
+const VERSION = 4;
 
 interface Header {
   v: number;
@@ -50,14 +56,50 @@ interface Header {
   dev: string;
   /** sha256 of the YAML bytes the items were parsed from. */
   sha256: string;
-  /** sha256 of the item line (line 2). */
+  /** sha256 of everything after the header line (the rows and the values). */
   rows: string;
 }
 
-type Row =
-  | [string, JsonValue]
-  | [string, JsonValue, number]
-  | [string, JsonValue, number | null, number];
+/** An item's key, its expiry, and the `entries:` index of the id check it owes. */
+type Row = [string] | [string, number] | [string, number | null, number];
+
+/**
+ * An item read from the cache: its value is decoded and parsed from its own
+ * line of the file's bytes the first time it is read, then kept (the same
+ * object on every read, as a parsed item's is).
+ */
+class CachedItem implements CassetteItem {
+  // Declared, not defined: an item without expiry has no `expires` key at all, as a parsed one.
+  declare readonly expires?: number;
+  #line: { bytes: Buffer; start: number; end: number; file: string } | undefined;
+  #value: JsonValue | undefined;
+
+  constructor(
+    readonly key: string,
+    line: { bytes: Buffer; start: number; end: number; file: string },
+    expires: number | undefined,
+  ) {
+    this.#line = line;
+    if (expires !== undefined) this.expires = expires;
+  }
+
+  get value(): JsonValue {
+    const line = this.#line;
+    if (line !== undefined) {
+      try {
+        this.#value = JSON.parse(line.bytes.toString("utf8", line.start, line.end)) as JsonValue;
+      } catch (error) {
+        // Only a consistent edit by the cache's owner (the hash was checked) gets here.
+        throw new Error(
+          `invocache: the parsed-form cache of ${line.file} holds a value that is not JSON for ${this.key} ` +
+            `(${(error as Error).message}); delete the cache folder (it is rebuilt from the cassette)`,
+        );
+      }
+      this.#line = undefined; // the file's bytes are let go once every value is parsed
+    }
+    return this.#value as JsonValue;
+  }
+}
 
 /** Where the cache of `file` lives inside `dir`. */
 export function parseCachePath(dir: string, file: string): string {
@@ -83,7 +125,7 @@ export async function readParseCache(
   readBytes: () => Promise<Buffer | undefined>,
   owe: (item: CassetteItem, index: number) => void,
 ): Promise<CassetteItem[] | undefined> {
-  let text: string;
+  let bytes: Buffer;
   try {
     const handle = await open(parseCachePath(dir, file), constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
@@ -92,18 +134,21 @@ export async function readParseCache(
       if (!st.isFile() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o022) !== 0) {
         return undefined; // not ours alone: never trusted
       }
-      text = await handle.readFile("utf8");
+      // Bytes, not text: the hash is checked on the bytes, and only a cache
+      // that passes is decoded (at once, not chunk by chunk as readFile("utf8") does).
+      bytes = await handle.readFile();
     } finally {
       await handle.close();
     }
   } catch {
     return undefined;
   }
-  const newline = text.indexOf("\n");
+  // A UTF-8 byte 0x0a is always a line break (never inside a multi-byte character).
+  const newline = bytes.indexOf(0x0a);
   if (newline < 0) return undefined;
   let header: Header;
   try {
-    header = JSON.parse(text.slice(0, newline)) as Header;
+    header = JSON.parse(bytes.toString("utf8", 0, newline)) as Header;
   } catch {
     return undefined;
   }
@@ -120,24 +165,37 @@ export async function readParseCache(
   ) {
     return undefined;
   }
-  const line = text.slice(newline + 1);
-  if (createHash("sha256").update(line).digest("hex") !== header.rows) return undefined;
-  const bytes = await readBytes();
-  if (bytes === undefined || contentHash(bytes) !== header.sha256) return undefined;
+  // The writer hashed the body's text, whose UTF-8 is these bytes (JSON.stringify writes no lone surrogate).
+  if (contentHash(bytes.subarray(newline + 1)) !== header.rows) return undefined;
+  const yaml = await readBytes();
+  if (yaml === undefined || contentHash(yaml) !== header.sha256) return undefined;
+  const rowsEnd = bytes.indexOf(0x0a, newline + 1);
+  if (rowsEnd < 0) return undefined;
   let rows: Row[];
   try {
-    rows = JSON.parse(line) as Row[];
+    rows = JSON.parse(bytes.toString("utf8", newline + 1, rowsEnd)) as Row[];
   } catch {
     return undefined;
   }
   if (!Array.isArray(rows)) return undefined;
-  return rows.map((r) => {
-    const expires = r[2] ?? undefined;
-    const item: CassetteItem =
-      expires === undefined ? { key: r[0], value: r[1] } : { key: r[0], value: r[1], expires };
-    if (r.length === 4) owe(item, r[3]);
-    return item;
-  });
+  // Each value's line, found with native searches on the bytes; its
+  // decoding and parse wait for its first read.
+  // n rows, n value lines: n - 1 line breaks after the rows' line.
+  const items: CassetteItem[] = [];
+  let at = rowsEnd + 1;
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const next = bytes.indexOf(0x0a, at);
+    const last = i === rows.length - 1;
+    if (last ? next >= 0 : next < 0) return undefined; // not one value line per row
+    const end = last ? bytes.length : next;
+    const item = new CachedItem(r[0], { bytes, start: at, end, file }, r[1] ?? undefined);
+    if (r.length === 3) owe(item, r[2]);
+    items.push(item);
+    at = end + 1;
+  }
+  if (rows.length === 0 && bytes.length !== rowsEnd + 1) return undefined;
+  return items;
 }
 
 /**
@@ -153,10 +211,11 @@ export async function writeParseCache(
 ): Promise<void> {
   const rows: Row[] = items.map((i) => {
     const owed = owedIdCheckIndex(i);
-    if (owed !== undefined) return [i.key, i.value, i.expires ?? null, owed];
-    return i.expires === undefined ? [i.key, i.value] : [i.key, i.value, i.expires];
+    if (owed !== undefined) return [i.key, i.expires ?? null, owed];
+    return i.expires === undefined ? [i.key] : [i.key, i.expires];
   });
-  const line = JSON.stringify(rows);
+  const values = items.map((i) => JSON.stringify(i.value));
+  const line = `${JSON.stringify(rows)}\n${values.join("\n")}`;
   const header: Header = {
     v: VERSION,
     file,
