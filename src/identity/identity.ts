@@ -5,7 +5,7 @@
 import { type CanonicalValue, canonicalJson, writeCanonicalJson, wtf8 } from "./canonical-json.js";
 import { type IdentityOptions, type InvocationRequest, invocationManifest } from "./manifest.js";
 import type { Manifest } from "./manifest-types.js";
-import { createSha256 } from "./sha256.js";
+import { createSha256, type Sha256, sha256HexOfText } from "./sha256.js";
 import { type ToolManifest, toolManifestIdentity } from "./tool-manifest.js";
 
 /** Domain tag of recipe v1: no other invocache digest starts with these bytes. */
@@ -31,14 +31,29 @@ export function manifestIdentity(manifest: Manifest | ToolManifest): string {
   // (docs/performance.md, "Identity core"). Well-formed pieces go in as text
   // (their UTF-8 is their WTF-8); a piece with a lone surrogate as WTF-8. The
   // ASCII domain tag rides on the first piece: one hash update fewer.
-  const h = createSha256();
-  let domain = IDENTITY_DOMAIN_V1;
+  // Most manifests are one piece (under 8 K code units): that one is held
+  // and hashed in one call (sha256HexOfText), with no incremental hash
+  // object; a second piece starts one.
+  let held: string | undefined;
+  let h: Sha256 | undefined;
+  let first = true;
   writeCanonicalJson(manifest as unknown as CanonicalValue, (piece, wellFormed) => {
-    const text = domain + piece;
-    domain = "";
+    const text = first ? IDENTITY_DOMAIN_V1 + piece : piece;
+    const isFirst = first;
+    first = false;
+    if (isFirst && wellFormed) {
+      held = text;
+      return;
+    }
+    if (h === undefined) {
+      h = createSha256();
+      if (held !== undefined) h.update(held);
+      held = undefined;
+    }
     h.update(wellFormed ? text : wtf8(text));
   });
-  return h.hex();
+  if (h !== undefined) return h.hex();
+  return sha256HexOfText(held ?? IDENTITY_DOMAIN_V1);
 }
 
 /**

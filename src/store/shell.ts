@@ -96,8 +96,11 @@ export class StoreShell {
   /** Track `op` so that close waits for it. */
   track<T>(op: Promise<T>): Promise<T> {
     this.#inflight.add(op);
-    const forget = () => this.#inflight.delete(op);
-    op.then(forget, forget);
+    // Inline, not a named const: the bundle's keepNames would name it on every call.
+    op.then(
+      () => this.#inflight.delete(op),
+      () => this.#inflight.delete(op),
+    );
     return op;
   }
 
