@@ -76,6 +76,12 @@ export function stalenessView(
 
 class StaleView implements Store {
   readonly url: string;
+  // The store's optional capabilities, present exactly when the store has
+  // them (callers test for presence): declared, so an absent one is no key.
+  declare readonly policy?: StorePolicy;
+  declare readonly listsInKeyOrder?: boolean;
+  declare readonly deleteIfUnchanged?: (key: string, digest: string) => Promise<boolean>;
+  declare readonly listByRecordedAt?: (prefix: string) => AsyncIterable<[string, JsonValue]>;
   /** Entries already reported by a process warning. */
   readonly #warned = new Set<string>();
   /** Entries read as absent under `rerecord`: their next write is a refresh. */
@@ -87,6 +93,20 @@ class StaleView implements Store {
     private readonly events: Emitter,
   ) {
     this.url = store.url;
+    const self = this as {
+      -readonly [K in
+        | "policy"
+        | "listsInKeyOrder"
+        | "deleteIfUnchanged"
+        | "listByRecordedAt"]?: Store[K];
+    };
+    if (store.policy !== undefined) self.policy = store.policy;
+    if (store.listsInKeyOrder !== undefined) self.listsInKeyOrder = store.listsInKeyOrder;
+    // Pass-throughs: deleting or listing is not reading an entry to serve it.
+    if (store.deleteIfUnchanged !== undefined)
+      self.deleteIfUnchanged = (key, digest) => store.deleteIfUnchanged!(key, digest);
+    if (store.listByRecordedAt !== undefined)
+      self.listByRecordedAt = (prefix) => store.listByRecordedAt!(prefix);
   }
 
   async get(key: string, options?: GetOptions): Promise<JsonValue | undefined> {

@@ -13,7 +13,10 @@ import {
   StaleEntryError,
   type Store,
 } from "../../src/index.js";
-import type { Entry } from "../../src/store/index.js";
+import { Emitter } from "../../src/recorder/events.js";
+import { resolveKindModes } from "../../src/recorder/kind-modes.js";
+import { resolveStaleness, stalenessView } from "../../src/recorder/staleness.js";
+import { type Entry, valueDigest } from "../../src/store/index.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const dir = tempDir("rec-staleness");
@@ -169,5 +172,56 @@ describe("store defaults (store.policy)", () => {
     const own = createRecorder({ store, mode: "replay", onStale: "warn" });
     expect(await own.call(req, async () => ({}))).toStrictEqual({ text: "recorded" });
     await inner.close();
+  });
+});
+
+describe("the staleness view keeps the store's optional capabilities", () => {
+  it("forwards deleteIfUnchanged, listByRecordedAt, listsInKeyOrder and policy; adds none the store lacks", async () => {
+    const path = join(dir, `view-${n++}.sqlite`);
+    const writable = openStore(`sqlite://${path}`);
+    const key = await agedRecording(writable, OLD);
+    const events = new Emitter();
+    const staleness = resolveStaleness({ maxAge: "30d" }, undefined);
+    const modes = resolveKindModes("replay", {});
+
+    const view = stalenessView(writable, staleness, events, modes);
+    expect(view).not.toBe(writable);
+    expect(view.listsInKeyOrder).toBe(writable.listsInKeyOrder);
+    expect(typeof view.deleteIfUnchanged).toBe("function");
+    const [, value] = (await all(writable))[0]!;
+    expect(await view.deleteIfUnchanged!(key, valueDigest(value as never))).toBe(true);
+    expect(await writable.get(key)).toBeUndefined();
+    await writable.close();
+
+    // Read-only SQLite sorts by recordedAt inside the database: the view says so too.
+    const seeded = openStore(`sqlite://${path}`);
+    await agedRecording(seeded, OLD);
+    await seeded.close();
+    const readOnly = openStore(`sqlite://${path}`, { readOnly: true });
+    expect(readOnly.listByRecordedAt).toBeDefined();
+    const roView = stalenessView(readOnly, staleness, events, modes);
+    const listed: string[] = [];
+    for await (const [k] of roView.listByRecordedAt!("default:e:")) listed.push(k);
+    expect(listed).toHaveLength(1);
+    await readOnly.close();
+
+    // A store without them: the view has none either (callers test for presence).
+    const policy = { maxAge: "1d" } as const;
+    const bare: Store = {
+      url: "bare://",
+      policy,
+      get: async () => undefined,
+      set: async () => {},
+      delete: async () => false,
+      list: async function* () {},
+      acquireLease: async () => true,
+      releaseLease: async () => {},
+      close: async () => {},
+    };
+    const bareView = stalenessView(bare, staleness, events, modes);
+    expect(bareView.policy).toBe(policy);
+    for (const name of ["deleteIfUnchanged", "listByRecordedAt", "listsInKeyOrder"]) {
+      expect(name in bareView, name).toBe(false);
+    }
   });
 });
