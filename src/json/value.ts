@@ -182,13 +182,18 @@ export function toJsonValue(value: unknown, path: string, seen = new Set<object>
         const out: Record<string, JsonValue> = {};
         for (const [k, v] of Object.entries(value)) {
           if (v === undefined) continue; // as JSON.stringify does
-          // defineProperty: a "__proto__" key stays an ordinary member.
-          Object.defineProperty(out, k, {
-            value: toJsonValue(v, `${path}.${k}`, seen),
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          });
+          const copy = toJsonValue(v, `${path}.${k}`, seen);
+          // defineProperty for "__proto__" only, so it stays an ordinary
+          // member; an assignment makes the same own property of any other
+          // key, about 3x faster (this runs on every call's params).
+          if (k === "__proto__") {
+            Object.defineProperty(out, k, {
+              value: copy,
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            });
+          } else out[k] = copy;
         }
         return out;
       } finally {

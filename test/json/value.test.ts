@@ -39,6 +39,25 @@ describe("src/json: one home for JSON values", () => {
     expect(toJsonValue(foreign, "params")).toEqual({ a: { b: [1] } });
   });
 
+  it("toJsonValue copies every member as an own data property, __proto__ and built-in names too", () => {
+    const given = JSON.parse(
+      '{"__proto__":{"polluted":1},"toString":"t","constructor":{"x":[1]},"a":{"__proto__":[2]}}',
+    ) as Record<string, unknown>;
+    const copy = toJsonValue(given, "params") as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.keys(copy)).toEqual(["__proto__", "toString", "constructor", "a"]);
+    expect(Object.getOwnPropertyDescriptor(copy, "__proto__")).toEqual({
+      value: { polluted: 1 },
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+    expect((copy as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(Object.getOwnPropertyDescriptor(copy.a, "__proto__")?.value).toEqual([2]);
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(given));
+    expect(copy.constructor).not.toBe(given.constructor); // a copy, not shared
+  });
+
   it("a store still refuses non-JSON from a direct caller, and keeps a snapshot", async () => {
     const store = openStore("memory://");
     try {
