@@ -31,6 +31,8 @@
  * test/secrets/base64-anchors.test.ts checks the decoder against Buffer and
  * the answer against the regex, on runs with and without `=`.
  */
+import { regexKey } from "./derived.js";
+import { START_PAIRS, type StartPairGroups } from "./derived-tables.js";
 import { SECRET_ANCHORS } from "./patterns.js";
 import { classEnd } from "./token-runs.js";
 
@@ -144,8 +146,31 @@ let anchorPairs: Uint8Array | undefined | null = null;
  * decodedMayHoldAnchor("dXNlcjpzay1wcm9qLWExQjJj", 0, 24) // true: "user:sk-proj-…" holds `sk-`
  */
 export function decodedMayHoldAnchor(text: string, start: number, end: number): boolean {
-  if (anchorPairs === null) anchorPairs = startPairs(SECRET_ANCHORS);
+  if (anchorPairs === null) {
+    // Read from derived-tables.ts (derived.ts); derived here only when the anchors changed since.
+    const groups = START_PAIRS[regexKey(SECRET_ANCHORS)];
+    anchorPairs = groups === undefined ? startPairs(SECRET_ANCHORS) : tableOfGroups(groups);
+  }
   return anchorPairs === undefined || decodedHoldsPair(text, start, end, anchorPairs);
+}
+
+/**
+ * The start-pair table of `groups` (the form derived-tables.ts stores one
+ * in; null there: {@link startPairs} gave undefined).
+ *
+ * @example
+ * tableOfGroups([["ab", "c"]])[0x61 * 256 + 0x63] // 1: "ac"
+ */
+export function tableOfGroups(groups: StartPairGroups | null): Uint8Array | undefined {
+  if (groups === null) return undefined;
+  const table = new Uint8Array(65536);
+  for (const [firsts, seconds] of groups) {
+    for (let i = 0; i < firsts.length; i++) {
+      const row = firsts.charCodeAt(i) * 256;
+      for (let j = 0; j < seconds.length; j++) table[row + seconds.charCodeAt(j)] = 1;
+    }
+  }
+  return table;
 }
 
 /**
