@@ -105,14 +105,17 @@ export function patternFilter(regexes: readonly RegExp[]): PatternFilter {
   );
   const whole = literalSearch(lits.map((l, p) => (inRun[p] ? undefined : l)));
   const runs = literalSearch(lits.map((l, p) => (inRun[p] ? l : undefined)));
-  const all = literalSearch(lits);
+  let all: PatternFilter | undefined; // for mostly-one-token texts only: built on the first
   const anyInRun = inRun.includes(true);
   return {
     candidates(text) {
       // Text that is mostly one long token (a base64 blob) gains nothing from the
       // split: the in-run literals would be searched in nearly all of it anyway.
       const runText = anyInRun ? longTokenRuns(text, text.length >>> 1) : "";
-      if (runText === undefined) return all.candidates(text);
+      if (runText === undefined) {
+        all ??= literalSearch(lits);
+        return all.candidates(text);
+      }
       const onWhole = whole.candidates(text);
       if (!anyInRun) return onWhole;
       const onRuns = runs.candidates(runText);

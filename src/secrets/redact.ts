@@ -109,10 +109,14 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
   }
   // A value found inside a placeholder we write (":MY_API_KEY", "openai-api-key") would
   // be replaced again on a second pass: redaction must be idempotent, so it is not searched.
-  const written = [
-    ...all.map((n) => n.placeholder),
-    ...(opts.patterns ?? SECRET_PATTERNS).map((p) => secretPlaceholder(p.name)),
-  ];
+  // (Listed only when there are values: most environments hold none the identity looks for.)
+  const written =
+    all.length === 0
+      ? []
+      : [
+          ...all.map((n) => n.placeholder),
+          ...(opts.patterns ?? SECRET_PATTERNS).map((p) => secretPlaceholder(p.name)),
+        ];
   const needles = all.filter((n) => !written.some((w) => w.includes(n.text)));
   // Longest first: a secret that contains another (or a longer spelling of it) goes whole.
   needles.sort((a, b) => b.text.length - a.text.length);
@@ -319,8 +323,12 @@ function pathKey(key: string): string {
 
 interface Compiled {
   p: SecretPattern;
-  /** ASCII characters the secret may continue with past the regex's bound. */
-  extend: Uint8Array | undefined;
+  /**
+   * ASCII characters the secret may continue with past the regex's bound;
+   * null until the pattern first matches (most patterns never do in a
+   * process, and a scanner is made before its first scan).
+   */
+  extend: Uint8Array | undefined | null;
 }
 
 // Scanners are made per write (they read the environment): compile each pattern once.
@@ -329,7 +337,7 @@ const compiledPatterns = new WeakMap<SecretPattern, Compiled>();
 function compilePattern(p: SecretPattern): Compiled {
   let c = compiledPatterns.get(p);
   if (c === undefined) {
-    c = { p, extend: p.extend === undefined ? undefined : classTableOf(p.extend) };
+    c = { p, extend: p.extend === undefined ? undefined : null };
     compiledPatterns.set(p, c);
   }
   return c;
@@ -361,7 +369,12 @@ function applyPattern(text: string, c: Compiled, path: string, found: SecretFind
     const matchEnd = m.index + m[0].length;
     const secretStart =
       p.group === undefined ? m.index : matchEnd - String(m[p.group] ?? "").length;
-    const end = c.extend === undefined ? matchEnd : runEnd(text, matchEnd, c.extend);
+    let extend = c.extend;
+    if (extend === null) {
+      extend = p.extend === undefined ? undefined : classTableOf(p.extend);
+      c.extend = extend;
+    }
+    const end = extend === undefined ? matchEnd : runEnd(text, matchEnd, extend);
     const secret = text.slice(secretStart, end);
     const redact = p.refine === undefined ? secret : p.refine(secret);
     if (redact !== undefined && redact !== "") {
