@@ -109,7 +109,10 @@ export function startPairs(re: RegExp): Uint8Array | undefined {
   // Each atom matches exactly one character, so one global search over the
   // 256 latin1 characters in a row finds the same ones as a test of each
   // alone; atoms repeat across alternatives (`s`, `k`…), so each is searched
-  // once. Built on first use, not at import: this is ~70 regex compilations.
+  // once. ~70 regex compilations: the scanner reads the anchors' table from
+  // derived-tables.ts instead, and derives it here only if the anchors changed
+  // since that file was generated. LATIN1: character c at index c.
+  const LATIN1 = String.fromCharCode(...Array.from({ length: 256 }, (_, c) => c));
   const charsOf = new Map<string, number[]>();
   const chars = (atom: string): number[] => {
     let cs = charsOf.get(atom);
@@ -128,9 +131,6 @@ export function startPairs(re: RegExp): Uint8Array | undefined {
   }
   return table;
 }
-
-/** The 256 latin1 characters, in order: character c is at index c. */
-const LATIN1 = String.fromCharCode(...Array.from({ length: 256 }, (_, c) => c));
 
 /** The table of {@link SECRET_ANCHORS}, built on first use (null: not built yet). */
 let anchorPairs: Uint8Array | undefined | null = null;
