@@ -54,6 +54,9 @@ export function charsOfTable(table: Uint8Array): string {
  * classTableOf(/[A-Za-z0-9+/_=-]/)[61] // 1: "="
  */
 export function classTableOf(re: RegExp): Uint8Array {
+  // The stored table is what the spelling gives with the built-in methods: a
+  // regex with its own `test` or `exec` (a subclass) is asked, as before.
+  if (re.test !== RegExp.prototype.test || re.exec !== RegExp.prototype.exec) return classTable(re);
   const chars = CLASS_CHARS[regexKey(re)];
   return chars === undefined ? classTable(re) : tableOfChars(chars);
 }
