@@ -6,10 +6,10 @@
  * Why: the scanner reads its tables (class tables, required literals,
  * token-run lengths, the base64 start pairs) off the regexes' own sources,
  * so they follow the patterns when these change. Deriving them is ~100
- * regex compilations and thousands of tests, 5-8 ms of a process's first
- * scan (docs/performance.md, "Cold start: the secret scanner's setup").
- * scripts/gen-secret-tables.ts runs the same derivations at build time and
- * writes their results as plain data.
+ * regex compilations and thousands of tests, several milliseconds of a
+ * fresh process's import and first scan (docs/performance.md, "Cold start:
+ * the secret scanner's setup"). scripts/gen-secret-tables.ts runs the same
+ * derivations ahead of time and writes their results as plain data.
  *
  * Why a stale table cannot change a result: each value is stored under the
  * regex's own spelling, `/source/flags`, and every derivation is a function

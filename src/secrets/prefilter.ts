@@ -105,7 +105,7 @@ export function patternFilter(regexes: readonly RegExp[]): PatternFilter {
   );
   const whole = literalSearch(lits.map((l, p) => (inRun[p] ? undefined : l)));
   const runs = literalSearch(lits.map((l, p) => (inRun[p] ? l : undefined)));
-  let all: PatternFilter | undefined; // for mostly-one-token texts only: built on the first
+  let all: PatternFilter | undefined; // only mostly-one-token texts use it: built on the first
   const anyInRun = inRun.includes(true);
   return {
     candidates(text) {
