@@ -31,6 +31,8 @@
  * test/secrets/base64-anchors.test.ts checks the decoder against Buffer and
  * the answer against the regex, on runs with and without `=`.
  */
+import { regexKey } from "./derived.js";
+import { START_PAIRS, type StartPairGroups } from "./derived-tables.js";
 import { SECRET_ANCHORS } from "./patterns.js";
 import { classEnd } from "./token-runs.js";
 
@@ -107,7 +109,10 @@ export function startPairs(re: RegExp): Uint8Array | undefined {
   // Each atom matches exactly one character, so one global search over the
   // 256 latin1 characters in a row finds the same ones as a test of each
   // alone; atoms repeat across alternatives (`s`, `k`…), so each is searched
-  // once. Built on first use, not at import: this is ~70 regex compilations.
+  // once. ~70 regex compilations: the scanner reads the anchors' table from
+  // derived-tables.ts instead, and derives it here only if the anchors changed
+  // since that file was generated. LATIN1: character c at index c.
+  const LATIN1 = String.fromCharCode(...Array.from({ length: 256 }, (_, c) => c));
   const charsOf = new Map<string, number[]>();
   const chars = (atom: string): number[] => {
     let cs = charsOf.get(atom);
@@ -127,9 +132,6 @@ export function startPairs(re: RegExp): Uint8Array | undefined {
   return table;
 }
 
-/** The 256 latin1 characters, in order: character c is at index c. */
-const LATIN1 = String.fromCharCode(...Array.from({ length: 256 }, (_, c) => c));
-
 /** The table of {@link SECRET_ANCHORS}, built on first use (null: not built yet). */
 let anchorPairs: Uint8Array | undefined | null = null;
 
@@ -144,8 +146,31 @@ let anchorPairs: Uint8Array | undefined | null = null;
  * decodedMayHoldAnchor("dXNlcjpzay1wcm9qLWExQjJj", 0, 24) // true: "user:sk-proj-…" holds `sk-`
  */
 export function decodedMayHoldAnchor(text: string, start: number, end: number): boolean {
-  if (anchorPairs === null) anchorPairs = startPairs(SECRET_ANCHORS);
+  if (anchorPairs === null) {
+    // Read from derived-tables.ts (derived.ts); derived here only when the anchors changed since.
+    const groups = START_PAIRS[regexKey(SECRET_ANCHORS)];
+    anchorPairs = groups === undefined ? startPairs(SECRET_ANCHORS) : tableOfGroups(groups);
+  }
   return anchorPairs === undefined || decodedHoldsPair(text, start, end, anchorPairs);
+}
+
+/**
+ * The start-pair table of `groups` (the form derived-tables.ts stores one
+ * in; null there: {@link startPairs} gave undefined).
+ *
+ * @example
+ * tableOfGroups([["ab", "c"]])[0x61 * 256 + 0x63] // 1: "ac"
+ */
+export function tableOfGroups(groups: StartPairGroups | null): Uint8Array | undefined {
+  if (groups === null) return undefined;
+  const table = new Uint8Array(65536);
+  for (const [firsts, seconds] of groups) {
+    for (let i = 0; i < firsts.length; i++) {
+      const row = firsts.charCodeAt(i) * 256;
+      for (let j = 0; j < seconds.length; j++) table[row + seconds.charCodeAt(j)] = 1;
+    }
+  }
+  return table;
 }
 
 /**

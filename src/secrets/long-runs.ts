@@ -30,15 +30,26 @@ export function nextLongRun(
   min: number,
 ): CharRun | undefined {
   const n = text.length;
+  // The class test is written out at each use, not a function: a process's
+  // first scans run this in the interpreter, where a call per character
+  // costs more than the test, and a small function called that often was the
+  // first thing V8 optimized, a compile (the process's first, ~2 ms) that
+  // the first scan waited for.
+
   // Every run of `min` that starts at or after `from` holds position j.
   let j = from + min - 1;
   while (j < n) {
-    if (!inClass(text, j, table)) {
+    const c = text.charCodeAt(j);
+    if (c >= 128 || table[c] !== 1) {
       j += min; // a run of `min` ending before j + min would have to hold j
       continue;
     }
     let start = j;
-    while (start > from && inClass(text, start - 1, table)) start--;
+    while (start > from) {
+      const b = text.charCodeAt(start - 1);
+      if (b >= 128 || table[b] !== 1) break;
+      start--;
+    }
     // The run from `start` is long enough when every character up to
     // start + min - 1 belongs. Read those from the far end back towards j:
     // a character q outside the class rules out every run starting at or
@@ -47,19 +58,21 @@ export function nextLongRun(
     const last = start + min - 1;
     if (last >= n) return undefined; // no run of `min` fits after `start` either
     let q = last;
-    while (q > j && inClass(text, q, table)) q--;
+    while (q > j) {
+      const b = text.charCodeAt(q);
+      if (b >= 128 || table[b] !== 1) break;
+      q--;
+    }
     if (q === j) {
       let end = last + 1;
-      while (end < n && inClass(text, end, table)) end++;
+      while (end < n) {
+        const b = text.charCodeAt(end);
+        if (b >= 128 || table[b] !== 1) break;
+        end++;
+      }
       return { start, end };
     }
     j = q + min;
   }
   return undefined;
-}
-
-/** Module level, not a closure: this runs once per sampled character. */
-function inClass(text: string, i: number, table: Uint8Array): boolean {
-  const c = text.charCodeAt(i);
-  return c < 128 && table[c] === 1;
 }

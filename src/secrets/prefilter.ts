@@ -20,6 +20,8 @@
  * `indexOf` each, the case-folded ones (`password`, `AccountKey`…) one
  * short alternation.
  */
+import { storedOrDerived } from "./derived.js";
+import { MIN_TOKEN_RUNS, REQUIRED_LITERALS } from "./derived-tables.js";
 import { nextLongRun } from "./long-runs.js";
 import { classEnd, groupEnd, minTokenRun, TOKEN_RUN_MIN, TOKEN_TABLE } from "./token-runs.js";
 
@@ -96,18 +98,24 @@ export interface PatternFilter {
 
 /** Build the filter for `regexes` (one per pattern, in order). */
 export function patternFilter(regexes: readonly RegExp[]): PatternFilter {
-  const lits = regexes.map(requiredLiterals);
-  const inRun = regexes.map((re) => (minTokenRun(re) ?? 0) >= TOKEN_RUN_MIN);
+  // The built-in regexes' literals and run lengths are read from derived-tables.ts (derived.ts).
+  const lits = regexes.map((re) => storedOrDerived(REQUIRED_LITERALS, re, requiredLiterals));
+  const inRun = regexes.map(
+    (re) => (storedOrDerived(MIN_TOKEN_RUNS, re, minTokenRun) ?? 0) >= TOKEN_RUN_MIN,
+  );
   const whole = literalSearch(lits.map((l, p) => (inRun[p] ? undefined : l)));
   const runs = literalSearch(lits.map((l, p) => (inRun[p] ? l : undefined)));
-  const all = literalSearch(lits);
+  let all: PatternFilter | undefined; // only mostly-one-token texts use it: built on the first
   const anyInRun = inRun.includes(true);
   return {
     candidates(text) {
       // Text that is mostly one long token (a base64 blob) gains nothing from the
       // split: the in-run literals would be searched in nearly all of it anyway.
       const runText = anyInRun ? longTokenRuns(text, text.length >>> 1) : "";
-      if (runText === undefined) return all.candidates(text);
+      if (runText === undefined) {
+        all ??= literalSearch(lits);
+        return all.candidates(text);
+      }
       const onWhole = whole.candidates(text);
       if (!anyInRun) return onWhole;
       const onRuns = runs.candidates(runText);
@@ -161,24 +169,30 @@ function literalSearch(lits: readonly (RequiredLiterals | undefined)[]): Pattern
         patternsOf.set(key, [...(patternsOf.get(key) ?? []), p]);
       }
     });
-    const all = [...patternsOf.keys()];
-    const full =
-      all.length === 0 ? undefined : new RegExp(all.map(escapeRe).join("|"), fold ? "gi" : "g");
-    return { fold, patternsOf, full, finders: new Map<string, RegExp>() };
+    // Compiled on first use: the few exact-case literals never need it (see below).
+    return {
+      fold,
+      patternsOf,
+      full: undefined as RegExp | undefined,
+      finders: new Map<string, RegExp>(),
+    };
   });
+  const fullOf = (g: (typeof groups)[number]): RegExp =>
+    (g.full ??= new RegExp([...g.patternsOf.keys()].map(escapeRe).join("|"), g.fold ? "gi" : "g"));
   return {
     candidates(text) {
       const on: (boolean | undefined)[] = lits.map((l) => (l === undefined ? undefined : false));
       for (const g of groups) {
-        if (g.full === undefined) continue;
+        if (g.patternsOf.size === 0) continue;
         if (!g.fold && g.patternsOf.size <= FEW_LITERALS) {
           for (const [lit, ps] of g.patternsOf) {
             if (text.includes(lit)) for (const p of ps) on[p] = true;
           }
           continue;
         }
-        g.full.lastIndex = 0;
-        const first = g.full.exec(text);
+        const full = fullOf(g);
+        full.lastIndex = 0;
+        const first = full.exec(text);
         if (first === null) continue; // the common case: one native pass, nothing found
         // Search for the literals not found yet; each hit finds at least one more,
         // so there are at most as many searches as literals, each resuming where

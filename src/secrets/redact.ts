@@ -12,6 +12,7 @@
  */
 import type { JsonValue } from "../json/value.js";
 import { decodedMayHoldAnchor } from "./base64-anchors.js";
+import { classTableOf } from "./class-table.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";
 import { renderForm, type SecretForm, secretSpellings } from "./forms.js";
 import { type CharRun, nextLongRun } from "./long-runs.js";
@@ -21,13 +22,13 @@ import {
   SECRET_PATTERNS,
   type SecretPattern,
 } from "./patterns.js";
-import { patternFilter } from "./prefilter.js";
+import { type PatternFilter, patternFilter } from "./prefilter.js";
 
 /** Shorter texts (a decoded run, a header) take the single anchor test: the filter's set-up costs more. */
 const PREFILTER_MIN = 256;
 
-/** The literal prefilter of the built-in patterns, built once. */
-const builtInFilter = patternFilter(SECRET_PATTERNS.map((p) => p.regex));
+/** The literal prefilter of the built-in patterns, built once, on the first text that needs it. */
+let builtInFilter: PatternFilter | undefined;
 
 /** Options of {@link redactSecrets}, {@link scanSecrets} and {@link restoreSecrets}. */
 export interface SecretOptions extends SecretEnvOptions {
@@ -108,10 +109,14 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
   }
   // A value found inside a placeholder we write (":MY_API_KEY", "openai-api-key") would
   // be replaced again on a second pass: redaction must be idempotent, so it is not searched.
-  const written = [
-    ...all.map((n) => n.placeholder),
-    ...(opts.patterns ?? SECRET_PATTERNS).map((p) => secretPlaceholder(p.name)),
-  ];
+  // (Listed only when there are values: most environments hold none the identity looks for.)
+  const written =
+    all.length === 0
+      ? []
+      : [
+          ...all.map((n) => n.placeholder),
+          ...(opts.patterns ?? SECRET_PATTERNS).map((p) => secretPlaceholder(p.name)),
+        ];
   const needles = all.filter((n) => !written.some((w) => w.includes(n.text)));
   // Longest first: a secret that contains another (or a longer spelling of it) goes whole.
   needles.sort((a, b) => b.text.length - a.text.length);
@@ -131,6 +136,7 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
       // Only the patterns whose required literal occurs (prefilter.ts). A
       // placeholder written by an earlier pattern adds no literal a later one
       // can match on; the property test against the unfiltered scan checks it.
+      builtInFilter ??= patternFilter(SECRET_PATTERNS.map((p) => p.regex));
       const on = builtInFilter.candidates(out);
       const anchors = on.includes(undefined) && SECRET_ANCHORS.test(out);
       for (let i = 0; i < compiled.length; i++) {
@@ -317,14 +323,12 @@ function pathKey(key: string): string {
 
 interface Compiled {
   p: SecretPattern;
-  /** ASCII characters the secret may continue with past the regex's bound. */
-  extend: Uint8Array | undefined;
-}
-
-function classTable(re: RegExp): Uint8Array {
-  const table = new Uint8Array(128);
-  for (let c = 0; c < 128; c++) table[c] = re.test(String.fromCharCode(c)) ? 1 : 0;
-  return table;
+  /**
+   * ASCII characters the secret may continue with past the regex's bound;
+   * null until the pattern first matches (most patterns never do in a
+   * process, and a scanner is made before its first scan).
+   */
+  extend: Uint8Array | undefined | null;
 }
 
 // Scanners are made per write (they read the environment): compile each pattern once.
@@ -333,7 +337,7 @@ const compiledPatterns = new WeakMap<SecretPattern, Compiled>();
 function compilePattern(p: SecretPattern): Compiled {
   let c = compiledPatterns.get(p);
   if (c === undefined) {
-    c = { p, extend: p.extend === undefined ? undefined : classTable(p.extend) };
+    c = { p, extend: p.extend === undefined ? undefined : null };
     compiledPatterns.set(p, c);
   }
   return c;
@@ -365,7 +369,12 @@ function applyPattern(text: string, c: Compiled, path: string, found: SecretFind
     const matchEnd = m.index + m[0].length;
     const secretStart =
       p.group === undefined ? m.index : matchEnd - String(m[p.group] ?? "").length;
-    const end = c.extend === undefined ? matchEnd : runEnd(text, matchEnd, c.extend);
+    let extend = c.extend;
+    if (extend === null) {
+      extend = p.extend === undefined ? undefined : classTableOf(p.extend);
+      c.extend = extend;
+    }
+    const end = extend === undefined ? matchEnd : runEnd(text, matchEnd, extend);
     const secret = text.slice(secretStart, end);
     const redact = p.refine === undefined ? secret : p.refine(secret);
     if (redact !== undefined && redact !== "") {
@@ -379,11 +388,14 @@ function applyPattern(text: string, c: Compiled, path: string, found: SecretFind
   return hit ? out + text.slice(last) : text;
 }
 
-// Percent-encoded runs (a query value, a form field): the characters encodeURIComponent leaves, and escapes.
-const PERCENT_CHARS = classTable(/[A-Za-z0-9._~!*'()%+-]/);
+/** Percent-encoded runs (a query value, a form field): the characters encodeURIComponent leaves, and escapes. */
+export const PERCENT_CLASS = /[A-Za-z0-9._~!*'()%+-]/;
+const PERCENT_CHARS = classTableOf(PERCENT_CLASS);
 // Base64 (standard or URL-safe) runs of 20+ characters (found by a loop; the regex names them).
 const BASE64_RUN = new RegExp(`[A-Za-z0-9+/_-]{20,${MAX_TOKEN_MATCH}}`, "g");
-const BASE64_CHARS = classTable(/[A-Za-z0-9+/_=-]/);
+/** The characters of a base64 run (both alphabets, and `=`). */
+export const BASE64_CLASS = /[A-Za-z0-9+/_=-]/;
+const BASE64_CHARS = classTableOf(BASE64_CLASS);
 const PERCENT_RUN = /%[0-9A-Fa-f]{2}/g;
 /** Base64 runs shorter than this are not tried (found by reading every 20th character: long-runs.ts). */
 const BASE64_MIN_RUN = 20;

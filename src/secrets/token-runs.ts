@@ -14,6 +14,7 @@
  * read (a capturing group, `.`, `\s`, a top-level `|`) is "not in a run",
  * and that pattern's literal is searched in the whole text as before.
  */
+import { classTableOf } from "./class-table.js";
 
 /**
  * The token characters: letters, digits, `_`, `-` and `.` (JWTs, `ya29.`).
@@ -27,11 +28,7 @@ export const TOKEN_CHAR = /[A-Za-z0-9_.-]/;
 export const TOKEN_RUN_MIN = 20;
 
 /** `table[c] === 1` for the ASCII token characters (for nextLongRun). */
-export const TOKEN_TABLE: Uint8Array = (() => {
-  const t = new Uint8Array(128);
-  for (let c = 0; c < 128; c++) t[c] = TOKEN_CHAR.test(String.fromCharCode(c)) ? 1 : 0;
-  return t;
-})();
+export const TOKEN_TABLE: Uint8Array = classTableOf(TOKEN_CHAR);
 
 /**
  * Does the class source match only token characters, under `flags`? Only a
