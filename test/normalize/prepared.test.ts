@@ -146,3 +146,41 @@ describe("a request's options resolved once", () => {
     );
   });
 });
+
+describe("the last options' root spellings, kept (src/normalize/roots.ts)", () => {
+  it("an options object changed in place between calls gives the fresh answer", () => {
+    const tmpDirs = ["/q9-scratch-a"];
+    const roots: Record<string, string> = { cache: "/q9-cache-a" };
+    const opts = { homeDir: "/home/q9", tmpDirs, roots };
+    const text = "/q9-scratch-a/x /q9-scratch-b/x /q9-cache-a/y /q9-cache-b/y /home/q9/z";
+    expect(normalizePrompt(text, opts)).toBe(
+      "{tmp}/x /q9-scratch-b/x {cache}/y /q9-cache-b/y {home}/z",
+    );
+    tmpDirs[0] = "/q9-scratch-b";
+    expect(normalizePrompt(text, opts)).toBe(
+      "/q9-scratch-a/x {tmp}/x {cache}/y /q9-cache-b/y {home}/z",
+    );
+    roots.cache = "/q9-cache-b";
+    expect(normalizePrompt(text, opts)).toBe(
+      "/q9-scratch-a/x {tmp}/x /q9-cache-a/y {cache}/y {home}/z",
+    );
+    roots.extra = "/q9-cache-a";
+    expect(normalizePrompt(text, opts)).toBe(
+      "/q9-scratch-a/x {tmp}/x {extra}/y {cache}/y {home}/z",
+    );
+    delete roots.extra;
+    tmpDirs.push("/q9-scratch-a");
+    expect(normalizePrompt(text, opts)).toBe("{tmp}/x {tmp}/x /q9-cache-a/y {cache}/y {home}/z");
+    opts.homeDir = "/home/other";
+    expect(normalizePrompt(text, opts)).toBe("{tmp}/x {tmp}/x /q9-cache-a/y {cache}/y /home/q9/z");
+  });
+
+  it("equal options in different objects, and alternating options, give each their own answer", () => {
+    const a = { homeDir: "/home/qa", tmpDirs: ["/tmp"] };
+    const b = { homeDir: "/home/qb", tmpDirs: ["/tmp"] };
+    for (let i = 0; i < 3; i++) {
+      expect(normalizePrompt("/home/qa/1 /home/qb/2", { ...a })).toBe("{home}/1 /home/qb/2");
+      expect(normalizePrompt("/home/qa/1 /home/qb/2", b)).toBe("/home/qa/1 {home}/2");
+    }
+  });
+});
