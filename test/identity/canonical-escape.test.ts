@@ -1,6 +1,7 @@
 /**
- * RFC 8785 string escaping on long strings (canonical-json.ts takes native
- * shortcuts from 2,048 code units on): every branch (control characters,
+ * RFC 8785 string escaping (canonical-json.ts takes native shortcuts from
+ * 2,048 code units on, and below that skips strings with nothing to escape):
+ * every branch (control characters,
  * lone surrogates, quotes and backslashes, each alone and together) against
  * the escaping spelled out, and lone surrogates kept apart in the identity.
  */
@@ -81,5 +82,34 @@ describe("canonical string escaping, long strings", () => {
       invocationIdentity({ role: "r", prompt: body + c }),
     );
     expect(new Set(ids).size).toBe(3);
+  });
+});
+
+describe("canonical string escaping, short strings (under 2,048 code units)", () => {
+  it("equals the escaping spelled out for every ASCII code unit, alone and between text", () => {
+    for (let c = 0; c < 0x80; c++) {
+      const ch = String.fromCharCode(c);
+      for (const s of [ch, `ab${ch}`, `${ch}cd`, `ab${ch}cd${ch}`, "x".repeat(2000) + ch]) {
+        expect(canonicalString(s), `U+${c.toString(16).padStart(4, "0")} in ${s.length}`).toBe(
+          reference(s),
+        );
+      }
+    }
+  });
+
+  it("equals the escaping spelled out, whatever the mix, and flags lone surrogates", () => {
+    const short = fc.array(piece, { minLength: 0, maxLength: 12 }).map((parts) => parts.join(""));
+    fc.assert(
+      fc.property(short, (s) => {
+        expect(canonicalString(s)).toBe(reference(s));
+        let flagged = false;
+        writeCanonicalJson(s, (text, wellFormed) => {
+          if (!text.isWellFormed()) expect(wellFormed).toBe(false);
+          if (!wellFormed) flagged = true;
+        });
+        expect(flagged).toBe(!s.isWellFormed());
+      }),
+      { numRuns: 1500, seed: 31 },
+    );
   });
 });
