@@ -132,6 +132,23 @@ function walk(value: unknown, path: string, seen: Set<object>, copy: boolean): J
 }
 
 /**
+ * Set `out[key] = value` as an own data property, also for `__proto__`
+ * (which an assignment would take as the prototype): defineProperty for that
+ * key only, since an assignment makes the same property of any other key
+ * about 3x faster (this runs on every call's params and every cassette hit).
+ */
+function setMember(out: Record<string, JsonValue>, key: string, value: JsonValue): void {
+  if (key === "__proto__") {
+    Object.defineProperty(out, key, {
+      value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  } else out[key] = value;
+}
+
+/**
  * Turn a value into a plain JSON value, as `JSON.stringify` would see it
  * (`toJSON` is honoured, `undefined` members are dropped), but refusing what
  * JSON would silently mangle: NaN/Infinity, BigInt, functions, symbols,
@@ -182,18 +199,7 @@ export function toJsonValue(value: unknown, path: string, seen = new Set<object>
         const out: Record<string, JsonValue> = {};
         for (const [k, v] of Object.entries(value)) {
           if (v === undefined) continue; // as JSON.stringify does
-          const copy = toJsonValue(v, `${path}.${k}`, seen);
-          // defineProperty for "__proto__" only, so it stays an ordinary
-          // member; an assignment makes the same own property of any other
-          // key, about 3x faster (this runs on every call's params).
-          if (k === "__proto__") {
-            Object.defineProperty(out, k, {
-              value: copy,
-              enumerable: true,
-              writable: true,
-              configurable: true,
-            });
-          } else out[k] = copy;
+          setMember(out, k, toJsonValue(v, `${path}.${k}`, seen));
         }
         return out;
       } finally {
@@ -225,15 +231,7 @@ export function cloneJsonValue(value: JsonValue): JsonValue {
   }
   const out: { [key: string]: JsonValue } = {};
   for (const key of Object.keys(value)) {
-    const member = cloneJsonValue(value[key]!);
-    if (key === "__proto__") {
-      Object.defineProperty(out, key, {
-        value: member,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    } else out[key] = member;
+    setMember(out, key, cloneJsonValue(value[key]!));
   }
   return out;
 }
