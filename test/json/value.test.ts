@@ -89,8 +89,14 @@ describe("cloneJsonValue", () => {
             `{"__proto__":${JSON.stringify(a)},"k":[${JSON.stringify(b)},-0]}`,
           ) as JsonValue,
       );
+    // Tagged: fc.jsonValue() itself can make an object with an own
+    // "__proto__" (and no "k"), so only the values built above carry the -0.
+    const tagged = fc.oneof(
+      json.map((value) => ({ value, built: false })),
+      withProto.map((value) => ({ value, built: true })),
+    );
     fc.assert(
-      fc.property(fc.oneof(json, withProto), (value) => {
+      fc.property(tagged, ({ value, built }) => {
         const copy = cloneJsonValue(value);
         expect(copy).toStrictEqual(structuredClone(value));
         expect(JSON.stringify(copy)).toBe(JSON.stringify(value));
@@ -100,11 +106,12 @@ describe("cloneJsonValue", () => {
           if (!Array.isArray(value) && Object.hasOwn(value, "__proto__")) {
             expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
             expect(Object.hasOwn(copy as object, "__proto__")).toBe(true);
-            expect(Object.is((copy as { k: number[] }).k[1], -0)).toBe(true);
+            if (built) expect(Object.is((copy as { k: number[] }).k[1], -0)).toBe(true);
           }
         }
       }),
-      { numRuns: 500 },
+      // The shape a CI run found: an own "__proto__" from fc.jsonValue(), no "k".
+      { numRuns: 500, examples: [[{ value: JSON.parse('{"__proto__":""}'), built: false }]] },
     );
   });
 
