@@ -24,6 +24,7 @@
  *   blocks `|`, `|-`, `|+`;
  * - one-line flow collections `{ a: 1, b: [ x, y ] }`, `[]`, `{}`.
  */
+import { setMember } from "../json/index.js";
 
 /** Thrown inside the reader when the text leaves the subset; never escapes it. */
 class OutsideSubset {}
@@ -413,16 +414,7 @@ function isBlank(c: number): boolean {
 /** A `key:` (or `"key":`) becomes a property; a repeated key or a non-string key leaves the subset. */
 function setKey(obj: Record<string, unknown>, key: string, value: unknown): void {
   if (Object.hasOwn(obj, key)) outside();
-  if (key === "__proto__") {
-    Object.defineProperty(obj, key, {
-      value,
-      writable: true,
-      enumerable: true,
-      configurable: true,
-    });
-  } else {
-    obj[key] = value;
-  }
+  setMember(obj, key, value);
 }
 
 /** A plain key: it must be a string under the core schema (else the full parser reports it). */

@@ -6,5 +6,6 @@ export {
   isPlainPrototype,
   type JsonValue,
   jsonSnapshot,
+  setMember,
   toJsonValue,
 } from "./value.js";

@@ -137,7 +137,7 @@ function walk(value: unknown, path: string, seen: Set<object>, copy: boolean): J
  * key only, since an assignment makes the same property of any other key
  * about 3x faster (this runs on every call's params and every cassette hit).
  */
-function setMember(out: Record<string, JsonValue>, key: string, value: JsonValue): void {
+export function setMember<V>(out: Record<string, V>, key: string, value: V): void {
   if (key === "__proto__") {
     Object.defineProperty(out, key, {
       value,
