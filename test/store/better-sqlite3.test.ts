@@ -74,6 +74,76 @@ describe.skipIf(buildPath === undefined)("better-sqlite3 beside sqlite3", () => 
     await again.close();
   });
 
+  /** A second connection on `file` holding its write lock (BEGIN IMMEDIATE) until it lets go. */
+  function lockHolder(file: string) {
+    const Database = load() as new (
+      path: string,
+    ) => { exec(sql: string): unknown; close(): unknown };
+    const holder = new Database(file);
+    holder.exec("BEGIN IMMEDIATE");
+    return {
+      letGo(how: "COMMIT" | "ROLLBACK") {
+        holder.exec(how);
+        holder.close();
+      },
+    };
+  }
+
+  /** Count the ticks of a 10 ms timer while `work` runs: a blocked event loop ticks no more. */
+  async function ticksDuring<T>(work: () => Promise<T>): Promise<{ ticks: number; result: T }> {
+    let ticks = 0;
+    const tick = setInterval(() => ticks++, 10);
+    try {
+      const result = await work();
+      return { ticks, result };
+    } finally {
+      clearInterval(tick);
+    }
+  }
+
+  it("a write waiting for another connection's lock leaves the event loop free, then lands", async () => {
+    const file = freshFile();
+    const store = betterStore(file);
+    await store.set("warm", 1);
+    const holder = lockHolder(file);
+    // The holder lets go from a timer: only an event loop left free can run it.
+    const released = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        holder.letGo("COMMIT");
+        resolve();
+      }, 500),
+    );
+    const { ticks } = await ticksDuring(async () => {
+      await store.set("k", { v: 1 });
+      await released;
+    });
+    expect(await store.get("k")).toStrictEqual({ v: 1 });
+    // 500 ms of waiting is ~50 ticks of a free loop; a loop blocked in the wait ticks once at most.
+    expect(ticks).toBeGreaterThanOrEqual(10);
+    await store.close();
+  }, 20_000);
+
+  it("a lock held past the busy timeout fails the write loudly; the loop stays free meanwhile", async () => {
+    const file = freshFile();
+    const store = betterStore(file);
+    await store.set("warm", 1);
+    const holder = lockHolder(file);
+    const { ticks, result: failure } = await ticksDuring(() =>
+      store.set("k", 1).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    holder.letGo("ROLLBACK");
+    expect(failure).toBeInstanceOf(StoreError);
+    expect(String((failure as Error).message)).toMatch(/set.*k/);
+    expect(String(((failure as Error).cause as Error).message)).toMatch(/database is locked/);
+    // ~5 s of waiting: hundreds of ticks of a free loop, none of a blocked one.
+    expect(ticks).toBeGreaterThanOrEqual(100);
+    expect(await store.get("k")).toBeUndefined();
+    await store.close();
+  }, 20_000);
+
   it("a replay hit is one read and no write", async () => {
     const counting = countingStore(betterStore(freshFile()));
     const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };

@@ -9,8 +9,12 @@
  * Why it exists: `sqlite3` runs every statement on libuv's thread pool, a
  * hop that costs more than the read itself on a replay hit; `better-sqlite3`
  * runs it on the calling thread (docs/performance.md, "SQLite drivers").
- * The price: a statement waiting for another process's write lock blocks
- * this process's event loop for up to the busy timeout.
+ * The price of a synchronous driver: a statement waiting for another
+ * connection's write lock would block this process's event loop for the
+ * whole busy timeout (5 s). So each statement waits a few milliseconds
+ * inside SQLite at most, and the rest of the wait is spent on timers
+ * (`whenFree`): the same 5 s before the operation fails, with the event
+ * loop free meanwhile.
  */
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
@@ -29,6 +33,14 @@ import {
 
 /** Rows per query while listing: entries may be megabytes each. */
 const PAGE = 64;
+/**
+ * How long one statement may wait for a lock inside SQLite, blocking the
+ * event loop: SQLite's busy handler sleeps 1, 2, then 5 ms steps, so a
+ * statement gives up after a step or two and `whenFree` retries it later.
+ */
+const STEP_BUSY_MS = 5;
+/** The longest pause between two tries while the lock is held elsewhere. */
+const MAX_PAUSE_MS = 50;
 /** The major version this backend is written and tested against (13.x needs Node 22). */
 export const BETTER_SQLITE3_RANGE = "12.x";
 
@@ -102,7 +114,7 @@ export async function createBetterSqliteBackend(
   const url = `sqlite://${path}`;
   const Database = loadBetterSqlite3(url, load);
   if (path !== ":memory:") await makeDirectory(dirname(path));
-  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  const db = new Database(path, { timeout: STEP_BUSY_MS });
   try {
     await prepare(db);
   } catch (error) {
@@ -135,17 +147,20 @@ export async function createBetterSqliteBackend(
   );
   // keyv over a Map-like view of the table: keyv (de)serializes and checks
   // expiry exactly as for the other backends; each call is one statement.
+  // keyv awaits what each returns, so a statement retried later (a promise) fits.
   const table = {
-    get: (key: string) => getStmt.get(key)?.value as string | undefined,
-    set: (key: string, value: string) => {
-      setStmt.run(key, value);
-      return table;
-    },
-    delete: (key: string) => deleteStmt.run(key).changes > 0,
-    clear: () => {
-      db.exec(`DELETE FROM ${SQLITE_VALUES_TABLE}`);
-    },
-    has: (key: string) => getStmt.get(key) !== undefined,
+    get: (key: string) => whenFree(() => getStmt.get(key)?.value as string | undefined),
+    set: (key: string, value: string) =>
+      whenFree(() => {
+        setStmt.run(key, value);
+        return table;
+      }),
+    delete: (key: string) => whenFree(() => deleteStmt.run(key).changes > 0),
+    clear: () =>
+      whenFree(() => {
+        db.exec(`DELETE FROM ${SQLITE_VALUES_TABLE}`);
+      }),
+    has: (key: string) => whenFree(() => getStmt.get(key) !== undefined),
   };
   const keyv = await createKeyv(table as unknown as Map<string, string>);
   const check = path === ":memory:" ? undefined : fileGuard(path);
@@ -160,30 +175,72 @@ export async function createBetterSqliteBackend(
       // (and the connection) while the caller awaits between rows.
       yield* keysetPages(
         "",
-        (after) => pageStmt.all(after, prefix, prefix, PAGE),
+        (after) => whenFree(() => pageStmt.all(after, prefix, prefix, PAGE)),
         (last) => String(last.key),
         PAGE,
       );
     },
     async getRecord(key) {
-      const row = getStmt.get(key);
+      const row = await whenFree(() => getStmt.get(key));
       return row === undefined ? undefined : String(row.value);
     },
     async deleteRecordIf(key, record, notAfter) {
       // One statement (see sqlite.ts): compare and delete under SQLite's write lock.
-      return deleteIfStmt.run(key, record, notAfter).changes > 0;
+      // A retry past `notAfter` changes nothing: the statement checks the time itself.
+      return whenFree(() => deleteIfStmt.run(key, record, notAfter).changes > 0);
     },
     async acquireLease(key, owner, ttlMs, notAfter) {
-      const now = Date.now();
-      return leaseStmt.all(key, owner, now + ttlMs, notAfter, now).length === 1;
+      return whenFree(() => {
+        // The lease's times are taken when the statement runs, not when first tried.
+        const now = Date.now();
+        return leaseStmt.all(key, owner, now + ttlMs, notAfter, now).length === 1;
+      });
     },
     async releaseLease(key, owner, notAfter) {
-      releaseStmt.run(key, owner, notAfter);
+      await whenFree(() => releaseStmt.run(key, owner, notAfter));
     },
     async close() {
       if (db.open) db.close();
     },
   };
+}
+
+/**
+ * Run `step` (one statement) now; when another connection holds the lock
+ * (SQLITE_BUSY and its extended codes), try it again on a timer, with
+ * growing, jittered pauses, until {@link BUSY_TIMEOUT_MS} has passed since
+ * the first try: then its last error goes on, as sqlite3's busy timeout
+ * would end it. An autocommit statement that failed busy changed nothing,
+ * so trying it again is safe. The value itself, not a promise, when the
+ * first try succeeds: a hit's read stays one synchronous statement.
+ *
+ * @example
+ * const value = await whenFree(() => getStmt.get(key));
+ */
+export function whenFree<T>(step: () => T): T | Promise<T> {
+  try {
+    return step();
+  } catch (error) {
+    if (!isBusy(error)) throw error;
+    return tryLater(step, performance.now() + BUSY_TIMEOUT_MS);
+  }
+}
+
+async function tryLater<T>(step: () => T, deadline: number): Promise<T> {
+  for (let pause = 2; ; pause = Math.min(2 * pause, MAX_PAUSE_MS)) {
+    // Jitter: two processes waiting on the same lock do not retry in step.
+    await new Promise((resolve) => setTimeout(resolve, pause * (0.5 + Math.random())));
+    try {
+      return step();
+    } catch (error) {
+      if (!isBusy(error) || performance.now() >= deadline) throw error;
+    }
+  }
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
 }
 
 /** WAL (retried while another process holds the file), synchronous=NORMAL, both tables. */
@@ -204,11 +261,16 @@ async function prepare(db: Database): Promise<void> {
   db.pragma("synchronous = NORMAL");
   // The same statements as sqlite.ts (and @keyv/sqlite's own table), so the
   // two drivers share files.
-  db.exec(
-    `CREATE TABLE IF NOT EXISTS ${SQLITE_VALUES_TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT )`,
+  // Creating a table takes the write lock: wait for it as every statement does.
+  await whenFree(() =>
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${SQLITE_VALUES_TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT )`,
+    ),
   );
-  db.exec(
-    `CREATE TABLE IF NOT EXISTS ${SQLITE_LEASES_TABLE} (
+  await whenFree(() =>
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${SQLITE_LEASES_TABLE} (
        key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at INTEGER NOT NULL)`,
+    ),
   );
 }
