@@ -21,15 +21,20 @@ import type { RunScope } from "./run-scope.js";
 
 export async function endRun(core: Core, scope: RunScope): Promise<void> {
   const contentHash = scope.contentHash();
-  settleAccounts(core.stats);
-  core.events.emit("run", {
-    runId: scope.runId,
-    contentHash,
-    calls: scope.calls.length,
-    explicitId: scope.explicitId,
-    ...(scope.parent === undefined ? {} : { parentRunId: scope.parent.runId }),
-    summary: core.stats.byRun[scope.runId] ?? emptyTally(),
-  });
+  // The event's summary carries the run's dollars: price the pending calls
+  // for a listener only. Nobody listening, they stay pending until the
+  // accounts are read, and a run's end does not load the price table.
+  if (core.events.listening("run")) {
+    settleAccounts(core.stats);
+    core.events.emit("run", {
+      runId: scope.runId,
+      contentHash,
+      calls: scope.calls.length,
+      explicitId: scope.explicitId,
+      ...(scope.parent === undefined ? {} : { parentRunId: scope.parent.runId }),
+      summary: core.stats.byRun[scope.runId] ?? emptyTally(),
+    });
+  }
   if (!scope.explicitId || core.mode === "passthrough" || core.mode === "verify") return;
   const key = runKey(core.namespace, scope.runId);
   if (core.mode === "replay" || core.mode === "auto") {

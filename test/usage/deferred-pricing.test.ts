@@ -54,6 +54,36 @@ console.log(JSON.stringify({ afterCalls, afterStats: loaded(), usd }));
     expect(out.usd).toBeGreaterThan(0);
   });
 
+  it("a run ending with nobody listening to its event does not load the table; a listener gets the dollars", () => {
+    const dir = tempDir("deferred-pricing-run");
+    const script = join(dir, "child.mjs");
+    writeFileSync(
+      script,
+      `import { createRequire } from "node:module";
+const require = createRequire(import.meta.url);
+const loaded = () => Object.keys(require.cache).some((p) => p.includes("genai-prices"));
+const { createRecorder } = await import(${JSON.stringify(pathToFileURL(join(root, "src/index.ts")).href)});
+const req = { role: "r", model: "gpt-4o", prompt: "p" };
+const answer = { object: "chat.completion", model: "gpt-4o", choices: [], usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 } };
+const quiet = createRecorder({ store: "memory://", mode: "auto" });
+await quiet.run(async () => { await quiet.call(req, async () => answer); await quiet.call(req, async () => answer); });
+const afterQuietRun = loaded();
+const heard = createRecorder({ store: "memory://", mode: "auto" });
+let eventUsd;
+heard.on("run", (e) => { eventUsd = e.summary.spent.usd; });
+await heard.run(async () => { await heard.call(req, async () => answer); await heard.call(req, async () => answer); });
+console.log(JSON.stringify({ afterQuietRun, eventUsd, quietUsd: quiet.stats.spent.usd }));
+`,
+    );
+    const out = JSON.parse(
+      execFileSync(process.execPath, ["--import", "tsx", script], { cwd: root, encoding: "utf8" }),
+    ) as { afterQuietRun: boolean; eventUsd: number; quietUsd: number };
+    expect(out.afterQuietRun).toBe(false);
+    // Two occurrences of one request in a run: two paid calls, priced at the run's end (heard) or when read (quiet).
+    expect(out.eventUsd).toBeGreaterThan(0);
+    expect(out.quietUsd).toBe(out.eventUsd);
+  });
+
   it("keeps up to MAX_UNPRICED_CALLS calls unpriced; the next one loads the table, sums unchanged", () => {
     const dir = tempDir("deferred-pricing-cap");
     const script = join(dir, "child.mjs");
