@@ -13,6 +13,7 @@
  * gives the exact line and column of an error.
  */
 import type { CassetteItem } from "./item.js";
+import { relocateOwedCheck } from "./owed-checks.js";
 import { type CassetteSource, parseCassette } from "./parse.js";
 
 /**
@@ -108,7 +109,17 @@ export function parseIncremental(
       if (parsed.length !== fresh.length) return undefined;
     }
     let next = 0;
-    for (const chunk of chunks) items.push(seen.get(chunk) ?? parsed[next++]!);
+    for (let index = 0; index < chunks.length; index++) {
+      const known = seen.get(chunks[index]!);
+      if (known === undefined) {
+        items.push(parsed[next++]!);
+        continue;
+      }
+      // The same item, maybe at another place: a check it still owes must
+      // name its line and index in this text, not in the one it was read from.
+      relocateOwedCheck(known, section, index, text);
+      items.push(known);
+    }
   }
   const keys = new Set(items.map((i) => i.key));
   if (keys.size !== items.length) return undefined; // a repeated key: the whole parse reports where

@@ -79,6 +79,27 @@ export function oweChecks(item: CassetteItem, check: OwedCheck): void {
   owed.set(item, check);
 }
 
+/**
+ * Point the check `item` still owes (if any) at its place in a newer text of
+ * the same file: another writer may have moved it (incremental.ts reuses an
+ * item whose chunk it has seen). A failure already built named the old
+ * place: it is dropped, and the next serve builds it again from here.
+ */
+export function relocateOwedCheck(
+  item: CassetteItem,
+  section: "entries" | "values",
+  index: number,
+  text: string,
+): void {
+  const check = owed.get(item);
+  if (check === undefined) return;
+  if (check.section === section && check.index === index && check.text === text) return;
+  check.section = section;
+  check.index = index;
+  check.text = text;
+  delete check.failure;
+}
+
 /** Whether `item` still owes a check, or failed one. */
 export function owesChecks(item: CassetteItem): boolean {
   return owed.has(item);

@@ -176,6 +176,53 @@ describe("a malformed entry is refused when served, not on load", () => {
   });
 });
 
+describe("after the file changed on disk, a refused entry names its place in the file as it is now", () => {
+  /** The cassette of `items` with entryB's durationMs made negative. */
+  const withBadB = (...items: ReturnType<typeof makeEntry>[]) =>
+    tamper(emitCassette(items.map(item)), entryB.entry.id, "durationMs: 812.5", "durationMs: -3");
+
+  it("an entry read before and moved by another writer (its chunk reused by the re-read)", async () => {
+    const path = fresh("moved");
+    writeFileSync(path, withBadB(entryA, entryB));
+    const store = cassetteStore(path, { parseCache: false });
+    expect(await store.get(entryA.key)).toStrictEqual(entryA.entry);
+    // Another process wrote entryC before it: entryB is now entries[2], further down.
+    writeFileSync(path, withBadB(entryA, entryC, entryB));
+    // Not in the version read: the get re-reads the file (A's and B's chunks are known).
+    expect(await store.get(entryC.key)).toStrictEqual(entryC.entry);
+    const eager = await failure(readCassette(path));
+    expect(eager.message).toMatch(/entries\[2\]\.meta\.durationMs/);
+    expectSame(await failure(store.get(entryB.key)), eager);
+    await store.discard();
+  });
+
+  it("an entry refused before it moved is refused again with its new place", async () => {
+    const path = fresh("refused-then-moved");
+    writeFileSync(path, withBadB(entryA, entryB));
+    const store = cassetteStore(path, { parseCache: false });
+    const before = await failure(store.get(entryB.key));
+    expect(before.message).toMatch(/entries\[1\]/);
+    writeFileSync(path, withBadB(entryA, entryC, entryB));
+    expect(await store.get(entryC.key)).toStrictEqual(entryC.entry);
+    const eager = await failure(readCassette(path));
+    expect(eager.line).not.toBe(before.line);
+    expectSame(await failure(store.get(entryB.key)), eager);
+    await store.discard();
+  });
+
+  it("an entry first seen by the re-read (parsed from the new chunks alone)", async () => {
+    const path = fresh("new-chunk");
+    writeFileSync(path, emitCassette([item(entryA)]));
+    const store = cassetteStore(path, { parseCache: false });
+    expect(await store.get(entryA.key)).toStrictEqual(entryA.entry);
+    writeFileSync(path, withBadB(entryA, entryC, entryB));
+    expect(await store.get(entryC.key)).toStrictEqual(entryC.entry);
+    const eager = await failure(readCassette(path));
+    expectSame(await failure(store.get(entryB.key)), eager);
+    await store.discard();
+  });
+});
+
 describe("a malformed item of values: is refused when served, not on load", () => {
   it("a non-JSON value: the entries and other values are served; its get and any write fail with the whole-file error", async () => {
     const path = fresh("value");
