@@ -27,19 +27,39 @@ const completion = (
   usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
 });
 
-describe("pricing a call when the accounts are read", () => {
-  it("a replayed answer does not load the price table; reading the stats does", () => {
-    const dir = tempDir("deferred-pricing");
-    const script = join(dir, "child.mjs");
-    writeFileSync(
-      script,
-      `import { createRequire } from "node:module";
+/** A module specifier for one of the project's sources, for a child script's `import()`. */
+const src = (path: string) => JSON.stringify(pathToFileURL(join(root, path)).href);
+
+/**
+ * Run `body` as a fresh Node process (the price table loads once per
+ * process), after a preamble that gives it `loaded()` (whether the table is
+ * loaded yet) and `createRecorder`; what it prints is parsed as JSON.
+ */
+function inChild<T>(label: string, body: string): T {
+  const script = join(tempDir(label), "child.mjs");
+  writeFileSync(
+    script,
+    `import { createRequire } from "node:module";
 const require = createRequire(import.meta.url);
 const loaded = () => Object.keys(require.cache).some((p) => p.includes("genai-prices"));
-const { createRecorder } = await import(${JSON.stringify(pathToFileURL(join(root, "src/index.ts")).href)});
-const recorder = createRecorder({ store: "memory://", mode: "auto" });
-const req = { role: "r", model: "gpt-4o", prompt: "p" };
+const { createRecorder } = await import(${src("src/index.ts")});
+${body}`,
+  );
+  return JSON.parse(
+    execFileSync(process.execPath, ["--import", "tsx", script], { cwd: root, encoding: "utf8" }),
+  ) as T;
+}
+
+/** A request and an answer with usage, for the child scripts. */
+const REQUEST_AND_ANSWER = `const req = { role: "r", model: "gpt-4o", prompt: "p" };
 const answer = { object: "chat.completion", model: "gpt-4o", choices: [], usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 } };
+`;
+
+describe("pricing a call when the accounts are read", () => {
+  it("a replayed answer does not load the price table; reading the stats does", () => {
+    const out = inChild<{ afterCalls: boolean; afterStats: boolean; usd: number }>(
+      "deferred-pricing",
+      `${REQUEST_AND_ANSWER}const recorder = createRecorder({ store: "memory://", mode: "auto" });
 await recorder.call(req, async () => answer);
 await recorder.call(req, async () => answer);
 const afterCalls = loaded();
@@ -47,25 +67,14 @@ const usd = recorder.stats.saved.usd;
 console.log(JSON.stringify({ afterCalls, afterStats: loaded(), usd }));
 `,
     );
-    const out = JSON.parse(
-      execFileSync(process.execPath, ["--import", "tsx", script], { cwd: root, encoding: "utf8" }),
-    ) as { afterCalls: boolean; afterStats: boolean; usd: number };
     expect(out).toMatchObject({ afterCalls: false, afterStats: true });
     expect(out.usd).toBeGreaterThan(0);
   });
 
   it("a run ending with nobody listening to its event does not load the table; a listener gets the dollars", () => {
-    const dir = tempDir("deferred-pricing-run");
-    const script = join(dir, "child.mjs");
-    writeFileSync(
-      script,
-      `import { createRequire } from "node:module";
-const require = createRequire(import.meta.url);
-const loaded = () => Object.keys(require.cache).some((p) => p.includes("genai-prices"));
-const { createRecorder } = await import(${JSON.stringify(pathToFileURL(join(root, "src/index.ts")).href)});
-const req = { role: "r", model: "gpt-4o", prompt: "p" };
-const answer = { object: "chat.completion", model: "gpt-4o", choices: [], usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 } };
-const quiet = createRecorder({ store: "memory://", mode: "auto" });
+    const out = inChild<{ afterQuietRun: boolean; eventUsd: number; quietUsd: number }>(
+      "deferred-pricing-run",
+      `${REQUEST_AND_ANSWER}const quiet = createRecorder({ store: "memory://", mode: "auto" });
 await quiet.run(async () => { await quiet.call(req, async () => answer); await quiet.call(req, async () => answer); });
 const afterQuietRun = loaded();
 const heard = createRecorder({ store: "memory://", mode: "auto" });
@@ -75,9 +84,6 @@ await heard.run(async () => { await heard.call(req, async () => answer); await h
 console.log(JSON.stringify({ afterQuietRun, eventUsd, quietUsd: quiet.stats.spent.usd }));
 `,
     );
-    const out = JSON.parse(
-      execFileSync(process.execPath, ["--import", "tsx", script], { cwd: root, encoding: "utf8" }),
-    ) as { afterQuietRun: boolean; eventUsd: number; quietUsd: number };
     expect(out.afterQuietRun).toBe(false);
     // Two occurrences of one request in a run: two paid calls, priced at the run's end (heard) or when read (quiet).
     expect(out.eventUsd).toBeGreaterThan(0);
@@ -85,16 +91,15 @@ console.log(JSON.stringify({ afterQuietRun, eventUsd, quietUsd: quiet.stats.spen
   });
 
   it("keeps up to MAX_UNPRICED_CALLS calls unpriced; the next one loads the table, sums unchanged", () => {
-    const dir = tempDir("deferred-pricing-cap");
-    const script = join(dir, "child.mjs");
-    const src = (path: string) => JSON.stringify(pathToFileURL(join(root, path)).href);
-    writeFileSync(
-      script,
-      `import { createRequire } from "node:module";
-const require = createRequire(import.meta.url);
-const loaded = () => Object.keys(require.cache).some((p) => p.includes("genai-prices"));
-const { createRecorder } = await import(${src("src/index.ts")});
-const { MAX_UNPRICED_CALLS } = await import(${src("src/usage/summary.ts")});
+    const out = inChild<{
+      cap: number;
+      atCap: boolean;
+      pastCap: boolean;
+      usd: number;
+      expected: number;
+    }>(
+      "deferred-pricing-cap",
+      `const { MAX_UNPRICED_CALLS } = await import(${src("src/usage/summary.ts")});
 const recorder = createRecorder({ store: "memory://", mode: "auto" });
 const answer = (i) => ({ object: "chat.completion", model: "gpt-4o", choices: [], usage: { prompt_tokens: 1000 + i, completion_tokens: 7, total_tokens: 1007 + i } });
 // Distinct entries, each recorded once (misses are priced like hits: spent).
@@ -109,9 +114,6 @@ for (let k = 0; k <= i; k++) expected = Math.round((expected + costOf("gpt-4o", 
 console.log(JSON.stringify({ cap: MAX_UNPRICED_CALLS, atCap, pastCap, usd: recorder.stats.spent.usd, expected }));
 `,
     );
-    const out = JSON.parse(
-      execFileSync(process.execPath, ["--import", "tsx", script], { cwd: root, encoding: "utf8" }),
-    ) as { cap: number; atCap: boolean; pastCap: boolean; usd: number; expected: number };
     expect(out.cap).toBeGreaterThanOrEqual(1000); // a 1,000-call replay never waits for the table
     expect(out).toMatchObject({ atCap: false, pastCap: true });
     expect(out.usd).toBeGreaterThan(0);
