@@ -155,14 +155,23 @@ function fromBody(body: Obj): Usage | undefined {
   return undefined;
 }
 
+/** JSON whitespace, then the brace that opens an object. */
+const OPENS_OBJECT = /^[ \t\n\r]*\{/;
+
 /** The JSON payloads of recorded SSE events (fetch adapter: `{ json }` or `{ data }` blocks). */
 function ssePayloads(events: readonly unknown[]): Obj[] {
+  // A stream whose text cannot hold usage has none to find: not one payload
+  // is parsed (a hit of a chat stream recorded without include_usage reads
+  // its usage on every replay).
+  if (!mayHoldUsage(events)) return [];
   const out: Obj[] = [];
   for (const e of events) {
     const ev = obj(e);
     if (ev === undefined) continue;
     let payload: unknown = ev.json;
-    if (payload === undefined && typeof ev.data === "string") {
+    // Only a text that opens an object can parse to one: `[DONE]` and other
+    // markers are skipped without a parse and its thrown error.
+    if (payload === undefined && typeof ev.data === "string" && OPENS_OBJECT.test(ev.data)) {
       try {
         payload = JSON.parse(ev.data);
       } catch {
@@ -173,6 +182,23 @@ function ssePayloads(events: readonly unknown[]): Obj[] {
     if (p !== undefined) out.push(p);
   }
   return out;
+}
+
+/**
+ * False only when no event can carry usage: every event is a `data` string
+ * holding neither "usage" (which every shape's usage key starts with:
+ * `usage`, `usageMetadata`) nor "\u" (the one way JSON can spell a letter
+ * of that key otherwise). An event given parsed (`json`) or anything else
+ * makes it true: only text is ruled out by looking at it.
+ */
+function mayHoldUsage(events: readonly unknown[]): boolean {
+  for (const e of events) {
+    const ev = obj(e);
+    if (ev === undefined) continue;
+    if (ev.json !== undefined || typeof ev.data !== "string") return true;
+    if (ev.data.includes("usage") || ev.data.includes("\\u")) return true;
+  }
+  return false;
 }
 
 /** Usage from the payloads of a streamed HTTP answer (OpenAI chat/Responses, Anthropic, Gemini). */

@@ -6,6 +6,7 @@
  */
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, streamText, wrapLanguageModel } from "ai";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createFetch, invocacheMiddleware } from "../../src/adapters/index.js";
 import { createRecorder, type Recorder } from "../../src/index.js";
@@ -285,5 +286,61 @@ describe("extractUsage on the documented examples", () => {
     ]) {
       expect(extractUsage(v)).toBeUndefined();
     }
+  });
+});
+
+describe("extractUsage on recorded SSE text: the usage-free shortcut", () => {
+  // Payloads of every streamed shape, with and without usage, some with the
+  // key spelled through a \u escape (valid JSON: the shortcut must still parse).
+  const PAYLOADS = [
+    '{"object":"chat.completion.chunk","model":"gpt-4o","choices":[{"delta":{"content":"hi"}}]}',
+    '{"object":"chat.completion.chunk","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}',
+    '{"object":"chat.completion.chunk","model":"gpt-4o","choices":[],"\\u0075sage":{"prompt_tokens":4,"completion_tokens":1,"total_tokens":5}}',
+    '{"type":"message_start","message":{"model":"claude-x","usage":{"input_tokens":7,"output_tokens":1}}}',
+    '{"type":"message_start","message":{"model":"claude-x"}}',
+    '{"type":"message_delta","usage":{"output_tokens":9}}',
+    '{"type":"message_delta","\\u0075sage":{"output_tokens":6}}',
+    '{"type":"response.completed","response":{"object":"response","model":"gpt-4o","usage":{"input_tokens":5,"output_tokens":2}}}',
+    '{"candidates":[{"content":{}}],"usageMetadata":{"promptTokenCount":2,"candidatesTokenCount":3}}',
+    '{"candidates":[{"content":{}}],"modelVersion":"gemini-x"}',
+    ' \n {"object":"chat.completion.chunk","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":8,"completion_tokens":1,"total_tokens":9}}',
+    "[DONE]",
+    "[1, 2]",
+    "not json",
+    "\u00a0{}",
+  ];
+
+  it("finds what parsing every payload finds, for any stream of them", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...PAYLOADS), { maxLength: 8 }), (datas) => {
+        const asText = { status: 200, headers: {}, sse: datas.map((data) => ({ data })) };
+        // The oracle: the same payloads handed over parsed (`json`), which no shortcut skips.
+        const parsed = datas.flatMap((data) => {
+          try {
+            return [{ json: JSON.parse(data) as unknown }];
+          } catch {
+            return [];
+          }
+        });
+        const asJson = { status: 200, headers: {}, sse: parsed };
+        expect(extractUsage(asText)).toStrictEqual(extractUsage(asJson));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("a key spelled with a \\u escape is found; a stream that reports none gives none", () => {
+    const sse = (...datas: string[]) => ({
+      status: 200,
+      headers: {},
+      sse: datas.map((data) => ({ data })),
+    });
+    expect(extractUsage(sse(PAYLOADS[0]!, PAYLOADS[2]!, "[DONE]"))).toStrictEqual({
+      shape: "openai.chat",
+      inputTokens: 4,
+      outputTokens: 1,
+      model: "gpt-4o",
+    });
+    expect(extractUsage(sse(PAYLOADS[0]!, PAYLOADS[0]!, "[DONE]"))).toBeUndefined();
   });
 });
