@@ -215,6 +215,43 @@ describe.concurrent("SQLite file locked by another process", () => {
     await Promise.all([reader.close(), writer.close(), auto.r.close(), replay.r.close()]);
   }, 40_000);
 
+  it("a write that timed out waiting for the lock never lands once the lock goes (store timeout below the busy timeout)", async () => {
+    const file = join(dir, "late-write.sqlite");
+    const url = await seeded(file, ["l-a"]);
+    const store = openStore(url, { timeoutMs: 1_000 });
+    await store.get(keyOf("l-a")); // open before the lock, as a long-running process is
+    // The locker's first lock creates its table: a schema change would fail
+    // the waiting statements by itself, so that lock is taken and let go first.
+    await (await lock(file, "write", "0")).exited;
+    const locker = await lock(file, "write", "stdin");
+    let write: Awaited<ReturnType<typeof timed>>;
+    let removal: Awaited<ReturnType<typeof timed>>;
+    try {
+      [write, removal] = await Promise.all([
+        timed(store.set("late", { x: 1 })),
+        timed(store.delete(keyOf("l-a"))),
+      ]);
+    } finally {
+      // Let go while both statements still wait inside SQLite (busy timeout 5 s).
+      await release(locker);
+    }
+    for (const [outcome, what] of [
+      [write, "set"],
+      [removal, "delete"],
+    ] as const) {
+      expect(outcome.error, what).toBeInstanceOf(StoreError);
+      expect(errorInfo(outcome.error).message, what).toMatch(/timed out after 1000 ms/);
+    }
+    // The caller was told they failed: they must not take effect afterwards.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Read through a handle with the default timeout: beside the other lock
+    // tests, statements waiting out busy timeouts hold the libuv pool.
+    const check = openStore(url);
+    expect(await check.get("late")).toBeUndefined();
+    expect(await check.get(keyOf("l-a"))).toBeDefined();
+    await Promise.all([store.close(), check.close()]);
+  }, 30_000);
+
   it("a lock shorter than the busy timeout is waited out: reads, writes and calls succeed without warnings", async () => {
     const file = join(dir, "short-lock.sqlite");
     const url = await seeded(file, ["s-a"]);

@@ -144,6 +144,34 @@ describe.skipIf(buildPath === undefined)("better-sqlite3 beside sqlite3", () => 
     await store.close();
   }, 20_000);
 
+  it("a write that timed out waiting for the lock never lands once the lock goes", async () => {
+    const file = freshFile();
+    const store = new KeyvStore(`sqlite://${file}`, () => createBetterSqliteBackend(file, load), {
+      timeoutMs: 300,
+    });
+    await store.set("warm", 1);
+    const holder = lockHolder(file);
+    const failures = await Promise.all(
+      [store.set("late", 1), store.delete("warm")].map((p) =>
+        p.then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      ),
+    );
+    // Let go while both are still being tried again (their 5 s are not over).
+    holder.letGo("COMMIT");
+    for (const failure of failures) {
+      expect(failure).toBeInstanceOf(StoreError);
+      expect(String((failure as Error).message)).toMatch(/timed out after 300 ms/);
+    }
+    // Longer than the longest pause between tries: any retry has run by now.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await store.get("late")).toBeUndefined();
+    expect(await store.get("warm")).toBe(1);
+    await store.close();
+  });
+
   it("a replay hit is one read and no write", async () => {
     const counting = countingStore(betterStore(freshFile()));
     const machine = { homeDir: "/home/u", tmpDirs: ["/tmp"] };

@@ -23,6 +23,7 @@ import { makeDirectory } from "../../files/index.js";
 import type { Backend, RawRow } from "../backend.js";
 import { keysetPages } from "./keyset.js";
 import { createKeyv } from "./keyv.js";
+import { LATE } from "./late.js";
 import {
   BUSY_TIMEOUT_MS,
   fileGuard,
@@ -127,6 +128,14 @@ export async function createBetterSqliteBackend(
      ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
   );
   const deleteStmt = db.prepare(`DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
+  // The store's writes, fenced like the leases (see setRecord below).
+  const fencedSetStmt = db.prepare(
+    `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) SELECT ?, ? WHERE ${SQLITE_NOW_MS} <= ?
+     ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+  );
+  const fencedDeleteStmt = db.prepare(
+    `DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ? AND ${SQLITE_NOW_MS} <= ?`,
+  );
   const deleteIfStmt = db.prepare(
     `DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ? AND value = ? AND ${SQLITE_NOW_MS} <= ?`,
   );
@@ -179,6 +188,19 @@ export async function createBetterSqliteBackend(
         (last) => String(last.key),
         PAGE,
       );
+    },
+    // A statement tried again after the caller's deadline (the lock was held
+    // past the store's timeout) changes nothing: through keyv's set it
+    // would land after the caller was told it timed out (sqlite.ts).
+    async setRecord(key, record, _ttlMs, notAfter) {
+      const changes = await whenFree(() => fencedSetStmt.run(key, record, notAfter).changes);
+      if (changes !== 1) throw new Error(LATE);
+    },
+    async deleteRecord(key, notAfter) {
+      const changes = await whenFree(() => fencedDeleteStmt.run(key, notAfter).changes);
+      // No row: nothing to delete, or too late (the same clock: SQLite's is ours).
+      if (changes === 0 && Date.now() > notAfter) throw new Error(LATE);
+      return changes > 0;
     },
     async getRecord(key) {
       const row = await whenFree(() => getStmt.get(key));

@@ -9,6 +9,7 @@ import { MAX_KEY_LENGTH } from "../keys.js";
 import { SORT_REFUSED } from "../sort-refused.js";
 import { keysetPages } from "./keyset.js";
 import { prepareKeyv } from "./keyv.js";
+import { LATE } from "./late.js";
 import { importOptional } from "./optional.js";
 
 /** Table of values (keyv's `key`/`value` layout), in schema `public`. */
@@ -322,8 +323,6 @@ export async function createPostgresBackend(
     },
   };
 }
-
-const LATE = "the request reached the server after its deadline and was not applied";
 
 /** An entry's `meta.recordedAt` from keyv's record text (`json`, not `jsonb`: it keeps lone-surrogate escapes). */
 const RECORDED_AT = `value::json -> 'value' -> 'meta' ->> 'recordedAt'`;

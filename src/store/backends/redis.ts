@@ -5,6 +5,7 @@
  */
 import type { Backend, RawRow } from "../backend.js";
 import { createKeyv } from "./keyv.js";
+import { LATE } from "./late.js";
 import { importOptional } from "./optional.js";
 
 /** Every value key is `invocache:v:<key>`: one Redis db may be shared with other apps. */
@@ -184,8 +185,6 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
     },
   };
 }
-
-const LATE = "the request reached the server after its deadline and was not applied";
 
 /**
  * Server clock minus ours, in ms, measured once per connection. Deadlines

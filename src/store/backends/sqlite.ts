@@ -11,6 +11,7 @@ import { makeDirectory } from "../../files/index.js";
 import type { Backend, RawRow } from "../backend.js";
 import { keysetPages } from "./keyset.js";
 import { prepareKeyv } from "./keyv.js";
+import { LATE } from "./late.js";
 
 /** Table of values (keyv's `key`/`value` layout). */
 export const SQLITE_VALUES_TABLE = "invocache_entries";
@@ -77,6 +78,32 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       ? {}
       : { ready: async () => check(), verify: async () => check(), readyOnlyChecks: true }),
     listRaw: (prefix) => listSqliteRows(query, prefix),
+    // Writes are fenced like the leases: a statement that only runs after
+    // the caller's deadline, having waited for another process's write
+    // lock, changes nothing. Through keyv's set they would land late, after
+    // the caller was told they timed out (a store timeout below the 5 s busy
+    // timeout), and could overwrite what was recorded since.
+    async setRecord(key, record, _ttlMs, notAfter) {
+      // The expiry lives in the record (keyv's envelope), as keyv writes it.
+      const rows = await query(
+        `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) SELECT ?, ? WHERE ${SQLITE_NOW_MS} <= ?
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value RETURNING key`,
+        key,
+        record,
+        notAfter,
+      );
+      if (rows.length !== 1) throw new Error(LATE);
+    },
+    async deleteRecord(key, notAfter) {
+      const rows = await query(
+        `DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ? AND ${SQLITE_NOW_MS} <= ? RETURNING key`,
+        key,
+        notAfter,
+      );
+      // No row: nothing to delete, or too late (the same clock: SQLite's is ours).
+      if (rows.length === 0 && Date.now() > notAfter) throw new Error(LATE);
+      return rows.length > 0;
+    },
     async getRecord(key) {
       const [row] = await query(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`, key);
       return row === undefined ? undefined : String(row.value);
