@@ -26,7 +26,10 @@ import { createKeyv } from "./keyv.js";
 import { LATE } from "./late.js";
 import {
   BUSY_TIMEOUT_MS,
+  fencedRemoval,
   fileGuard,
+  SQLITE_FENCED_DELETE,
+  SQLITE_FENCED_SET,
   SQLITE_LEASES_TABLE,
   SQLITE_NOW_MS,
   SQLITE_VALUES_TABLE,
@@ -129,13 +132,8 @@ export async function createBetterSqliteBackend(
   );
   const deleteStmt = db.prepare(`DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
   // The store's writes, fenced like the leases (see setRecord below).
-  const fencedSetStmt = db.prepare(
-    `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) SELECT ?, ? WHERE ${SQLITE_NOW_MS} <= ?
-     ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-  );
-  const fencedDeleteStmt = db.prepare(
-    `DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ? AND ${SQLITE_NOW_MS} <= ?`,
-  );
+  const fencedSetStmt = db.prepare(SQLITE_FENCED_SET);
+  const fencedDeleteStmt = db.prepare(SQLITE_FENCED_DELETE);
   const deleteIfStmt = db.prepare(
     `DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ? AND value = ? AND ${SQLITE_NOW_MS} <= ?`,
   );
@@ -193,14 +191,14 @@ export async function createBetterSqliteBackend(
     // past the store's timeout) changes nothing: through keyv's set it
     // would land after the caller was told it timed out (sqlite.ts).
     async setRecord(key, record, _ttlMs, notAfter) {
-      const changes = await whenFree(() => fencedSetStmt.run(key, record, notAfter).changes);
-      if (changes !== 1) throw new Error(LATE);
+      const rows = await whenFree(() => fencedSetStmt.all(key, record, notAfter).length);
+      if (rows !== 1) throw new Error(LATE);
     },
     async deleteRecord(key, notAfter) {
-      const changes = await whenFree(() => fencedDeleteStmt.run(key, notAfter).changes);
-      // No row: nothing to delete, or too late (the same clock: SQLite's is ours).
-      if (changes === 0 && Date.now() > notAfter) throw new Error(LATE);
-      return changes > 0;
+      return fencedRemoval(
+        await whenFree(() => fencedDeleteStmt.all(key, notAfter).length),
+        notAfter,
+      );
     },
     async getRecord(key) {
       const row = await whenFree(() => getStmt.get(key));
@@ -239,7 +237,7 @@ export async function createBetterSqliteBackend(
  * @example
  * const value = await whenFree(() => getStmt.get(key));
  */
-export function whenFree<T>(step: () => T): T | Promise<T> {
+function whenFree<T>(step: () => T): T | Promise<T> {
   try {
     return step();
   } catch (error) {

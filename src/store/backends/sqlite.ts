@@ -25,6 +25,26 @@ export const SQLITE_NOW_MS = "((julianday('now') - 2440587.5) * 86400000.0)";
 /** Rows per query while listing: entries may be megabytes each. */
 const PAGE = 64;
 
+/**
+ * The store's writes, fenced like the leases (parameters: key, value,
+ * notAfter): a statement that only runs after the caller's deadline,
+ * having waited for another process's write lock, changes nothing and
+ * returns no row. Both drivers run these same statements.
+ */
+export const SQLITE_FENCED_SET = `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) SELECT ?, ? WHERE ${SQLITE_NOW_MS} <= ?
+  ON CONFLICT(key) DO UPDATE SET value = excluded.value RETURNING key`;
+/** The fenced delete (parameters: key, notAfter); a row when it removed one. */
+export const SQLITE_FENCED_DELETE = `DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ? AND ${SQLITE_NOW_MS} <= ? RETURNING key`;
+
+/**
+ * What a fenced delete that returned `rows` rows means: removed or not, or
+ * (no row and the deadline has passed: SQLite's clock is ours) too late.
+ */
+export function fencedRemoval(rows: number, notAfter: number): boolean {
+  if (rows === 0 && Date.now() > notAfter) throw new Error(LATE);
+  return rows > 0;
+}
+
 export type SqliteQuery = (
   sql: string,
   ...params: unknown[]
@@ -85,24 +105,11 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     // timeout), and could overwrite what was recorded since.
     async setRecord(key, record, _ttlMs, notAfter) {
       // The expiry lives in the record (keyv's envelope), as keyv writes it.
-      const rows = await query(
-        `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) SELECT ?, ? WHERE ${SQLITE_NOW_MS} <= ?
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value RETURNING key`,
-        key,
-        record,
-        notAfter,
-      );
+      const rows = await query(SQLITE_FENCED_SET, key, record, notAfter);
       if (rows.length !== 1) throw new Error(LATE);
     },
     async deleteRecord(key, notAfter) {
-      const rows = await query(
-        `DELETE FROM ${SQLITE_VALUES_TABLE} WHERE key = ? AND ${SQLITE_NOW_MS} <= ? RETURNING key`,
-        key,
-        notAfter,
-      );
-      // No row: nothing to delete, or too late (the same clock: SQLite's is ours).
-      if (rows.length === 0 && Date.now() > notAfter) throw new Error(LATE);
-      return rows.length > 0;
+      return fencedRemoval((await query(SQLITE_FENCED_DELETE, key, notAfter)).length, notAfter);
     },
     async getRecord(key) {
       const [row] = await query(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`, key);
