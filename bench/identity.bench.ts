@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { hashArtifact, type IdentityOptions, invocationIdentity } from "../src/identity/index.js";
 import { normalizePrompt } from "../src/normalize/index.js";
+import { normalizationStages } from "../src/normalize/normalize.js";
 import { naiveNormalize } from "../test/reference/normalize-reference.js";
 import { type Contender, type SampleOptions, sampleInterleaved } from "./support/measure.js";
 import { buildPrompt, PROMPT_OPTIONS } from "./support/prompt.js";
@@ -177,6 +178,90 @@ async function stringBuildVsSha256(ctx: BenchContext): Promise<BenchRow> {
 }
 
 /**
+ * What a normalizer compiled to WebAssembly (or any native code) would pay
+ * at least to hand its answer back: one string decoded from UTF-8 bytes the
+ * size of the prompt (TextDecoder, read once), beside the same SHA-256. The
+ * text going in costs more (`encodeInto`); this row is the way out alone.
+ */
+async function stringDecodeVsSha256(ctx: BenchContext): Promise<BenchRow> {
+  const prompt = buildPrompt(100 * KiB);
+  const bytes = Buffer.byteLength(prompt);
+  const utf8 = new TextEncoder().encode(prompt);
+  const decoder = new TextDecoder();
+  if (decoder.decode(utf8) !== prompt) throw new Error("the decoded prompt differs");
+  ctx.log(`one string decoded from the prompt's UTF-8 vs node:crypto sha256 on ${bytes} bytes`);
+  const [a, b] = await sampleInterleaved(
+    [
+      { name: "decode one copy", run: () => readOnce(decoder.decode(utf8)) },
+      { name: "sha256", run: () => createHash("sha256").update(prompt, "utf8").digest("hex") },
+    ],
+    FAST,
+  );
+  return compare(
+    {
+      suite: "identity",
+      measurement:
+        "one string the size of the prompt decoded from UTF-8 vs hashing, 100 KiB prompt (the floor of a compiled normalizer's answer)",
+      unit: "MB/s",
+      better: "higher",
+      baselineName: "node:crypto sha256 of the same prompt's UTF-8",
+      target: 0.2,
+      note: `TextDecoder over the prompt's ${bytes} bytes, read once; ${describeSamples(a!, FAST)}`,
+    },
+    mbPerS(bytes, a!.medianNs),
+    mbPerS(bytes, b!.medianNs),
+    { invocache: a!.spread, baseline: b!.spread },
+  );
+}
+
+/**
+ * Each of the table's steps alone, on the text it gets inside
+ * normalizePrompt (the previous steps' output), beside the same SHA-256 of
+ * the prompt. normalizePrompt's time is the sum of theirs, so a step whose
+ * row reads below 0.2x already keeps normalizePrompt below its target: these
+ * rows say which steps stand in the way, and by how much.
+ */
+async function stagesVsSha256(ctx: BenchContext): Promise<BenchRow[]> {
+  const prompt = buildPrompt(100 * KiB);
+  const bytes = Buffer.byteLength(prompt);
+  const steps = normalizationStages(PROMPT_OPTIONS);
+  const rows: BenchRow[] = [];
+  let input = prompt;
+  for (const [name, step] of Object.entries(steps)) {
+    const text = input;
+    ctx.log(`the ${name} step alone vs node:crypto sha256 on ${bytes} bytes`);
+    const [a, b] = await sampleInterleaved(
+      [
+        { name, run: () => readOnce(step(text)) },
+        { name: "sha256", run: () => createHash("sha256").update(prompt, "utf8").digest("hex") },
+      ],
+      FAST,
+    );
+    rows.push(
+      compare(
+        {
+          suite: "identity",
+          measurement: `normalizePrompt's ${name} step alone vs hashing, 100 KiB prompt (a share of normalizePrompt's time)`,
+          unit: "MB/s",
+          better: "higher",
+          baselineName: "node:crypto sha256 of the same prompt's UTF-8",
+          target: 0.2,
+          note: `on the text the step gets inside normalizePrompt, output read once; ${describeSamples(a!, FAST)}`,
+        },
+        mbPerS(bytes, a!.medianNs),
+        mbPerS(bytes, b!.medianNs),
+        { invocache: a!.spread, baseline: b!.spread },
+      ),
+    );
+    input = step(text);
+  }
+  if (input !== normalizePrompt(prompt, PROMPT_OPTIONS)) {
+    throw new Error("the steps composed differ from normalizePrompt on the bench prompt");
+  }
+  return rows;
+}
+
+/**
  * Read a result once, as any consumer does: V8 may return text built by
  * concatenation as a rope and flatten it only on first read, which would
  * otherwise fall outside the timing on one side only.
@@ -272,6 +357,8 @@ export default async function identityBench(ctx: BenchContext): Promise<BenchRow
     await normalizeVsSha256(ctx),
     await characterReadVsSha256(ctx),
     await stringBuildVsSha256(ctx),
+    await stringDecodeVsSha256(ctx),
+    ...(await stagesVsSha256(ctx)),
   ];
   for (const kib of [1, 8, 100]) rows.push(await identityLatency(ctx, kib));
   rows.push(await artifactThroughput(ctx));

@@ -188,6 +188,32 @@ function run(
   return s;
 }
 
+/** One step of the table: text in, text out. */
+export type NormalizationStage = (text: string) => string;
+
+/**
+ * The table's built-in steps over one option set, one function each, in the
+ * order `normalizePrompt` applies them (each takes the previous one's
+ * output; a rule turned off passes its input through). For timing the steps
+ * apart (bench/identity.bench.ts): normalizePrompt's time is their sum, so
+ * a step that alone runs slower than a target already puts normalizePrompt
+ * out of it. Not part of the package's API; callers' extra rules are not
+ * included. test/normalize/stages.test.ts checks that composing them gives
+ * `normalizePrompt`'s output.
+ */
+export function normalizationStages(
+  opts: NormalizeOptions = {},
+): Record<"nfc" | "whitespace" | "secret" | "scan", NormalizationStage> {
+  const r = resolve(opts);
+  const { off, scanner, roots } = r;
+  return {
+    nfc: (s) => (off.nfc ? s : s.normalize("NFC")),
+    whitespace: (s) => (off.whitespace ? s : collapseWhitespace(s)),
+    secret: (s) => (scanner === undefined ? s : scanner.redactString(s, "$", [])),
+    scan: (s) => scan(s, roots, undefined, off.scan),
+  };
+}
+
 function applyExtraRules(
   s: string,
   rules: readonly NormalizationRule[],
