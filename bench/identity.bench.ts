@@ -55,38 +55,58 @@ async function normalizeThroughput(ctx: BenchContext): Promise<BenchRow> {
 }
 
 /**
+ * One contender beside node:crypto SHA-256 of the same 100 KiB bench
+ * prompt's UTF-8, interleaved, as an MB/s row against the hashing-speed
+ * target (0.2x). Every "vs hashing" row below is one of these.
+ */
+async function vsSha256(
+  ctx: BenchContext,
+  prompt: string,
+  contender: Contender,
+  row: { measurement: string; baselineName?: string; note?: string },
+): Promise<BenchRow> {
+  const bytes = Buffer.byteLength(prompt);
+  ctx.log(`${contender.name} vs node:crypto sha256 on ${bytes} bytes`);
+  const [a, b] = await sampleInterleaved(
+    [
+      contender,
+      { name: "sha256", run: () => createHash("sha256").update(prompt, "utf8").digest("hex") },
+    ],
+    FAST,
+  );
+  const samples = describeSamples(a!, FAST);
+  return compare(
+    {
+      suite: "identity",
+      measurement: row.measurement,
+      unit: "MB/s",
+      better: "higher",
+      baselineName: row.baselineName ?? "node:crypto sha256 of the same prompt's UTF-8",
+      target: 0.2,
+      note: row.note === undefined ? samples : `${row.note}; ${samples}`,
+    },
+    mbPerS(bytes, a!.medianNs),
+    mbPerS(bytes, b!.medianNs),
+    { invocache: a!.spread, baseline: b!.spread },
+  );
+}
+
+/**
  * The hashing-speed limit (issue "fastest replay"): normalizing a prompt
  * should cost a small multiple of hashing it, since the identity hashes the
  * normalized text anyway. Target: at least 0.2x node:crypto SHA-256 of the
  * same UTF-8 text.
  */
-async function normalizeVsSha256(ctx: BenchContext): Promise<BenchRow> {
+function normalizeVsSha256(ctx: BenchContext): Promise<BenchRow> {
   const prompt = buildPrompt(100 * KiB);
-  const bytes = Buffer.byteLength(prompt);
-  ctx.log(`normalizePrompt vs node:crypto sha256 on ${bytes} bytes`);
-  const [a, b] = await sampleInterleaved(
-    [
-      { name: "normalizePrompt", run: () => readOnce(normalizePrompt(prompt, PROMPT_OPTIONS)) },
-      {
-        name: "sha256",
-        run: () => createHash("sha256").update(prompt, "utf8").digest("hex"),
-      },
-    ],
-    FAST,
-  );
-  return compare(
+  return vsSha256(
+    ctx,
+    prompt,
+    { name: "normalizePrompt", run: () => readOnce(normalizePrompt(prompt, PROMPT_OPTIONS)) },
     {
-      suite: "identity",
       measurement: "normalizePrompt vs hashing, 100 KiB prompt",
-      unit: "MB/s",
-      better: "higher",
       baselineName: "node:crypto sha256 of the same prompt's UTF-8 (the hashing-speed limit)",
-      target: 0.2,
-      note: describeSamples(a!, FAST),
     },
-    mbPerS(bytes, a!.medianNs),
-    mbPerS(bytes, b!.medianNs),
-    { invocache: a!.spread, baseline: b!.spread },
   );
 }
 
@@ -98,9 +118,8 @@ async function normalizeVsSha256(ctx: BenchContext): Promise<BenchRow> {
  * bounds what `normalizePrompt vs hashing` can reach on this machine: with
  * a bare read at X× SHA-256, five reads' worth of work is X/5×.
  */
-async function characterReadVsSha256(ctx: BenchContext): Promise<BenchRow> {
+function characterReadVsSha256(ctx: BenchContext): Promise<BenchRow> {
   const prompt = buildPrompt(100 * KiB);
-  const bytes = Buffer.byteLength(prompt);
   const table = new Uint8Array(128);
   for (let c = 0; c < 128; c++) table[c] = /[0-9A-Za-z]/.test(String.fromCharCode(c)) ? 1 : 2;
   const readAll = (s: string) => {
@@ -111,28 +130,15 @@ async function characterReadVsSha256(ctx: BenchContext): Promise<BenchRow> {
     }
     return acc;
   };
-  ctx.log(`one read of every character vs node:crypto sha256 on ${bytes} bytes`);
-  const [a, b] = await sampleInterleaved(
-    [
-      { name: "read every character", run: () => readAll(prompt) },
-      { name: "sha256", run: () => createHash("sha256").update(prompt, "utf8").digest("hex") },
-    ],
-    FAST,
-  );
-  return compare(
+  return vsSha256(
+    ctx,
+    prompt,
+    { name: "one read of every character", run: () => readAll(prompt) },
     {
-      suite: "identity",
       measurement:
         "one read of every character vs hashing, 100 KiB prompt (the floor of a JS pass)",
-      unit: "MB/s",
-      better: "higher",
-      baselineName: "node:crypto sha256 of the same prompt's UTF-8",
-      target: 0.2,
-      note: `a charCodeAt loop with a class-table lookup, nothing built; ${describeSamples(a!, FAST)}`,
+      note: "a charCodeAt loop with a class-table lookup, nothing built",
     },
-    mbPerS(bytes, a!.medianNs),
-    mbPerS(bytes, b!.medianNs),
-    { invocache: a!.spread, baseline: b!.spread },
   );
 }
 
@@ -146,71 +152,43 @@ async function characterReadVsSha256(ctx: BenchContext): Promise<BenchRow> {
  * whitespace rule's output, then the scan's), because the secret rule
  * between them runs its regular expressions over the first.
  */
-async function stringBuildVsSha256(ctx: BenchContext): Promise<BenchRow> {
+function stringBuildVsSha256(ctx: BenchContext): Promise<BenchRow> {
   const prompt = buildPrompt(100 * KiB);
-  const bytes = Buffer.byteLength(prompt);
   const half = prompt.length >>> 1;
   const head = prompt.slice(0, half);
   const tail = prompt.slice(half);
-  ctx.log(`one string the size of the prompt built vs node:crypto sha256 on ${bytes} bytes`);
-  const [a, b] = await sampleInterleaved(
-    [
-      { name: "build one copy", run: () => readOnce(head + tail) },
-      { name: "sha256", run: () => createHash("sha256").update(prompt, "utf8").digest("hex") },
-    ],
-    FAST,
-  );
-  return compare(
+  return vsSha256(
+    ctx,
+    prompt,
+    { name: "one string the size of the prompt built", run: () => readOnce(head + tail) },
     {
-      suite: "identity",
       measurement:
         "one string the size of the prompt built vs hashing, 100 KiB prompt (the floor of a pass that returns new text)",
-      unit: "MB/s",
-      better: "higher",
-      baselineName: "node:crypto sha256 of the same prompt's UTF-8",
-      target: 0.2,
-      note: `two slices joined and read once (one ~${Math.round((prompt.length * 2) / 1000)} KB two-byte string); ${describeSamples(a!, FAST)}`,
+      note: `two slices joined and read once (one ~${Math.round((prompt.length * 2) / 1000)} KB two-byte string)`,
     },
-    mbPerS(bytes, a!.medianNs),
-    mbPerS(bytes, b!.medianNs),
-    { invocache: a!.spread, baseline: b!.spread },
   );
 }
 
 /**
  * What a normalizer compiled to WebAssembly (or any native code) would pay
  * at least to hand its answer back: one string decoded from UTF-8 bytes the
- * size of the prompt (TextDecoder, read once), beside the same SHA-256. The
- * text going in costs more (`encodeInto`); this row is the way out alone.
+ * size of the prompt (TextDecoder, read once), beside the same SHA-256.
+ * Writing the prompt into its memory (`encodeInto`) comes on top.
  */
-async function stringDecodeVsSha256(ctx: BenchContext): Promise<BenchRow> {
+function stringDecodeVsSha256(ctx: BenchContext): Promise<BenchRow> {
   const prompt = buildPrompt(100 * KiB);
-  const bytes = Buffer.byteLength(prompt);
   const utf8 = new TextEncoder().encode(prompt);
   const decoder = new TextDecoder();
   if (decoder.decode(utf8) !== prompt) throw new Error("the decoded prompt differs");
-  ctx.log(`one string decoded from the prompt's UTF-8 vs node:crypto sha256 on ${bytes} bytes`);
-  const [a, b] = await sampleInterleaved(
-    [
-      { name: "decode one copy", run: () => readOnce(decoder.decode(utf8)) },
-      { name: "sha256", run: () => createHash("sha256").update(prompt, "utf8").digest("hex") },
-    ],
-    FAST,
-  );
-  return compare(
+  return vsSha256(
+    ctx,
+    prompt,
+    { name: "one string decoded from UTF-8", run: () => readOnce(decoder.decode(utf8)) },
     {
-      suite: "identity",
       measurement:
         "one string the size of the prompt decoded from UTF-8 vs hashing, 100 KiB prompt (the floor of a compiled normalizer's answer)",
-      unit: "MB/s",
-      better: "higher",
-      baselineName: "node:crypto sha256 of the same prompt's UTF-8",
-      target: 0.2,
-      note: `TextDecoder over the prompt's ${bytes} bytes, read once; ${describeSamples(a!, FAST)}`,
+      note: `TextDecoder over the prompt's ${utf8.length} bytes, read once`,
     },
-    mbPerS(bytes, a!.medianNs),
-    mbPerS(bytes, b!.medianNs),
-    { invocache: a!.spread, baseline: b!.spread },
   );
 }
 
@@ -223,34 +201,19 @@ async function stringDecodeVsSha256(ctx: BenchContext): Promise<BenchRow> {
  */
 async function stagesVsSha256(ctx: BenchContext): Promise<BenchRow[]> {
   const prompt = buildPrompt(100 * KiB);
-  const bytes = Buffer.byteLength(prompt);
-  const steps = normalizationStages(PROMPT_OPTIONS);
   const rows: BenchRow[] = [];
   let input = prompt;
-  for (const [name, step] of Object.entries(steps)) {
+  for (const [name, step] of Object.entries(normalizationStages(PROMPT_OPTIONS))) {
     const text = input;
-    ctx.log(`the ${name} step alone vs node:crypto sha256 on ${bytes} bytes`);
-    const [a, b] = await sampleInterleaved(
-      [
-        { name, run: () => readOnce(step(text)) },
-        { name: "sha256", run: () => createHash("sha256").update(prompt, "utf8").digest("hex") },
-      ],
-      FAST,
-    );
     rows.push(
-      compare(
+      await vsSha256(
+        ctx,
+        prompt,
+        { name: `the ${name} step alone`, run: () => readOnce(step(text)) },
         {
-          suite: "identity",
           measurement: `normalizePrompt's ${name} step alone vs hashing, 100 KiB prompt (a share of normalizePrompt's time)`,
-          unit: "MB/s",
-          better: "higher",
-          baselineName: "node:crypto sha256 of the same prompt's UTF-8",
-          target: 0.2,
-          note: `on the text the step gets inside normalizePrompt, output read once; ${describeSamples(a!, FAST)}`,
+          note: "on the text the step gets inside normalizePrompt, output read once",
         },
-        mbPerS(bytes, a!.medianNs),
-        mbPerS(bytes, b!.medianNs),
-        { invocache: a!.spread, baseline: b!.spread },
       ),
     );
     input = step(text);
