@@ -160,57 +160,71 @@ function explain(text: string, r: Resolved): NormalizationReport {
   return { output, matches, counts };
 }
 
-function run(
-  text: string,
-  r: Resolved,
-  report: { matches: RuleMatch[]; counts: Record<string, number> } | undefined,
-): string {
-  const { off } = r;
-  let s = off.nfc ? text : text.normalize("NFC");
-  if (report !== undefined && s !== text) report.counts["unicode-nfc"] = 1;
-  if (!off.whitespace) {
-    const collapsed = collapseWhitespace(s);
-    if (report !== undefined && collapsed !== s) report.counts.whitespace = 1;
-    s = collapsed;
-  }
+/** What explainNormalization collects while the steps run. */
+type Report = { matches: RuleMatch[]; counts: Record<string, number> };
 
+function run(text: string, r: Resolved, report: Report | undefined): string {
   // Secrets go first among the matching rules: a key must be removed whole
   // before a UUID or timestamp rule could cut it into pieces.
-  if (r.scanner !== undefined) {
-    const found: { name: string }[] = [];
-    s = r.scanner.redactString(s, "$", found as never);
-    if (report !== undefined && found.length > 0) report.counts.secret = found.length;
-  }
-
-  s = scan(s, r.roots, report?.matches, off.scan);
-
+  let s = nfcStep(text, r, report);
+  s = whitespaceStep(s, r, report);
+  s = secretStep(s, r, report);
+  s = scanStep(s, r, report);
   if (r.rules !== undefined) s = applyExtraRules(s, r.rules, report?.counts);
   return s;
+}
+
+// The table's built-in steps, in the order run() applies them. Each is also
+// handed out alone by normalizationStages; a rule turned off passes its input through.
+
+function nfcStep(s: string, r: Resolved, report: Report | undefined): string {
+  if (r.off.nfc) return s;
+  const out = s.normalize("NFC");
+  if (report !== undefined && out !== s) report.counts["unicode-nfc"] = 1;
+  return out;
+}
+
+function whitespaceStep(s: string, r: Resolved, report: Report | undefined): string {
+  if (r.off.whitespace) return s;
+  const out = collapseWhitespace(s);
+  if (report !== undefined && out !== s) report.counts.whitespace = 1;
+  return out;
+}
+
+function secretStep(s: string, r: Resolved, report: Report | undefined): string {
+  if (r.scanner === undefined) return s;
+  const found: { name: string }[] = [];
+  const out = r.scanner.redactString(s, "$", found as never);
+  if (report !== undefined && found.length > 0) report.counts.secret = found.length;
+  return out;
+}
+
+function scanStep(s: string, r: Resolved, report: Report | undefined): string {
+  return scan(s, r.roots, report?.matches, r.off.scan);
 }
 
 /** One step of the table: text in, text out. */
 export type NormalizationStage = (text: string) => string;
 
 /**
- * The table's built-in steps over one option set, one function each, in the
- * order `normalizePrompt` applies them (each takes the previous one's
- * output; a rule turned off passes its input through). For timing the steps
- * apart (bench/identity.bench.ts): normalizePrompt's time is their sum, so
- * a step that alone runs slower than a target already puts normalizePrompt
- * out of it. Not part of the package's API; callers' extra rules are not
- * included. test/normalize/stages.test.ts checks that composing them gives
+ * The table's built-in steps over one option set, one function each (the
+ * ones `normalizePrompt` runs, in its order: each takes the previous one's
+ * output). For timing the steps apart (bench/identity.bench.ts):
+ * normalizePrompt's time is their sum, so a step that alone runs slower
+ * than a target already puts normalizePrompt out of it. Not part of the
+ * package's API; callers' extra rules are not included.
+ * test/normalize/stages.test.ts checks that composing them gives
  * `normalizePrompt`'s output.
  */
 export function normalizationStages(
   opts: NormalizeOptions = {},
 ): Record<"nfc" | "whitespace" | "secret" | "scan", NormalizationStage> {
   const r = resolve(opts);
-  const { off, scanner, roots } = r;
   return {
-    nfc: (s) => (off.nfc ? s : s.normalize("NFC")),
-    whitespace: (s) => (off.whitespace ? s : collapseWhitespace(s)),
-    secret: (s) => (scanner === undefined ? s : scanner.redactString(s, "$", [])),
-    scan: (s) => scan(s, roots, undefined, off.scan),
+    nfc: (s) => nfcStep(s, r, undefined),
+    whitespace: (s) => whitespaceStep(s, r, undefined),
+    secret: (s) => secretStep(s, r, undefined),
+    scan: (s) => scanStep(s, r, undefined),
   };
 }
 
