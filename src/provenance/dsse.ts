@@ -13,6 +13,7 @@
  * bytes exactly as they are, so nothing is re-serialized before verifying.
  */
 import { sign, verify } from "node:crypto";
+import { isHighS, lowSDer } from "./ecdsa.js";
 import type { SigningKey, TrustedKey } from "./keys.js";
 
 /** `payloadType` of an in-toto Statement in a DSSE envelope (in-toto spec/v1/envelope.md). */
@@ -55,7 +56,8 @@ export function pae(payloadType: string, body: Uint8Array): Buffer {
 /**
  * Sign `body` into a one-signature envelope. Ed25519 signs the PAE itself
  * (RFC 8032, "pure" Ed25519); ECDSA P-256 signs its SHA-256, the signature in
- * ASN.1 DER (what `openssl dgst -sha256 -verify` and sigstore expect).
+ * ASN.1 DER (what `openssl dgst -sha256 -verify` and sigstore expect) and
+ * always in low-S form (s ≤ n/2, `ecdsa.ts`), the only form verified.
  *
  * @example
  * const envelope = signEnvelope(Buffer.from(JSON.stringify(statement)), IN_TOTO_PAYLOAD_TYPE, key);
@@ -65,7 +67,7 @@ export function signEnvelope(body: Uint8Array, payloadType: string, key: Signing
   const sig =
     key.algorithm === "ed25519"
       ? sign(null, bytes, key.privateKey)
-      : sign("sha256", bytes, { key: key.privateKey, dsaEncoding: "der" });
+      : lowSDer(sign("sha256", bytes, { key: key.privateKey, dsaEncoding: "ieee-p1363" }));
   return {
     payload: Buffer.from(body).toString("base64"),
     payloadType,
@@ -75,7 +77,8 @@ export function signEnvelope(body: Uint8Array, payloadType: string, key: Signing
 
 /**
  * Does `signature` over `paeBytes` verify with `key`? A malformed signature is
- * simply `false`.
+ * simply `false`, and so is a high-S ECDSA signature (the malleable twin of a
+ * valid one: only low-S is accepted, see `ecdsa.ts`).
  *
  * @example
  * verifySignature(pae(env.payloadType, payloadBytes), sigBytes, trusted) // true
@@ -88,7 +91,8 @@ export function verifySignature(
   try {
     return key.algorithm === "ed25519"
       ? verify(null, paeBytes, key.publicKey, signature)
-      : verify("sha256", paeBytes, { key: key.publicKey, dsaEncoding: "der" }, signature);
+      : !isHighS(signature) &&
+          verify("sha256", paeBytes, { key: key.publicKey, dsaEncoding: "der" }, signature);
   } catch {
     return false;
   }

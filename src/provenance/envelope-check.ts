@@ -4,6 +4,7 @@
  * keys. Pure: the caller reads the file and the keys.
  */
 import { decodeBase64, IN_TOTO_PAYLOAD_TYPE, pae, verifySignature } from "./dsse.js";
+import { lowSTwin } from "./ecdsa.js";
 import type { TrustedKey } from "./keys.js";
 
 /** What one signature of an envelope turned out to be. */
@@ -13,7 +14,8 @@ export interface SignatureCheck {
   /**
    * - `trusted`: verifies with a trusted key whose keyid it names;
    * - `untrusted`: does not verify with any trusted key;
-   * - `invalid`: malformed (no `sig`, not base64), or its keyid names a key other than the one that made it;
+   * - `invalid`: malformed (no `sig`, not base64), a high-S ECDSA signature (the
+   *   malleable twin of a trusted key's signature), or its keyid names a key other than the one that made it;
    * - `unchecked`: no trusted key was given, so it was not checked.
    */
   status: "trusted" | "untrusted" | "invalid" | "unchecked";
@@ -137,6 +139,18 @@ export function openEnvelope(value: Obj, trust: readonly TrustedKey[] | undefine
       }
       check.status = "trusted";
       out.trustedBy ??= by.keyid;
+      return;
+    }
+    // A high-S twin of a trusted key's signature: named as such rather than
+    // "does not verify", since the arithmetic holds and only the form is refused.
+    const twin = lowSTwin(sig);
+    if (
+      twin !== undefined &&
+      trust.some((k) => k.algorithm === "ecdsa-p256" && verifySignature(signed, twin, k))
+    ) {
+      problems.push(
+        `${where} (keyid ${short(keyid)}) is an ECDSA signature with a high S value (s > n/2), the malleable twin of a valid one: only low-S signatures are accepted, so it is refused; re-sign the artifact (invocache stamp --key)`,
+      );
       return;
     }
     check.status = "untrusted";

@@ -21,9 +21,11 @@ import {
   readSigningKey,
   readTrustedKey,
   type SigningKey,
+  signEnvelope,
   signingKey,
   stampArtifact,
   trustedKey,
+  verifySignature,
   verifyStamp,
   writeKeyPair,
 } from "../../src/provenance/index.js";
@@ -301,6 +303,117 @@ describe("tampering: each case fails with its reason named", () => {
       `no invocache stamp in ${stampPath}`,
     ]);
   });
+});
+
+/** P-256's group order n (SEC 2 §2.4.2), written out here independently of src/. */
+const P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+/** (r, s) of a DER ECDSA-Sig-Value, read by hand: SEQUENCE { INTEGER r, INTEGER s }. */
+function derRS(sig: Buffer): { r: bigint; s: bigint } {
+  expect(sig[0]).toBe(0x30);
+  expect(sig[1]).toBe(sig.length - 2);
+  const int = (at: number): [bigint, number] => {
+    expect(sig[at]).toBe(0x02);
+    const len = sig[at + 1]!;
+    const bytes = sig.subarray(at + 2, at + 2 + len);
+    return [BigInt(`0x${bytes.toString("hex")}`), at + 2 + len];
+  };
+  const [r, next] = int(2);
+  const [s, end] = int(next);
+  expect(end).toBe(sig.length);
+  return { r, s };
+}
+
+/** DER of (r, s): minimal big-endian INTEGERs, a 0x00 in front when the top bit is set. */
+function derOf(r: bigint, s: bigint): Buffer {
+  const int = (v: bigint) => {
+    let hex = v.toString(16);
+    if (hex.length % 2) hex = `0${hex}`;
+    let bytes = Buffer.from(hex, "hex");
+    if (bytes[0]! & 0x80) bytes = Buffer.concat([Buffer.from([0]), bytes]);
+    return Buffer.concat([Buffer.from([0x02, bytes.length]), bytes]);
+  };
+  const body = Buffer.concat([int(r), int(s)]);
+  return Buffer.concat([Buffer.from([0x30, body.length]), body]);
+}
+
+describe("ECDSA P-256 malleability: low-S only", () => {
+  const p256 = async () => {
+    const dir = join(root, `lows-${n++}`);
+    mkdirSync(dir);
+    const files = await writeKeyPair(join(dir, "k.key.pem"), join(dir, "k.pub.pem"), "ecdsa-p256");
+    return { dir, files, key: await readSigningKey(files.privateKeyPath) };
+  };
+
+  it("signing always yields low-S (s <= n/2), and each signature verifies", async () => {
+    const { key } = await p256();
+    const trusted = trustedKey(key.publicKey);
+    const body = Buffer.from('{"_type":"x"}');
+    for (let i = 0; i < 200; i++) {
+      const e = signEnvelope(body, IN_TOTO_PAYLOAD_TYPE, key);
+      const sig = Buffer.from(e.signatures[0]!.sig, "base64");
+      const { s } = derRS(sig);
+      expect(s <= P256_N / 2n, `signature ${i}: s > n/2`).toBe(true);
+      expect(verifySignature(pae(IN_TOTO_PAYLOAD_TYPE, body), sig, trusted)).toBe(true);
+    }
+  });
+
+  it("the high-S twin (s replaced by n - s) of a valid signed stamp is refused, naming why", async () => {
+    const { key } = await p256();
+    const { artifact, stampPath } = await signedStamp(key);
+    const trust = [trustedKey(key.publicKey)];
+    expect((await verifyStamp(artifact, { trust })).problems).toEqual([]);
+    const e = envelopes(stampPath)[0]!;
+    const { r, s } = derRS(Buffer.from(e.signatures[0]!.sig, "base64"));
+    const twin = derOf(r, P256_N - s);
+    expect(derRS(twin).s > P256_N / 2n).toBe(true);
+    rewrite(stampPath, (env) => {
+      env.signatures[0]!.sig = twin.toString("base64");
+    });
+    const report = await verifyStamp(artifact, { trust });
+    expect(report.ok).toBe(false);
+    expect(report.problems).toEqual([
+      `line 1: signature 1 (keyid ${key.keyid.slice(0, 16)}…) is an ECDSA signature with a high S value (s > n/2), the malleable twin of a valid one: only low-S signatures are accepted, so it is refused; re-sign the artifact (invocache stamp --key)`,
+    ]);
+    expect(report.stamps[0]!.signatures).toEqual([{ keyid: key.keyid, status: "invalid" }]);
+    expect(report.stamps[0]!.trustedBy).toBeUndefined();
+    // The low-level check refuses it too.
+    const signed = pae(e.payloadType, Buffer.from(e.payload, "base64"));
+    expect(verifySignature(signed, twin, trust[0]!)).toBe(false);
+  });
+
+  it.skipIf(skipUnless(has("openssl", "version"), "openssl", "apt-get install -y openssl"))(
+    "openssl agrees: it verifies every low-S signature; the twin is valid arithmetic (openssl accepts it), refused by policy",
+    async () => {
+      const { dir, files, key } = await p256();
+      const body = Buffer.from('{"_type":"openssl"}');
+      writeFileSync(join(dir, "pae.bin"), pae(IN_TOTO_PAYLOAD_TYPE, body));
+      const check = (sig: Buffer) => {
+        writeFileSync(join(dir, "sig.bin"), sig);
+        return spawnSync(
+          "openssl",
+          ["dgst", "-sha256", "-verify", files.publicKeyPath, "-signature", "sig.bin", "pae.bin"],
+          { cwd: dir, encoding: "utf8" },
+        ).stdout.trim();
+      };
+      for (let i = 0; i < 8; i++) {
+        const sig = Buffer.from(
+          signEnvelope(body, IN_TOTO_PAYLOAD_TYPE, key).signatures[0]!.sig,
+          "base64",
+        );
+        expect(check(sig)).toBe("Verified OK");
+        const { r, s } = derRS(sig);
+        expect(check(derOf(r, P256_N - s))).toBe("Verified OK");
+        expect(
+          verifySignature(
+            pae(IN_TOTO_PAYLOAD_TYPE, body),
+            derOf(r, P256_N - s),
+            trustedKey(key.publicKey),
+          ),
+        ).toBe(false);
+      }
+    },
+  );
 });
 
 describe("keys", () => {
