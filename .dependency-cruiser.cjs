@@ -16,11 +16,11 @@ module.exports = {
       name: "leaves-import-nothing-of-ours",
       severity: "error",
       comment:
-        "src/secrets, src/json, src/files, src/errors.ts and src/version.ts are leaves: everything may use them, they use nothing of ours (errors may use json/secrets types only).",
-      from: { path: "^src/(secrets|json|files)/|^src/version\\.ts$" },
+        "src/secrets, src/json, src/files, src/shell, src/errors.ts and src/version.ts are leaves: everything may use them, they use nothing of ours (errors may use json/secrets types only).",
+      from: { path: "^src/(secrets|json|files|shell)/|^src/version\\.ts$" },
       to: {
         path: "^src/",
-        pathNot: "^src/(secrets|json|files)/|^src/version\\.ts$|^src/errors\\.ts$",
+        pathNot: "^src/(secrets|json|files|shell)/|^src/version\\.ts$|^src/errors\\.ts$",
       },
     },
     {
@@ -106,7 +106,7 @@ module.exports = {
         "The CLI and the viewer read stores through the public API: the root and the modules' index files (the package's subpaths), never a module's internals.",
       from: { path: "^src/(cli|viewer)/" },
       to: {
-        path: "^src/(normalize|identity|secrets|json|files|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage)/(?!index\\.ts$)",
+        path: "^src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage)/(?!index\\.ts$)",
       },
     },
     {

@@ -34,6 +34,7 @@ import { CassetteError, UnusedEntriesError } from "../errors.js";
 import { type Mode, resolveMode } from "../recorder/mode.js";
 import { createRecorder, type Recorder, type RecorderOptions } from "../recorder/recorder.js";
 import type { RunInfo } from "../recorder/run-scope.js";
+import { shellQuote } from "../shell/index.js";
 
 import { META_KEY, testAccounts } from "./summary.js";
 
@@ -448,10 +449,4 @@ export function rerecordCommand(
   const rel = relative(resolve(root), resolve(root, testFile)).split(sep).join("/");
   const pattern = `^${testName.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$`;
   return `INVOCACHE_MODE=record npx vitest run ${shellQuote(rel)} -t ${shellQuote(pattern)}`;
-}
-
-/** POSIX single quotes, unless the word needs none. */
-function shellQuote(word: string): string {
-  if (/^[A-Za-z0-9_./:=@%+-]+$/.test(word)) return word;
-  return `'${word.replace(/'/g, `'\\''`)}'`;
 }

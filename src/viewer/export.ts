@@ -9,6 +9,7 @@
 import { writeFile } from "node:fs/promises";
 import { INVOCACHE_VERSION } from "../version.js";
 import { type CatalogLocation, openCatalog } from "./catalog.js";
+import { sourceFlag } from "./commands.js";
 import { retryOf } from "./lineage.js";
 import { exportLinks, paths } from "./links.js";
 import { missLogPath } from "./miss-log.js";
@@ -55,8 +56,7 @@ export async function renderReport(
       missLog:
         options.missLog ??
         missLogPath("store" in location ? { store: catalog.url } : { cassette: location.cassette }),
-      sourceFlag:
-        "store" in location ? `--store ${catalog.url}` : `--cassette ${location.cassette}`,
+      sourceFlag: sourceFlag(location, catalog.url),
       maxAgeMs: options.maxAgeMs,
       stamps: new StampIndex(
         options.stamps ?? defaultStampRoot(location, catalog.url),

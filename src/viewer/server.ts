@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { INVOCACHE_VERSION } from "../version.js";
 import { type CatalogLocation, openCatalog } from "./catalog.js";
+import { sourceFlag } from "./commands.js";
 import { serverLinks } from "./links.js";
 import { missLogPath } from "./miss-log.js";
 import { renderRoute } from "./routes.js";
@@ -57,8 +58,7 @@ export async function startViewer(
   const missLog =
     options.missLog ??
     missLogPath("store" in location ? { store: catalog.url } : { cassette: location.cassette });
-  const sourceFlag =
-    "store" in location ? `--store ${catalog.url}` : `--cassette ${location.cassette}`;
+  const flag = sourceFlag(location, catalog.url);
   const stamps = new StampIndex(
     options.stamps ?? defaultStampRoot(location, catalog.url),
     options.refreshMs ?? 3000,
@@ -90,7 +90,7 @@ export async function startViewer(
       catalog,
       links: serverLinks(),
       missLog,
-      sourceFlag,
+      sourceFlag: flag,
       maxAgeMs: options.maxAgeMs,
       stamps,
     })

@@ -13,6 +13,7 @@ import { pathToFileURL } from "node:url";
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportReport, startViewer, type Viewer } from "../../src/viewer/index.js";
+import { HOSTILE, shellWords } from "../helpers/shell-words.js";
 import { HAVE_CHROMIUM, launch } from "./browser.js";
 import { recordDemo } from "./fixtures.js";
 
@@ -201,4 +202,36 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     expect(requests).toEqual([url]);
     await page.close();
   }, 60_000);
+});
+
+describe.skipIf(!HAVE_CHROMIUM)("the commands an entry page prints, in Chromium", () => {
+  it("survive HTML escaping: the text Chromium shows is the shell-quoted command, one word per argument", async () => {
+    const demo = await recordDemo(HOSTILE);
+    const viewer = await startViewer({ store: demo.store });
+    const browser = await launch();
+    try {
+      const page = await browser.newPage();
+      await page.goto(viewer.url);
+      await page.locator("#entries a.id").first().click();
+      await page.waitForURL(/\/entry\//);
+      const commands = await page.locator(".cmds pre").allTextContents();
+      expect(commands).toHaveLength(3);
+      for (const command of commands) {
+        expect(command).toMatch(/^npx invocache (show|explain|prune) /);
+        expect(shellWords(command).slice(-2)).toEqual(["--store", demo.store]);
+      }
+      // The export, opened from file://, shows the same text.
+      const file = join(demo.dir, "report.html");
+      await exportReport({ store: demo.store }, file);
+      await page.goto(pathToFileURL(file).href);
+      const exported = await page.locator(".cmds pre").allTextContents();
+      expect(exported.length).toBeGreaterThanOrEqual(3);
+      for (const command of exported)
+        expect(shellWords(command).slice(-2)).toEqual(["--store", demo.store]);
+      await page.close();
+    } finally {
+      await browser.close();
+      await viewer.close();
+    }
+  }, 120_000);
 });

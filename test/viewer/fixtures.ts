@@ -3,15 +3,21 @@
  * command, in process, against its simulated model on loopback) into a
  * fresh SQLite file, and plain HTTP requests with chosen headers.
  */
+import { mkdirSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { demoCommand } from "../../src/cli/commands/demo.js";
 import { type Io, makeStyle } from "../../src/cli/io.js";
 import { tempDir } from "../helpers/tmp.js";
 
-/** Run `invocache demo --json` into a new SQLite store; resolves to its URL and folder. */
-export async function recordDemo(): Promise<{ dir: string; store: string }> {
-  const dir = tempDir("view");
+/**
+ * Run `invocache demo --json` into a new SQLite store; resolves to its URL and
+ * folder. `folder`, when given, is a sub-folder of the temp folder to record
+ * in (a name with spaces, quotes, `$`… for the shell-quoting tests).
+ */
+export async function recordDemo(folder?: string): Promise<{ dir: string; store: string }> {
+  const dir = folder === undefined ? tempDir("view") : join(tempDir("view"), folder);
+  if (folder !== undefined) mkdirSync(dir);
   const store = `sqlite://${join(dir, "cache.sqlite")}`;
   let out = "";
   const io: Io = {

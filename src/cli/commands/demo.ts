@@ -16,6 +16,7 @@ import {
   writeKeyPair,
 } from "../../provenance/index.js";
 import { createRecorder, type Mode } from "../../recorder/index.js";
+import { shellQuote } from "../../shell/index.js";
 import type { Store } from "../../store/index.js";
 import { defaultStoreUrl, entryPrefix, openStore, parseStoreUrl } from "../../store/index.js";
 import { formatSpend, PRICE_SNAPSHOT, type Spend } from "../../usage/index.js";
@@ -284,7 +285,7 @@ Examples:
         ),
       );
       const builders = first.steps.filter((x) => x.role === "builder");
-      const at = values.store === undefined ? "" : ` --store ${values.store}`;
+      const at = values.store === undefined ? "" : ` --store ${shellQuote(values.store)}`;
       // Run through npm (npm run demo, npx): the bin is not on PATH, npx finds it.
       const bin = io.env.npm_lifecycle_event === undefined ? "invocache" : "npx invocache";
       io.out(`\n${s.bold("Look around")}\n`);
@@ -296,7 +297,7 @@ Examples:
           ),
         );
       } else {
-        io.out(`  ${bin} ls --namespace ${namespace}${at}\n`);
+        io.out(`  ${bin} ls --namespace ${shellQuote(namespace)}${at}\n`);
         io.out(`  ${bin} show ${first.steps[0]!.id.slice(0, 8)}${at}\n`);
         if (builders.length >= 2) {
           io.out(
@@ -308,7 +309,7 @@ Examples:
         );
       }
       io.out(
-        `  ${bin} verify ${join(shownOut, "plan.md")} --trust ${relative(io.cwd, demoKey.publicKeyPath)}\n`,
+        `  ${bin} verify ${shellQuote(join(shownOut, "plan.md"))} --trust ${shellQuote(relative(io.cwd, demoKey.publicKeyPath))}\n`,
       );
       return ok ? EXIT.ok : EXIT.failed;
     } finally {

@@ -5,6 +5,7 @@
 import { join, relative, resolve } from "node:path";
 import { makeDirectory } from "../../files/index.js";
 import { type SigningAlgorithm, writeKeyPair } from "../../provenance/index.js";
+import { shellQuote } from "../../shell/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
@@ -86,8 +87,8 @@ Examples:
     io.out(`  public   ${shown(files.publicKeyPath)}  (give it to whoever verifies)\n`);
     io.out(
       s.dim(
-        `Sign:   invocache stamp <artifact> --id <prefix> --key ${shown(files.privateKeyPath)}\n` +
-          `Verify: invocache verify <artifact> --trust ${shown(files.publicKeyPath)}\n`,
+        `Sign:   invocache stamp <artifact> --id <prefix> --key ${shellQuote(shown(files.privateKeyPath))}\n` +
+          `Verify: invocache verify <artifact> --trust ${shellQuote(shown(files.publicKeyPath))}\n`,
       ),
     );
     return EXIT.ok;

@@ -9,6 +9,7 @@
 
 import type { Entry } from "../../store/index.js";
 import { type CatalogSnapshot, type RunRecord, toolLabel, toolOf } from "../catalog.js";
+import { cliCommand } from "../commands.js";
 import { html, type SafeHtml } from "../escape.js";
 import { lineageOf, retriesOf } from "../lineage.js";
 import { type Links, paths } from "../links.js";
@@ -103,9 +104,9 @@ ${
       )}</tbody></table><p class="legend">Found under <code>${source.stampRoot ?? ""}</code>. Signatures are not checked here: <code>npx invocache verify &lt;artifact&gt; --trust &lt;key.pub.pem&gt;</code> checks them against a key you trust.</p>`
 }
 <h2>Commands</h2>
-<div class="panel cmds"><pre class="code">npx invocache show ${s}${flag}</pre>
-${parent ? html`<pre class="code">npx invocache explain ${short(parent.id)} ${s}${flag}</pre>` : html`<pre class="code">npx invocache explain ${s} &lt;other-id&gt;${flag}</pre>`}
-<pre class="code">npx invocache prune --older-than 30d${flag}</pre></div>`;
+<div class="panel cmds"><pre class="code">${cliCommand(["show", s], flag)}</pre>
+<pre class="code">${parent ? cliCommand(["explain", short(parent.id), s], flag) : `${cliCommand(["explain", s])} <other-id>${flag}`}</pre>
+<pre class="code">${cliCommand(["prune", "--older-than", "30d"], flag)}</pre></div>`;
 }
 
 function recordedIn(run: RunRecord, id: string): boolean {
