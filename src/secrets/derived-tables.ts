@@ -50,7 +50,7 @@ export const REQUIRED_LITERALS: Readonly<
     any: ["AKIA", "ASIA", "ABIA", "ACCA"],
     fold: false,
   },
-  "/(secret_?access_?key[\"']?[ \\t]{0,4}[:=][ \\t]{0,4}[\"']?)([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi":
+  "/(secret_?access_?key[\"']?[ \\t]{0,4}[:=][ \\t]{0,4}[\"']?)([A-Za-z0-9/+%_=-]{40,120})(?![A-Za-z0-9/+%_=-])/gi":
     { any: ["secret"], fold: true },
   "/(?<![A-Za-z0-9_-])sk_live_[A-Za-z0-9]{16,4096}/g": { any: ["sk_live_"], fold: false },
   "/(?<![A-Za-z0-9_-])sk_test_[A-Za-z0-9]{16,4096}/g": { any: ["sk_test_"], fold: false },
@@ -106,7 +106,7 @@ export const MIN_TOKEN_RUNS: Readonly<Record<string, number | null>> = {
   "/(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35,4096}/g": 39,
   "/(?<![A-Za-z0-9_-])xox[A-Za-z0-9-]{12,4096}/g": 15,
   "/(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g": 20,
-  "/(secret_?access_?key[\"']?[ \\t]{0,4}[:=][ \\t]{0,4}[\"']?)([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi":
+  "/(secret_?access_?key[\"']?[ \\t]{0,4}[:=][ \\t]{0,4}[\"']?)([A-Za-z0-9/+%_=-]{40,120})(?![A-Za-z0-9/+%_=-])/gi":
     null,
   "/(?<![A-Za-z0-9_-])sk_live_[A-Za-z0-9]{16,4096}/g": 24,
   "/(?<![A-Za-z0-9_-])sk_test_[A-Za-z0-9]{16,4096}/g": 24,

@@ -104,6 +104,34 @@ function jwt(s: string): string | undefined {
 
 const ALNUM = /[A-Za-z0-9]/;
 
+const AWS_SECRET = /^[A-Za-z0-9/+]{40}$/;
+const AWS_SECRET_FIRST = /^[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/;
+const BASE64_TEXT = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+/**
+ * What to redact of the value after an AWS secret label: all of it when it
+ * spells an AWS secret (40 characters of the base64 alphabet) in base64
+ * (standard or URL-safe, padded or not) or percent-encoding (a `/` or `+`
+ * becomes `%2F`, `%2B`); else the secret it starts with, raw (a `-old` or
+ * `_2` after it is kept, as before). Anything else is left alone. The whole
+ * value is tried first, so a spelling is never cut after its 40th character.
+ */
+function awsSecret(value: string): string | undefined {
+  if (BASE64_TEXT.test(value) && !AWS_SECRET.test(value)) {
+    const alphabet = value.includes("-") || value.includes("_") ? "base64url" : "base64";
+    const decoded = Buffer.from(value, alphabet);
+    if (decoded.length === 40 && AWS_SECRET.test(decoded.toString("latin1"))) return value;
+  }
+  if (value.includes("%")) {
+    try {
+      if (AWS_SECRET.test(decodeURIComponent(value))) return value;
+    } catch {
+      // a malformed escape: not a percent spelling
+    }
+  }
+  return AWS_SECRET_FIRST.exec(value)?.[0];
+}
+
 /**
  * A prefixed token: `prefix` then `min`+ characters of `cls` (a class body),
  * not preceded by a token character. Most vendor keys are this shape.
@@ -216,10 +244,15 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   },
   {
     name: "aws-secret-access-key",
+    // The value in any spelling (raw, base64, URL-safe base64, percent-encoded): gitleaks
+    // flags a spelled one with its generic rule only, which invocache does not adopt
+    // (docs/cassettes.md, "How far the generic rule goes"); `awsSecret` decodes it.
     regex:
-      /(secret_?access_?key["']?[ \t]{0,4}[:=][ \t]{0,4}["']?)([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi,
+      /(secret_?access_?key["']?[ \t]{0,4}[:=][ \t]{0,4}["']?)([A-Za-z0-9/+%_=-]{40,120})(?![A-Za-z0-9/+%_=-])/gi,
     group: 2,
-    description: "AWS secret access key after `aws_secret_access_key =` / `SecretAccessKey:`",
+    refine: awsSecret,
+    description:
+      "AWS secret access key after `aws_secret_access_key =` / `SecretAccessKey:`, raw, base64- or percent-encoded",
   },
   prefixed(
     "stripe-api-key",
