@@ -56,16 +56,23 @@ export const VOLATILE_BODY_FIELDS: readonly string[] = [
 ];
 
 /**
- * Query parameter names that carry credentials, compared by exact name
- * (ASCII case-insensitive); a trailing `*` is a prefix. Never in the
- * identity, never stored. Exact names, never substrings: `?author=`,
- * `?design=`, `?keywords=`, `?max_tokens=` change the answer and are kept.
+ * Names that carry credentials, compared by exact name (ASCII
+ * case-insensitive); a trailing `*` is a prefix. Never in an identity, never
+ * stored. The one list for every name-keyed credential check: `createFetch`
+ * drops these query parameters, `InvocacheCache` these `llm_string` keys.
+ * Exact names, never substrings: `?author=`, `?design=`, `?keywords=`,
+ * `?max_tokens=`, a model's `secret_sauce` or `password_policy` change the
+ * answer and are kept.
  *
- * - `key` (Google APIs, Gemini), `api_key`, `api-key`, `apikey`, `x-api-key`;
- * - `token`, `access_token`, `refresh_token`, `id_token`, `auth`, `auth_token`;
+ * - `key` (Google APIs, Gemini), `api_key`, `api-key`, `apikey` (also
+ *   LangChain's `apiKey`), `x-api-key`;
+ * - `openAIApiKey`, `azureOpenAIApiKey`, `anthropicApiKey` (LangChain's
+ *   provider-named key fields);
+ * - `token`, `access_token`, `accessToken`, `refresh_token`, `id_token`,
+ *   `auth`, `auth_token`, `authorization`;
  * - `code` (Azure Functions function keys), `subscription-key` (Azure API Management);
  * - `sig`, `signature` (Azure SAS, CloudFront and other signed URLs);
- * - `client_secret`, `secret`, `password`;
+ * - `client_secret`, `clientSecret`, `secret`, `password`, `credential`, `credentials`;
  * - `x-amz-*` (AWS SigV4 presigned URLs: credential, signature, security token),
  *   `x-goog-*` (Google Cloud Storage signed URLs).
  */
@@ -75,19 +82,27 @@ export const SECRET_QUERY_PARAMS: readonly string[] = Object.freeze([
   "api-key",
   "apikey",
   "x-api-key",
+  "openAIApiKey",
+  "azureOpenAIApiKey",
+  "anthropicApiKey",
   "token",
   "access_token",
+  "accessToken",
   "refresh_token",
   "id_token",
   "auth",
   "auth_token",
+  "authorization",
   "code",
   "subscription-key",
   "sig",
   "signature",
   "client_secret",
+  "clientSecret",
   "secret",
   "password",
+  "credential",
+  "credentials",
   "x-amz-*",
   "x-goog-*",
 ]);

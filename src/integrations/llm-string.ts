@@ -6,6 +6,7 @@
  * and joined by commas; values are compact JSON, so a scanner that respects
  * strings and brackets finds where each value ends.
  */
+import { SECRET_QUERY_PARAM } from "../adapters/index.js";
 
 /** Where the model name can be, in the order they are tried. */
 const MODEL_KEYS = ["model", "model_name", "modelName", "model_id", "modelId", "deployment"];
@@ -13,9 +14,12 @@ const MODEL_KEYS = ["model", "model_name", "modelName", "model_id", "modelId", "
 /**
  * Keys that never enter the identity: credentials (also never stored), and
  * transport or bookkeeping that does not change the answer (where the call
- * goes, how long it may take, how often it is retried).
+ * goes, how long it may take, how often it is retried). Credentials are the
+ * exact names of `SECRET_QUERY_PARAMS`, the list `createFetch` drops query
+ * parameters by: a substring match (`/secret|password/`) would drop real
+ * settings such as `secret_sauce` or `password_policy` from the key, so two
+ * calls that differ in them would share one answer.
  */
-const CREDENTIAL_KEY = /api_?key|secret|password|credential|authorization|access_?token/i;
 export const LLM_STRING_IGNORED: readonly string[] = [
   "baseURL",
   "basePath",
@@ -58,7 +62,7 @@ export function describeLlmString(llmString: string): LlmStringParts {
   if (entries === undefined) return { model: null, params: { ":llm_string": llmString } };
   const params: Record<string, unknown> = {};
   for (const [key, value] of entries) {
-    if (CREDENTIAL_KEY.test(key) || LLM_STRING_IGNORED.includes(key)) continue;
+    if (SECRET_QUERY_PARAM.test(key) || LLM_STRING_IGNORED.includes(key)) continue;
     Object.defineProperty(params, key, {
       value,
       enumerable: true,

@@ -99,6 +99,14 @@ export class RunScope implements RunInfo {
   active = true;
   /** Only the root's is used. */
   readonly #counts = new Map<string, number>();
+  /**
+   * Occurrences given back below the count (a failed call while a later
+   * identical one was still going), per identity, in ascending order. Only
+   * the root's is used. The next identical call takes the lowest, so the
+   * occurrences that end up recorded are always 0..n-1, the numbers a
+   * replay of the same run asks for.
+   */
+  readonly #holes = new Map<string, number[]>();
 
   constructor(runId: string | undefined, parent?: RunScope) {
     this.parent = parent;
@@ -119,18 +127,31 @@ export class RunScope implements RunInfo {
    */
   reserve(id: string, step?: ServedStep): ServedCall {
     const counts = this.root.#counts;
-    const occurrence = counts.get(id) ?? 0;
-    counts.set(id, occurrence + 1);
+    const holes = this.root.#holes.get(id);
+    let occurrence: number;
+    if (holes !== undefined && holes.length > 0) {
+      occurrence = holes.shift()!;
+      if (holes.length === 0) this.root.#holes.delete(id);
+    } else {
+      occurrence = counts.get(id) ?? 0;
+      counts.set(id, occurrence + 1);
+    }
     const call: ServedCall = { id, occurrence, from: "pending", ...(step ? { step } : {}) };
     for (const scope of this.#chain()) scope.calls.push(call);
     return call;
   }
 
   /**
-   * Give back the occurrence of a call that failed. When it is the latest
-   * reservation of its identity the count goes back down; a concurrent later
-   * reservation keeps its number and this one is only marked failed. Either
-   * way it leaves the trajectory and the content hash.
+   * Give back the occurrence of a call that failed (or was answered live):
+   * it never recorded, so the next identical call takes it. When it is the
+   * latest reservation of its identity the count goes back down (and past
+   * any holes just below it); when a later identical call is still going it
+   * keeps its number and this one becomes a hole, taken lowest first by the
+   * next reservation. Without the hole, three identical concurrent misses
+   * that each give back (a LangChain cache lookup, a 429 the SDK retries)
+   * would leave their retries at occurrences 1, 2, 3: recorded under numbers
+   * a replay of the same run, which counts from 0, never asks for. Either way
+   * the call leaves the trajectory and the content hash.
    */
   release(call: ServedCall): void {
     call.from = "failed";
@@ -138,8 +159,26 @@ export class RunScope implements RunInfo {
       const i = scope.calls.lastIndexOf(call);
       if (i >= 0) scope.calls.splice(i, 1);
     }
-    const counts = this.root.#counts;
-    if (counts.get(call.id) === call.occurrence + 1) counts.set(call.id, call.occurrence);
+    const root = this.root;
+    const { id, occurrence } = call;
+    let count = root.#counts.get(id) ?? 0;
+    if (occurrence >= count) return; // already given back
+    const holes = root.#holes.get(id) ?? [];
+    if (holes.includes(occurrence)) return;
+    if (occurrence === count - 1) {
+      count = occurrence;
+      // Holes right below the new top are free too: the count drops past them.
+      while (holes.length > 0 && holes[holes.length - 1] === count - 1) {
+        holes.pop();
+        count--;
+      }
+    } else {
+      holes.push(occurrence);
+      holes.sort((a, b) => a - b);
+    }
+    root.#counts.set(id, count);
+    if (holes.length > 0) root.#holes.set(id, holes);
+    else root.#holes.delete(id);
   }
 
   /** Record a verdict in this run and every enclosing one. */
@@ -147,9 +186,9 @@ export class RunScope implements RunInfo {
     for (const scope of this.#chain()) scope.verdicts.push(verdict);
   }
 
-  /** How many occurrences of `id` the outermost run has reserved (nested runs included). */
+  /** How many occurrences of `id` the outermost run holds (nested runs included; holes not counted). */
   occurrences(id: string): number {
-    return this.root.#counts.get(id) ?? 0;
+    return (this.root.#counts.get(id) ?? 0) - (this.root.#holes.get(id)?.length ?? 0);
   }
 
   /**

@@ -184,6 +184,36 @@ describe("InvocacheCache (the cache route)", () => {
   });
 });
 
+describe("InvocacheCache: identical concurrent calls in one run", () => {
+  it("records three identical invokes under Promise.all as occurrences 0, 1, 2 and replays them in the same run", async () => {
+    const runId = "lc-concurrent";
+    const pipeline = (recorder: Recorder) =>
+      recorder.run(
+        () => {
+          const model = cachedModel(recorder);
+          return Promise.all([1, 2, 3].map(() => model.invoke("Same question")));
+        },
+        { runId },
+      );
+    const recorder = box.recorder("auto");
+    const recorded: number[] = [];
+    recorder.on("record", (e) => recorded.push(e.occurrence));
+    const first = (await pipeline(recorder)).map((m) => String(m.content));
+    expect(provider.calls).toBe(3);
+    expect(new Set(first).size).toBe(3);
+    expect(recorded.sort()).toStrictEqual([0, 1, 2]);
+    await provider.close();
+    const replayer = box.recorder("replay");
+    const hits: number[] = [];
+    replayer.on("hit", (e) => hits.push(e.occurrence));
+    const second = (await pipeline(replayer)).map((m) => String(m.content));
+    expect(hits.sort()).toStrictEqual([0, 1, 2]);
+    expect(provider.calls).toBe(3);
+    // Each replayed answer is one of the recorded ones, and all three come back.
+    expect([...second].sort()).toStrictEqual([...first].sort());
+  });
+});
+
 describe("describeLlmString", () => {
   it("parses LangChain's key:JSON pairs, JSON with commas and colons inside", () => {
     expect(
@@ -200,6 +230,45 @@ describe("describeLlmString", () => {
         tools: [{ type: "function", function: { name: "w" } }],
       },
     });
+  });
+
+  it("drops credentials by exact name, never real params that merely contain a word like secret", () => {
+    const credentials = [
+      "apiKey",
+      "api_key",
+      "openAIApiKey",
+      "azureOpenAIApiKey",
+      "anthropicApiKey",
+      "access_token",
+      "accessToken",
+      "client_secret",
+      "secret",
+      "password",
+    ];
+    const llm = [
+      ...credentials.map((k) => `${k}:"sk-cred-${k}"`),
+      'model:"gpt-5"',
+      'password_policy:"strict"',
+      'secret_sauce:"umami"',
+    ].join(",");
+    const { params } = describeLlmString(llm);
+    expect(params).toStrictEqual({ password_policy: "strict", secret_sauce: "umami" });
+  });
+
+  it("keys on secret_sauce and password_policy (a different value is a miss), never stores the API key", async () => {
+    const withKwargs = (recorder: Recorder, sauce: string) =>
+      cachedModel(recorder, { modelKwargs: { secret_sauce: sauce, password_policy: "strict" } });
+    await withKwargs(box.recorder("auto"), "umami").invoke("Season it");
+    const again = await withKwargs(box.recorder("replay"), "umami").invoke("Season it");
+    expect(String(again.content)).toMatch(/^reply #1 /);
+    const miss = await withKwargs(box.recorder("replay"), "salt")
+      .invoke("Season it")
+      .catch((e: unknown) => e);
+    expect(miss).toBeInstanceOf(ReplayMissError);
+    expect((miss as ReplayMissError).message).toContain("params.secret_sauce");
+    const bytes = await box.bytes();
+    expect(bytes.includes(Buffer.from("password_policy"))).toBe(true); // the control
+    expect(bytes.includes(Buffer.from(API_KEY))).toBe(false);
   });
 
   it("keeps a string that is not LangChain's format whole", () => {

@@ -239,3 +239,69 @@ describe("through withCassette (the test body is a run)", () => {
     expect(u.calls).toBe(3);
   });
 });
+
+describe("occurrences given back under concurrency", () => {
+  it("three identical concurrent calls that fail leave their retries at 0, 1, 2, which a replay of the run asks for", async () => {
+    const store = openStore("memory://");
+    const runOnce = async (r: Recorder, failFirst: boolean) => {
+      const occurrences: number[] = [];
+      const answers = await r.run(
+        async () => {
+          const u = upstream();
+          const once = (i: number) =>
+            r.call(req, async () => (failFirst ? Promise.reject(new Error(`429 #${i}`)) : u.fn()), {
+              onServed: (s) => occurrences.push(s.occurrence),
+            });
+          if (failFirst) {
+            // All three start before any fails: each holds its own occurrence, then gives it back.
+            const failed = await Promise.allSettled([0, 1, 2].map(once));
+            expect(failed.every((f) => f.status === "rejected")).toBe(true);
+          }
+          return Promise.all(
+            [0, 1, 2].map((i) =>
+              r
+                .call(req, u.fn, { onServed: (s) => occurrences.push(s.occurrence) })
+                .then((a) => `${i}:${a.text}`),
+            ),
+          );
+        },
+        { runId: "given-back" },
+      );
+      return { answers, occurrences };
+    };
+    const recorded = await runOnce(createRecorder({ store, mode: "auto" }), true);
+    expect([...recorded.occurrences].sort()).toStrictEqual([0, 1, 2]);
+    const replayed = await runOnce(createRecorder({ store, mode: "replay" }), false);
+    expect([...replayed.occurrences].sort()).toStrictEqual([0, 1, 2]);
+    await store.close();
+  });
+
+  it("a failure in the middle of three concurrent calls leaves a hole the next identical call takes", async () => {
+    const r = createRecorder({ store: "memory://", mode: "auto" });
+    const seen: number[] = [];
+    await r.run(async () => {
+      const u = upstream();
+      let release!: () => void;
+      const gateOpen = new Promise<void>((res) => {
+        release = res;
+      });
+      const slow = async () => {
+        await gateOpen;
+        return u.fn();
+      };
+      const on = { onServed: (s: { occurrence: number }) => seen.push(s.occurrence) };
+      const a = r.call(req, slow, on); // 0
+      const b = r.call(req, () => Promise.reject(new Error("boom")), on); // 1, given back
+      const c = r.call(req, slow, on); // 2
+      await expect(b).rejects.toThrow("boom");
+      const d = r.call(req, u.fn, on); // takes the hole: 1
+      await d;
+      release();
+      await Promise.all([a, c]);
+      const e = r.call(req, u.fn, on); // the next new one: 3
+      await e;
+    });
+    expect(seen).toStrictEqual([1, 0, 2, 3]);
+    await r.close();
+  });
+});
