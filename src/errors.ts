@@ -3,6 +3,7 @@
  * stable `code`, context fields and an optional `cause`; messages end with
  * what to do about it (the habit we take from ky and Polly.js).
  */
+import { redactOutward } from "./secrets/outward.js";
 
 /** Options shared by every invocache error. */
 export interface InvocacheErrorOptions {
@@ -22,7 +23,13 @@ export class InvocacheError extends Error {
   readonly code: string;
 
   constructor(code: string, message: string, options?: InvocacheErrorOptions) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    // A message invocache builds often quotes what it was given (a store's
+    // error, an upstream's answer, a URL): it leaves the process redacted like
+    // the store (src/secrets/outward.ts). `cause` stays the original value.
+    super(
+      redactOutward(message),
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = new.target.name;
     this.code = code;
   }

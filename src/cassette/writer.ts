@@ -6,6 +6,7 @@
  * lose nothing; concurrent calls of one handle share a write (group commit).
  */
 import { CassetteError } from "../errors.js";
+import { redactOutward } from "../secrets/outward.js";
 import { emitCassette, emittedChunk } from "./emit.js";
 import { type CassetteFile, live } from "./file-state.js";
 import {
@@ -292,7 +293,8 @@ function assertWritable(file: CassetteFile, stamp: FileStamp | undefined): void 
   );
 }
 
-export function warn(file: CassetteFile, message: string): void {
+export function warn(file: CassetteFile, raw: string): void {
+  const message = redactOutward(raw); // leaves the process: redacted like the store
   if (file.settings.onWarning !== undefined) file.settings.onWarning(message);
   else process.emitWarning(message, { code: "INVOCACHE_CASSETTE" });
 }

@@ -12,6 +12,8 @@
  * API is a no-op, so "on by default" costs a property read per call.
  */
 
+import { redactOutwardError } from "../secrets/outward.js";
+import type { SecretScanner } from "../secrets/redact.js";
 import type { CallSummary } from "../usage/summary.js";
 import { INVOCACHE_VERSION } from "../version.js";
 
@@ -149,8 +151,12 @@ export class CallTelemetry {
   /** The API's no-op tracer provider, when spans go through the global (proxy) provider. */
   #noopDelegate: unknown;
 
-  constructor(options: TelemetryOptions) {
+  /** The recorder's secret scanner, for what a span exports (undefined: the built-in one). */
+  readonly #scanner: SecretScanner | undefined;
+
+  constructor(options: TelemetryOptions, scanner?: SecretScanner) {
     this.#options = options;
+    this.#scanner = scanner;
   }
 
   get ready(): boolean {
@@ -242,6 +248,7 @@ export class CallTelemetry {
     if (api === undefined || tracer === undefined) return undefined;
     const counters = this.#counters!;
     const countersNoop = this.#countersNoop;
+    const scanner = this.#scanner;
     if (this.#tracerNoop()) {
       // No SDK: a span would be a no-op object; only the counters may count.
       if (countersNoop) return undefined;
@@ -309,14 +316,14 @@ export class CallTelemetry {
         if (end.bypass !== undefined) attrs["invocache.bypass"] = end.bypass;
         span.setAttributes(attrs);
         if (summary.outcome === "error") {
-          const e = end.error;
-          attrs["error.type"] = e instanceof Error ? e.name : "Error";
-          span.setAttribute("error.type", attrs["error.type"]);
-          span.recordException(e instanceof Error ? e : String(e));
-          span.setStatus({
-            code: api.SpanStatusCode.ERROR,
-            message: e instanceof Error ? e.message : String(e),
-          });
+          // An upstream error often quotes the key it was given ("Incorrect
+          // API key provided: sk-proj-…"): what is exported is redacted like
+          // the store, never the raw message and stack (issue 29 §6).
+          const e = redactOutwardError(end.error, scanner);
+          attrs["error.type"] = e.name;
+          span.setAttribute("error.type", e.name);
+          span.recordException(e);
+          span.setStatus({ code: api.SpanStatusCode.ERROR, message: e.message });
         }
         span.end();
       },
@@ -359,6 +366,7 @@ function providerOfModel(model: string): string | undefined {
 /** The recorder's telemetry for its `telemetry` option: undefined when off. */
 export function createTelemetry(
   option: boolean | TelemetryOptions | undefined,
+  scanner?: SecretScanner,
 ): CallTelemetry | undefined {
   if (option === false) return undefined;
   if (option !== undefined && option !== true && (option === null || typeof option !== "object")) {
@@ -366,5 +374,5 @@ export function createTelemetry(
       "telemetry must be true, false or { tracerProvider?, meterProvider? } (OpenTelemetry providers)",
     );
   }
-  return new CallTelemetry(option === true || option === undefined ? {} : option);
+  return new CallTelemetry(option === true || option === undefined ? {} : option, scanner);
 }

@@ -6,6 +6,8 @@
  * wait for them.
  */
 import { CassetteError } from "../errors.js";
+import { redactOutward } from "../secrets/outward.js";
+import type { SecretScanner } from "../secrets/redact.js";
 import type { JsonValue, Store } from "../store/types.js";
 import { StaleEntryError } from "./errors.js";
 import type { Emitter } from "./events.js";
@@ -21,12 +23,18 @@ export class FailOpen {
     private readonly events: Emitter,
     private readonly mode: Mode,
     private readonly ttl: number | undefined,
+    /** The recorder's secret scanner: warnings leave the process redacted like the store. */
+    private readonly scanner?: SecretScanner,
   ) {}
 
-  /** A `warning` event. */
+  /**
+   * A `warning` event. Its message is redacted (a store's error may quote
+   * a URL with a password, an upstream's a key); `error` is the original
+   * value, in process, for the listener to inspect.
+   */
   warn(message: string, error?: unknown, id?: string): void {
     this.events.emit("warning", {
-      message,
+      message: redactOutward(message, this.scanner),
       ...(error === undefined ? {} : { error }),
       ...(id === undefined ? {} : { id }),
     });
@@ -36,10 +44,10 @@ export class FailOpen {
   processWarning(code: string, message: string, detail?: string): void {
     if (this.#warnedOnce.has(code)) return;
     this.#warnedOnce.add(code);
-    process.emitWarning(message, {
+    process.emitWarning(redactOutward(message, this.scanner), {
       type: "InvocacheWarning",
       code,
-      ...(detail === undefined ? {} : { detail }),
+      ...(detail === undefined ? {} : { detail: redactOutward(detail, this.scanner) }),
     });
   }
 

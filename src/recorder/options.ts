@@ -61,7 +61,7 @@ export function resolveOptions(given: RecorderOptions): Settings {
   const maxEntryBytes = positive(opts.maxEntryBytes, DEFAULT_MAX_ENTRY, "maxEntryBytes");
   const leaseMs = positive(opts.leaseMs, DEFAULT_LEASE_MS, "leaseMs");
   if (opts.ttl !== undefined) positive(opts.ttl, 0, "ttl");
-  const telemetry = createTelemetry(opts.telemetry);
+  const telemetry = createTelemetry(opts.telemetry, secrets);
   const staleness = resolveStaleness(opts, store.policy);
   return {
     mode,

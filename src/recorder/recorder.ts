@@ -146,7 +146,7 @@ class RecorderImpl implements Recorder {
       maxEntryBytes: s.maxEntryBytes,
       leaseMs: s.leaseMs,
       owner: `invocache-${randomUUID()}`,
-      failOpen: new FailOpen(store, events, s.mode, s.ttl),
+      failOpen: new FailOpen(store, events, s.mode, s.ttl, s.secrets),
     };
   }
 

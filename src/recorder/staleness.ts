@@ -18,6 +18,8 @@
  * it every stale entry is `rerecord` (no warning, no error), so its
  * re-recording is a refresh and its age starts over.
  */
+
+import { redactOutward } from "../secrets/outward.js";
 import { isEntryKey } from "../store/envelope.js";
 import type { StorePolicy } from "../store/policy.js";
 import {
@@ -152,7 +154,8 @@ class StaleView implements Store {
     return this.store.close();
   }
 
-  #warn(key: string, message: string): void {
+  #warn(key: string, raw: string): void {
+    const message = redactOutward(raw); // leaves the process: redacted like the store
     this.events.emit("warning", { message });
     if (this.#warned.has(key)) return;
     this.#warned.add(key);

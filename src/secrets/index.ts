@@ -10,6 +10,7 @@ export {
   secretEnvValues,
 } from "./env-names.js";
 export { renderForm, SECRET_FORMS, type SecretForm, secretSpellings } from "./forms.js";
+export { type OutwardError, redactOutward, redactOutwardError } from "./outward.js";
 export {
   looksRandom,
   MAX_TOKEN_MATCH,

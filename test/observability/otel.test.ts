@@ -15,6 +15,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createRecorder } from "../../src/index.js";
+import { noise } from "../secrets/fakes.js";
 
 class TestReader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
@@ -254,6 +255,50 @@ describe("OpenTelemetry metrics", () => {
       .filter((s) => s.attributes["invocache.shared"] === true);
     expect(shared).toHaveLength(4);
     for (const s of shared) expect(s.attributes["invocache.replayed"]).toBe(false);
+    await r.close();
+  });
+});
+
+describe("OpenTelemetry error spans carry no secret", () => {
+  const PROJECT_KEY = ["sk-", "proj-", noise(48, 11)].join("");
+  const ENV_KEY = noise(40, 12);
+
+  it("an upstream error holding an sk-proj key and an env secret: status, attributes and the exception event hold neither", async () => {
+    const r = createRecorder({
+      store: "memory://",
+      mode: "auto",
+      env: {},
+      secrets: { env: { ACME_API_KEY: ENV_KEY } },
+      namespace: "otel",
+      telemetry: { tracerProvider, meterProvider },
+    });
+    const prompt = "Summarize the quarterly report";
+    const upstream = new Error(
+      `401 Incorrect API key provided: ${PROJECT_KEY} (acme key ${ENV_KEY}) for prompt "${prompt}"`,
+    );
+    await expect(
+      r.call({ role: "x", model: "gpt-4o-mini", prompt }, async () => {
+        throw upstream;
+      }),
+    ).rejects.toBe(upstream); // the caller still gets its own error as it was
+    const [span] = spans.getFinishedSpans();
+    expect(span?.status.code).toBe(SpanStatusCode.ERROR);
+    const exported = JSON.stringify({
+      attributes: span?.attributes,
+      events: span?.events,
+      status: span?.status,
+      name: span?.name,
+    });
+    expect(exported).not.toContain(PROJECT_KEY);
+    expect(exported).not.toContain(ENV_KEY);
+    // The control: the message and stack are there, redacted, not dropped.
+    const exception = span?.events.find((e) => e.name === "exception")?.attributes ?? {};
+    expect(String(exception["exception.message"])).toContain("{secret:openai-api-key}");
+    expect(String(exception["exception.message"])).toContain("{secret:ACME_API_KEY}");
+    expect(String(exception["exception.message"])).toContain(prompt); // prompts may be exported
+    expect(String(exception["exception.stacktrace"])).toContain("{secret:openai-api-key}");
+    expect(exception["exception.type"]).toBe("Error");
+    expect(span?.status.message).toContain("{secret:openai-api-key}");
     await r.close();
   });
 });
