@@ -29,6 +29,7 @@ import {
   VOLATILE_BODY_FIELDS,
   wantsStream,
 } from "./http-identity.js";
+import { parseProviderJson } from "./json-codec.js";
 import { requireRecorder } from "./recorder-option.js";
 import { type SseEvent, sseBody, sseEvents } from "./sse.js";
 
@@ -243,7 +244,7 @@ async function readJson(res: Response): Promise<JsonValue | Response> {
   // reach the caller in place of what the server sent.
   const bytes = new Uint8Array(await res.arrayBuffer());
   try {
-    return JSON.parse(STRICT_UTF8.decode(bytes)) as JsonValue;
+    return parseProviderJson(STRICT_UTF8.decode(bytes));
   } catch {
     // Says JSON, is not (or is not UTF-8): hand it over byte for byte, never store it.
     const headers = new Headers(res.headers);

@@ -162,3 +162,27 @@ function fromBase64(text: JsonValue | undefined): Uint8Array {
   const buf = Buffer.from(text, "base64");
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength).slice();
 }
+
+/** A number literal a double may not hold: an exponent of three digits or more, or 309+ digits. */
+const HUGE_NUMBER = /[eE][+]?\d{3}|\d{309}/;
+
+/**
+ * Parse a provider's JSON answer into a value the recorder can store. JSON
+ * text can spell a number a double cannot hold: `1e400` parses to
+ * `Infinity`, which no store can keep, so recording threw after the
+ * provider had answered (and been paid). Such a number is read as its
+ * JavaScript spelling, the string `"Infinity"` (or `"-Infinity"`): the
+ * answer is returned, recorded and replayed alike, and a usage count
+ * spelled so is reported implausible and dropped by the recorder
+ * (src/usage/extract.ts, `readUsage`). Text with no huge literal (the test
+ * is a regex, linear) is parsed as it is, with no reviver.
+ *
+ * @example
+ * parseProviderJson('{"usage":{"prompt_tokens":1e400}}') // { usage: { prompt_tokens: "Infinity" } }
+ */
+export function parseProviderJson(text: string): JsonValue {
+  if (!HUGE_NUMBER.test(text)) return JSON.parse(text) as JsonValue;
+  return JSON.parse(text, (_key, value: unknown) =>
+    typeof value === "number" && !Number.isFinite(value) ? String(value) : value,
+  ) as JsonValue;
+}

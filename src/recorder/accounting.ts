@@ -6,7 +6,7 @@
  */
 import type { CallSpan } from "../observability/otel.js";
 import { priceTableLoaded } from "../usage/cost.js";
-import { extractUsage } from "../usage/extract.js";
+import { readUsage, type Usage } from "../usage/extract.js";
 import { addToAccounts, type CallSummary, priceCall, settleAccounts } from "../usage/summary.js";
 import type { Answer, CallContext, Core } from "./core.js";
 import type { RunInfo } from "./run-scope.js";
@@ -29,7 +29,7 @@ export function endCall(
   const usage =
     answer === undefined
       ? undefined
-      : (answer.usage ?? (upstream ? extractUsage(answer.value) : undefined));
+      : (answer.usage ?? (upstream ? liveUsage(core, c, answer) : undefined));
   const runIds = runIdsOf(c.scope);
   // The call's cost is read now only by its event and its span. Until the
   // price table is loaded, a call nobody reads the cost of is priced when the
@@ -69,6 +69,25 @@ export function endCall(
     bypass: answer?.bypass,
     ...(error === undefined ? {} : { error }),
   });
+}
+
+/**
+ * The usage a live answer reports. Usage is metadata: a block with an
+ * implausible count (non-finite, negative, fractional, above
+ * USAGE_TOKEN_LIMIT) is dropped whole, with a `warning` event, and the
+ * answer stays returned and recorded (the entry was built without it), so
+ * the sums stay exact and a paid answer is never lost to its bookkeeping.
+ */
+function liveUsage(core: Core, c: CallContext, answer: Answer): Usage | undefined {
+  const reading = readUsage(answer.value);
+  if (reading.implausible !== undefined) {
+    core.failOpen.warn(
+      `invocache: the response to ${c.id.slice(0, 12)} reports ${reading.implausible}; the answer was returned${answer.recorded === true ? " and recorded" : ""} without usage, so stats count it as "no usage reported"`,
+      undefined,
+      c.id,
+    );
+  }
+  return reading.usage;
 }
 
 /** A call outside every run belongs to none (one shared, frozen list). */

@@ -6,7 +6,7 @@
 import { restoreSecrets } from "../secrets/redact.js";
 import { type Entry, validateEntry } from "../store/envelope.js";
 import type { JsonValue } from "../store/types.js";
-import { extractUsage } from "../usage/extract.js";
+import { extractUsage, plausibleUsage } from "../usage/extract.js";
 import { type Answer, type CallContext, type Core, TRUSTED } from "./core.js";
 
 /** What answered a lookup: the hit's answer, or why there was none (no object is made for those). */
@@ -51,7 +51,9 @@ function hit(core: Core, c: CallContext, entry: Entry): Answer {
           .value
       : entry.response;
   // The tokens the recording cost: stored with it, or read from an older recording.
-  const usage = meta.usage ?? extractUsage(entry.response);
+  // A stored count above the bound (recorded before it existed) is not counted.
+  const usage =
+    meta.usage === undefined ? extractUsage(entry.response) : plausibleUsage(meta.usage);
   const verdict = meta.verdict?.verdict;
   const answer: Answer = { value, hit: true, durationMs: meta.durationMs };
   if (usage !== undefined) answer.usage = usage;

@@ -40,8 +40,35 @@ function obj(v: unknown): Obj | undefined {
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Obj) : undefined;
 }
 
-/** A token count: a finite integer >= 0, else undefined. */
+/**
+ * The largest token count read as plausible: 10^9 tokens in one call is
+ * three orders of magnitude past the largest context windows (~10^6) and
+ * far below where a sum of them loses integer precision (2^53). A count
+ * above it is a provider's bug or a hostile answer (`1e300`, which would
+ * make stats say $6e293), never a real call.
+ */
+export const USAGE_TOKEN_LIMIT = 1_000_000_000;
+
+/** Where {@link count} reports an implausible count while {@link readUsage} reads (synchronous, so one slot). */
+let implausible: string[] | undefined;
+
+/**
+ * A token count: an integer from 0 to {@link USAGE_TOKEN_LIMIT}, else
+ * undefined. An absent count (undefined, null) is just absent; any other
+ * value that is not a plausible count (non-finite, negative, fractional,
+ * too large, a string such as the `"Infinity"` a `1e400` is read as) is
+ * reported to {@link readUsage}, which then drops the whole block.
+ */
 function count(v: unknown): number | undefined {
+  if (typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= USAGE_TOKEN_LIMIT) return v;
+  if (v !== undefined && v !== null && implausible !== undefined) {
+    implausible.push(typeof v === "number" ? String(v) : (JSON.stringify(v) ?? String(v)));
+  }
+  return undefined;
+}
+
+/** A stored count, as `usageProblem` checks it: an integer >= 0 (the bound is applied when it is read). */
+function storedCount(v: unknown): number | undefined {
   return typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : undefined;
 }
 
@@ -256,6 +283,11 @@ function fromAiSdkParts(parts: readonly unknown[]): Usage | undefined {
  * // { shape: "openai.chat", inputTokens: 12, outputTokens: 3, model: "gpt-4o" }
  */
 export function extractUsage(response: unknown): Usage | undefined {
+  return readUsage(response).usage;
+}
+
+/** The usage of a known shape, counts checked one by one (readUsage drops the block if any was implausible). */
+function usageOf(response: unknown): Usage | undefined {
   const r = obj(response);
   if (r === undefined) return undefined;
   // A recorded stream (recorder.stream): fetch adapter head + SSE events, or AI SDK parts.
@@ -281,6 +313,54 @@ export function extractUsage(response: unknown): Usage | undefined {
     return usage === undefined ? undefined : model ? { ...usage, model } : usage;
   }
   return fromBody(r);
+}
+
+/** What {@link readUsage} returns. */
+export interface UsageReading {
+  /** The usage, when the response reports a plausible one. */
+  usage?: Usage;
+  /** Why a usage block the response has was dropped (`"a token count of 1e+300 …"`). */
+  implausible?: string;
+}
+
+/**
+ * {@link extractUsage}, saying why when a usage block was there but held an
+ * implausible count. Usage is metadata: such a block is dropped whole (no
+ * partial sums), the answer itself is kept; the recorder reports the
+ * reason as a `warning` event.
+ *
+ * @example
+ * readUsage({ object: "chat.completion", usage: { prompt_tokens: 1e300, completion_tokens: 1 } })
+ * // { implausible: "a token count of 1e+300 is not an integer from 0 to 1000000000: usage dropped" }
+ */
+export function readUsage(response: unknown): UsageReading {
+  const found: string[] = [];
+  implausible = found;
+  let usage: Usage | undefined;
+  try {
+    usage = usageOf(response);
+  } finally {
+    implausible = undefined;
+  }
+  if (found.length > 0) {
+    return {
+      implausible: `a token count of ${found.slice(0, 3).join(", ")} is not an integer from 0 to ${USAGE_TOKEN_LIMIT}: usage dropped`,
+    };
+  }
+  return usage === undefined ? {} : { usage };
+}
+
+/**
+ * A stored usage as it may be counted: undefined when a count is above
+ * {@link USAGE_TOKEN_LIMIT} (recorded before the bound existed).
+ */
+export function plausibleUsage(usage: Usage | undefined): Usage | undefined {
+  if (usage === undefined) return undefined;
+  const over = (n: number | undefined) => n !== undefined && n > USAGE_TOKEN_LIMIT;
+  if (over(usage.inputTokens) || over(usage.outputTokens)) return undefined;
+  if (over(usage.cacheReadTokens) || over(usage.cacheWriteTokens) || over(usage.reasoningTokens))
+    return undefined;
+  return usage;
 }
 
 const USAGE_KEYS = new Set([
@@ -315,11 +395,11 @@ export function usageProblem(value: unknown): string | undefined {
   }
   if (typeof u.shape !== "string" || !SHAPES.has(u.shape))
     return `shape must be one of ${[...SHAPES].join(", ")}`;
-  if (count(u.inputTokens) === undefined) return "inputTokens must be an integer >= 0";
-  if (count(u.outputTokens) === undefined) return "outputTokens must be an integer >= 0";
+  if (storedCount(u.inputTokens) === undefined) return "inputTokens must be an integer >= 0";
+  if (storedCount(u.outputTokens) === undefined) return "outputTokens must be an integer >= 0";
   for (let i = 0; i < OPTIONAL_COUNTS.length; i++) {
     const k = OPTIONAL_COUNTS[i]!;
-    if (k in u && count(u[k]) === undefined) return `${k} must be an integer >= 0`;
+    if (k in u && storedCount(u[k]) === undefined) return `${k} must be an integer >= 0`;
   }
   if ("model" in u && str(u.model) === undefined) return "model must be a non-empty string";
   return undefined;

@@ -2,7 +2,16 @@
 // translations of response shapes and sums over the recorder's calls.
 // Re-exports only; see docs/observability.md.
 export { type Cost, costOf, PRICE_SNAPSHOT, type PriceSnapshot } from "./cost.js";
-export { extractUsage, type Usage, type UsageShape, usageProblem } from "./extract.js";
+export {
+  extractUsage,
+  plausibleUsage,
+  readUsage,
+  USAGE_TOKEN_LIMIT,
+  type Usage,
+  type UsageReading,
+  type UsageShape,
+  usageProblem,
+} from "./extract.js";
 export {
   type Accounts,
   addToAccounts,
