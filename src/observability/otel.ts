@@ -12,7 +12,7 @@
  * API is a no-op, so "on by default" costs a property read per call.
  */
 
-import { redactOutwardError } from "../secrets/outward.js";
+import { redactOutward, redactOutwardError } from "../secrets/outward.js";
 import type { SecretScanner } from "../secrets/redact.js";
 import type { CallSummary } from "../usage/summary.js";
 import { INVOCACHE_VERSION } from "../version.js";
@@ -154,10 +154,28 @@ export class CallTelemetry {
   /** The recorder's secret scanner, for what a span exports (undefined: the built-in one). */
   readonly #scanner: SecretScanner | undefined;
 
+  /** Role, model and run id strings as exported (redacted), memoized: a pipeline uses few. */
+  readonly #exported = new Map<string, string>();
+
   constructor(options: TelemetryOptions, scanner?: SecretScanner) {
     this.#options = options;
     this.#scanner = scanner;
   }
+
+  /**
+   * A caller's string (role, model, run id, namespace) as a span or a metric
+   * label may carry it: redacted like the store, in case a key was pasted
+   * into one. Memoized (bounded), so the scan runs once per distinct string.
+   */
+  readonly #text = (s: string): string => {
+    let out = this.#exported.get(s);
+    if (out === undefined) {
+      out = redactOutward(s, this.#scanner);
+      if (this.#exported.size >= 512) this.#exported.clear();
+      this.#exported.set(s, out);
+    }
+    return out;
+  };
 
   get ready(): boolean {
     return this.#settled && !(this.#waiting && otelRegistered());
@@ -249,27 +267,29 @@ export class CallTelemetry {
     const counters = this.#counters!;
     const countersNoop = this.#countersNoop;
     const scanner = this.#scanner;
+    const text = this.#text;
     if (this.#tracerNoop()) {
       // No SDK: a span would be a no-op object; only the counters may count.
       if (countersNoop) return undefined;
-      return { end: (summary) => count(counters, summary) };
+      return { end: (summary) => count(counters, summary, text) };
     }
-    const op = call.role.startsWith("fn:") ? undefined : "chat";
+    const role = text(call.role);
+    const model = text(call.model);
+    const op = role.startsWith("fn:") ? undefined : "chat";
     const attributes: Record<string, string | number | boolean> = {
       ...(op === undefined ? {} : { "gen_ai.operation.name": op }),
-      ...(call.model === "" ? {} : { "gen_ai.request.model": call.model }),
-      "invocache.role": call.role,
+      ...(model === "" ? {} : { "gen_ai.request.model": model }),
+      "invocache.role": role,
       "invocache.mode": call.mode,
       "invocache.store": call.store,
-      "invocache.namespace": call.namespace,
+      "invocache.namespace": text(call.namespace),
       "invocache.identity": call.id,
       "invocache.short_id": call.id.slice(0, 12),
       "invocache.attempt": call.attempt,
       "invocache.occurrence": call.occurrence,
-      ...(call.runId === undefined ? {} : { "invocache.run_id": call.runId }),
+      ...(call.runId === undefined ? {} : { "invocache.run_id": text(call.runId) }),
     };
-    const name =
-      op === undefined ? `invocache ${call.role}` : `${op}${call.model ? ` ${call.model}` : ""}`;
+    const name = op === undefined ? `invocache ${role}` : `${op}${model ? ` ${model}` : ""}`;
     const span = tracer.startSpan(
       name,
       { kind: api.SpanKind.CLIENT, attributes },
@@ -277,7 +297,7 @@ export class CallTelemetry {
     );
     return {
       end(summary, end) {
-        if (!countersNoop) count(counters, summary);
+        if (!countersNoop) count(counters, summary, text);
         // Sampled out: nobody will see the attributes, so none are built.
         if (!span.isRecording()) {
           span.end();
@@ -297,7 +317,7 @@ export class CallTelemetry {
         if (u !== undefined) {
           const provider = PROVIDERS[u.shape] ?? providerOfModel(summary.model);
           if (provider !== undefined) attrs["gen_ai.provider.name"] = provider;
-          if (u.model !== undefined) attrs["gen_ai.response.model"] = u.model;
+          if (u.model !== undefined) attrs["gen_ai.response.model"] = text(u.model);
           attrs["gen_ai.usage.input_tokens"] = u.inputTokens;
           attrs["gen_ai.usage.output_tokens"] = u.outputTokens;
           if (u.cacheReadTokens) attrs["gen_ai.usage.cache_read.input_tokens"] = u.cacheReadTokens;
@@ -339,11 +359,11 @@ type Counters = {
 };
 
 /** Add one call to the counters. */
-function count(counters: Counters, summary: CallSummary): void {
+function count(counters: Counters, summary: CallSummary, text: (s: string) => string): void {
   const labels = {
-    "invocache.role": summary.role,
-    "gen_ai.request.model": summary.model,
-    "invocache.namespace": summary.namespace,
+    "invocache.role": text(summary.role),
+    "gen_ai.request.model": text(summary.model),
+    "invocache.namespace": text(summary.namespace),
   };
   const u = summary.usage;
   if (summary.outcome === "hit") {

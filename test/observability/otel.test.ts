@@ -302,3 +302,26 @@ describe("OpenTelemetry error spans carry no secret", () => {
     await r.close();
   });
 });
+
+describe("OpenTelemetry attributes and metric labels carry no secret", () => {
+  it("a key pasted into the role and the model: the span's name, attributes and the counters' labels are redacted", async () => {
+    const KEY = ["sk-", "proj-", noise(48, 13)].join("");
+    const r = recorder();
+    await r.call({ role: `reviewer ${KEY}`, model: `gpt-4o-mini ${KEY}`, prompt: "p" }, async () =>
+      completion(10, 2),
+    );
+    const [span] = spans.getFinishedSpans();
+    const exported = JSON.stringify({ name: span?.name, attributes: span?.attributes });
+    expect(exported).toContain("reviewer {secret:openai-api-key}"); // the control: the role is there
+    expect(exported).not.toContain(KEY);
+    const { resourceMetrics } = await reader.collect();
+    const labels = JSON.stringify(
+      resourceMetrics.scopeMetrics.flatMap((m) =>
+        m.metrics.flatMap((x) => x.dataPoints.map((p) => p.attributes)),
+      ),
+    );
+    expect(labels).toContain("{secret:openai-api-key}");
+    expect(labels).not.toContain(KEY);
+    await r.close();
+  });
+});
