@@ -163,8 +163,12 @@ function fromBase64(text: JsonValue | undefined): Uint8Array {
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength).slice();
 }
 
-/** A number literal a double may not hold: an exponent of three digits or more, or 309+ digits. */
-const HUGE_NUMBER = /[eE][+]?\d{3}|\d{309}/;
+/**
+ * A number literal a double may not hold: a digit, then an exponent of
+ * three digits or more, or 309+ digits. It may also match inside a string
+ * (an id); that only costs the reviver, never a wrong value.
+ */
+const HUGE_NUMBER = /\d[eE][+]?\d{3}|\d{309}/;
 
 /**
  * Parse a provider's JSON answer into a value the recorder can store. JSON

@@ -1,6 +1,7 @@
 /** The `$invocache` JSON convention for values JSON cannot hold. */
 import { describe, expect, it } from "vitest";
 import { decodeJson, encodeJson } from "../../src/adapters/index.js";
+import { parseProviderJson } from "../../src/adapters/json-codec.js";
 
 describe("JSON codec", () => {
   it("round-trips Dates, bytes, URLs, non-finite numbers and undefined array items", () => {
@@ -46,5 +47,25 @@ describe("JSON codec", () => {
     cyclic.self = cyclic;
     expect(encodeJson(cyclic).lossless).toBe(false);
     expect(() => decodeJson({ $invocache: "Mystery" })).toThrow(/re-record/i);
+  });
+});
+
+describe("parseProviderJson", () => {
+  it("reads a number a double cannot hold as its JavaScript spelling, everything else as JSON.parse does", () => {
+    expect(
+      parseProviderJson('{"a":1e400,"b":-1E+400,"c":1e300,"d":"1e400","e":[2.5e-400]}'),
+    ).toStrictEqual({
+      a: "Infinity",
+      b: "-Infinity",
+      c: 1e300,
+      d: "1e400",
+      e: [0],
+    });
+    expect(parseProviderJson(`[${"9".repeat(400)}]`)).toStrictEqual(["Infinity"]);
+    expect(parseProviderJson('{"id":"chatcmpl-3e456","n":7}')).toStrictEqual({
+      id: "chatcmpl-3e456",
+      n: 7,
+    });
+    expect(() => parseProviderJson("{")).toThrow(SyntaxError);
   });
 });
