@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -181,7 +182,7 @@ def _json(h: BaseHTTPRequestHandler, payload: Any) -> None:
     h.wfile.write(raw)
 
 
-def _sse(h: BaseHTTPRequestHandler, events: list[tuple[str | None, Any]]) -> None:
+def _sse(h: BaseHTTPRequestHandler, events: Sequence[tuple[str | None, Any]]) -> None:
     h.send_response(200)
     h.send_header("content-type", "text/event-stream")
     h.send_header("cache-control", "no-cache")
