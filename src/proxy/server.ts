@@ -226,7 +226,7 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
         store = openFolderCassette(
           folder as string,
           cassette as string,
-          HEADER_PREFIX + "cassette",
+          `${HEADER_PREFIX}cassette`,
         );
         ownStores.set(file, store);
       }
@@ -469,12 +469,18 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
     }
   };
 
-  const server: Server = createServer((req, res) => {
-    const served = handle(req, res).finally(() => inFlight.delete(served));
-    inFlight.add(served);
-  });
-  server.headersTimeout = options.headersTimeoutMs ?? 30_000;
-  server.requestTimeout = options.requestTimeoutMs ?? 120_000;
+  const headersTimeout = options.headersTimeoutMs ?? 30_000;
+  const requestTimeout = options.requestTimeoutMs ?? 120_000;
+  const server: Server = createServer(
+    // Node checks the two timeouts on this interval (default 30 s): make it fine enough to honour them.
+    { connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersTimeout / 4))) },
+    (req, res) => {
+      const served = handle(req, res).finally(() => inFlight.delete(served));
+      inFlight.add(served);
+    },
+  );
+  server.headersTimeout = headersTimeout;
+  server.requestTimeout = requestTimeout;
   // A client that connects and sends nothing is dropped too.
   server.timeout = 0;
   server.keepAliveTimeout = 5_000;

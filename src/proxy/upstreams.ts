@@ -63,7 +63,6 @@ export function resolveUpstreams(extra: Readonly<Record<string, string>> = {}): 
         `upstream ${name}: give the base URL only (no user:password, query or #fragment); clients send their own credentials`,
       );
     }
-    parsed.pathname = parsed.pathname.replace(/\/+$/, "");
     out.set(name, parsed);
   }
   return out;
@@ -90,7 +89,8 @@ export function parseUpstreamFlag(text: string): [string, string] {
 /** The upstream URL a proxied path and query go to. */
 export function upstreamUrl(base: URL, path: string, search: string): URL {
   const url = new URL(base.href);
-  url.pathname = `${base.pathname}${path}`;
+  // A bare origin's pathname is "/": never join it into "//v1/…".
+  url.pathname = `${base.pathname.replace(/\/+$/, "")}${path}`;
   url.search = search;
   return url;
 }
