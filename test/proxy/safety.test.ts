@@ -190,11 +190,11 @@ describe("proxy safety", () => {
     expect(one.status).toBe(200);
     const none = await post(`${p.url}/openai/v1/chat/completions`, chat);
     expect(none.status).toBe(400);
-    const escape = await post(`${p.url}/openai/v1/chat/completions`, chat, {
+    const leaving = await post(`${p.url}/openai/v1/chat/completions`, chat, {
       "x-invocache-cassette": "../outside.yaml",
     });
-    expect(escape.status).toBe(400);
-    expect(((await escape.json()) as { error: { message: string } }).error.message).toContain(
+    expect(leaving.status).toBe(400);
+    expect(((await leaving.json()) as { error: { message: string } }).error.message).toContain(
       "leaves the cassette folder",
     );
     await p.close();
