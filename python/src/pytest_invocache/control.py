@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any, Mapping, Optional
 
@@ -67,3 +68,14 @@ def patch_session(base: str, sid: str, changes: Mapping[str, Any]) -> Any:
 def delete_session(base: str, sid: str) -> None:
     """Forget session ``sid``."""
     request(base, "DELETE", f"/_invocache/sessions/{sid}")
+
+
+def end_run(base: str, run_id: str) -> None:
+    """End the open run ``run_id`` (``DELETE /_invocache/runs/<run>``); a run with no call is not open."""
+    try:
+        request(base, "DELETE", f"/_invocache/runs/{urllib.parse.quote(run_id, safe='')}")
+    except ControlError as error:
+        cause = error.__cause__
+        if isinstance(cause, urllib.error.HTTPError) and cause.code == 404:
+            return
+        raise

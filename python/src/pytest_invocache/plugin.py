@@ -101,6 +101,7 @@ class _TestState:
         self.handle = handle
         self.proxy = proxy
         self.log_mark = log_mark
+        self.failed = False
 
 
 class _Proxy:
@@ -191,7 +192,13 @@ def invocache(
 
     folder = proxy.cassette_folder()
     cassette: Optional[str] = None
-    context: dict[str, Any] = {"mode": mode, "run": item.nodeid}
+    # The test's run scope: calls repeated in the test are new occurrences,
+    # and the proxy keeps the test's trajectory. The id is the per-test
+    # cassette's file stem (`<slug>-<hash>`: unique, and never a ":").
+    run_id = "pytest-" + Path(
+        cassette_path_for(str(item.path), _test_name(item), root=str(config.rootpath))
+    ).stem
+    context: dict[str, Any] = {"mode": mode, "run": run_id}
     if folder is not None:
         root = str(config.rootpath)
         path = (
@@ -222,6 +229,14 @@ def invocache(
             control.delete_session(invocache_proxy, sid)
         except control.ControlError:
             pass  # the proxy is going away; the session goes with it
+    # End the run: its record is stored, and in replay a different sequence
+    # of calls than the recorded one fails the test here. A test that failed
+    # already has said what went wrong: its run's divergence would be noise.
+    try:
+        control.end_run(invocache_proxy, run_id)
+    except control.ControlError:
+        if not item.stash[_CURRENT].failed:
+            raise
 
 
 @pytest.fixture(autouse=True)
@@ -265,6 +280,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     state = item.stash.get(_CURRENT, None)
     if state is None or not report.failed:
         return
+    state.failed = True
     if call.excinfo is not None:
         miss = replay_miss(call.excinfo.value)
         if miss is not None:
