@@ -6,7 +6,7 @@
  * identities are the same; the fake provider counts calls, so a replay that
  * went upstream would show.
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
@@ -19,23 +19,41 @@ import { type ProxyChild, python, SKIP, SKIP_REASON, startProxy } from "./python
 const KEY = `sk-cross-${Math.random().toString(36).slice(2)}-do-not-store`;
 const MODEL = "gpt-fake";
 
-/** Python's `openai` client on `baseUrl`: one chat completion and one streamed, printed as JSON. */
-function pythonCalls(baseUrl: string, prompt: string): { text: string; chunks: string[] } {
+/**
+ * Python's `openai` client on `baseUrl`: one chat completion and one streamed, printed as JSON.
+ * Asynchronous: the fake provider answers from this process's event loop.
+ */
+async function pythonCalls(
+  baseUrl: string,
+  prompt: string,
+): Promise<{ text: string; chunks: string[] }> {
   const script = `
 import json, sys, openai
-client = openai.OpenAI(base_url=sys.argv[1], api_key=sys.argv[2], max_retries=0)
+client = openai.OpenAI(base_url=sys.argv[1], api_key=sys.argv[2], max_retries=0, timeout=30)
 messages = [{"role": "user", "content": sys.argv[3]}]
 out = client.chat.completions.create(model=${JSON.stringify(MODEL)}, messages=messages)
 chunks = [c.choices[0].delta.content for c in client.chat.completions.create(
     model=${JSON.stringify(MODEL)}, messages=messages, stream=True)
     if c.choices and c.choices[0].delta.content]
 print(json.dumps({"text": out.choices[0].message.content, "chunks": chunks}))`;
-  const r = spawnSync(python(), ["-c", script, baseUrl, KEY, prompt], {
-    encoding: "utf8",
-    timeout: 60_000,
+  const { stdout, stderr, code } = await new Promise<{
+    stdout: string;
+    stderr: string;
+    code: number | null;
+  }>((done) => {
+    const child = spawn(python(), ["-c", script, baseUrl, KEY, prompt]);
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString("utf8");
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString("utf8");
+    });
+    child.on("close", (code) => done({ stdout, stderr, code }));
   });
-  if (r.status !== 0) throw new Error(`python failed (${r.status}):\n${r.stdout}\n${r.stderr}`);
-  return JSON.parse(r.stdout) as { text: string; chunks: string[] };
+  if (code !== 0) throw new Error(`python failed (${code}):\n${stdout}\n${stderr}`);
+  return JSON.parse(stdout) as { text: string; chunks: string[] };
 }
 
 /** Node's `openai` client through createFetch on `store`: the same two calls. */
@@ -99,7 +117,7 @@ describe("Node and Python share recordings through the proxy", () => {
         "--upstream",
         `openai=${provider.url}`,
       ]);
-      const replayedByPython = pythonCalls(`${proxy.url}/openai/v1`, "from node");
+      const replayedByPython = await pythonCalls(`${proxy.url}/openai/v1`, "from node");
       expect(replayedByPython).toEqual(fromNode);
       expect(provider.calls).toBe(2);
       await proxy.stop();
@@ -113,7 +131,7 @@ describe("Node and Python share recordings through the proxy", () => {
         "--upstream",
         `openai=${provider.url}`,
       ]);
-      const fromPython = pythonCalls(`${proxy.url}/openai/v1`, "from python");
+      const fromPython = await pythonCalls(`${proxy.url}/openai/v1`, "from python");
       expect(provider.calls).toBe(4);
       expect(fromPython.text).toContain("from python");
       expect(proxy.output()).not.toContain(KEY);

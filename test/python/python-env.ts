@@ -53,7 +53,6 @@ export function installPlugin(): string {
       "--retries",
       "0",
       "--no-deps",
-      "--no-build-isolation",
       "--force-reinstall",
       "--quiet",
       join(REPO, "python"),
