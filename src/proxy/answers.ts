@@ -72,8 +72,3 @@ export function errorBody(
   }
   return { error: { message, type, param: null, code } };
 }
-
-/** The body of a replay miss (protocol: 404, the full miss report as the message). */
-export function missBody(shape: ProviderShape, report: string): Record<string, unknown> {
-  return errorBody(shape, 404, "invocache_replay_miss", report, "replay_miss");
-}

@@ -18,7 +18,14 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createFetch, type FetchLike, withInvocation } from "../adapters/index.js";
+import {
+  createFetch,
+  type FetchLike,
+  MISS_HEADERS,
+  MISS_STATUS,
+  missErrorBody,
+  withInvocation,
+} from "../adapters/index.js";
 import { InvocacheError, StoreError } from "../errors.js";
 import {
   createRecorder,
@@ -40,7 +47,7 @@ import {
 } from "../source/index.js";
 import type { Store } from "../store/index.js";
 import { INVOCACHE_VERSION } from "../version.js";
-import { errorBody, missBody, type ProviderShape, providerShape } from "./answers.js";
+import { errorBody, type ProviderShape, providerShape } from "./answers.js";
 import { contextFromHeaders, HEADER_PREFIX, type ProxyContext, sessionContext } from "./context.js";
 import { ProxyError } from "./errors.js";
 import { HOP_BY_HOP, readBody, sendJson, sendResponse } from "./http.js";
@@ -625,7 +632,8 @@ function answerError(
     extra: Record<string, string> = {},
   ) => sendJson(res, status, errorBody(shape, status, type, message, type), extra);
   if (error instanceof ReplayMissError) {
-    sendJson(res, 404, missBody(shape, error.message), { ...NO_RETRY, "x-invocache-miss": "1" });
+    // createFetch answers a miss itself (onMiss "response"); this is the same answer for one thrown.
+    sendJson(res, MISS_STATUS, missErrorBody(shape, error.message), { ...MISS_HEADERS });
     return;
   }
   if (error instanceof ProxyError) {
