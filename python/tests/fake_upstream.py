@@ -21,6 +21,8 @@ class FakeUpstream:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.gap = 0.002
+        """Seconds between streamed events."""
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -46,7 +48,7 @@ class FakeUpstream:
                     )
                 words = ["reply", f" #{n}", " to", f" {_last_text(body)}"]
                 if self.path.endswith("/chat/completions"):
-                    fake._openai(self, body, words)
+                    fake._openai(self, body, words, fake.gap)
                 elif self.path.endswith("/messages"):
                     fake._anthropic(self, body, words)
                 else:
@@ -74,7 +76,9 @@ class FakeUpstream:
             self._server = None
 
     # --- OpenAI chat completions -------------------------------------------
-    def _openai(self, h: BaseHTTPRequestHandler, body: dict[str, Any], words: list[str]) -> None:
+    def _openai(
+        self, h: BaseHTTPRequestHandler, body: dict[str, Any], words: list[str], gap: float = 0.002
+    ) -> None:
         model = body.get("model", "gpt-test")
         usage = {"prompt_tokens": 10, "completion_tokens": len(words), "total_tokens": 10 + len(words)}
         if not body.get("stream"):
@@ -104,7 +108,7 @@ class FakeUpstream:
             events.append(_chunk(model, delta, None))
         events.append(_chunk(model, {}, "stop"))
         events.append({**_chunk(model, {}, None), "choices": [], "usage": usage})
-        _sse(h, [(None, e) for e in events] + [(None, "[DONE]")])
+        _sse(h, [(None, e) for e in events] + [(None, "[DONE]")], gap)
 
     # --- Anthropic messages ------------------------------------------------
     def _anthropic(self, h: BaseHTTPRequestHandler, body: dict[str, Any], words: list[str]) -> None:
@@ -182,16 +186,19 @@ def _json(h: BaseHTTPRequestHandler, payload: Any) -> None:
     h.wfile.write(raw)
 
 
-def _sse(h: BaseHTTPRequestHandler, events: Sequence[tuple[str | None, Any]]) -> None:
+def _sse(h: BaseHTTPRequestHandler, events: Sequence[tuple[str | None, Any]], gap: float = 0.002) -> None:
     h.send_response(200)
     h.send_header("content-type", "text/event-stream")
     h.send_header("cache-control", "no-cache")
     h.send_header("connection", "close")
     h.end_headers()
-    for event, data in events:
+    for i, (event, data) in enumerate(events):
+        if i > 0:
+            time.sleep(gap)  # separate writes, so each event is its own chunk on the wire
         text = data if isinstance(data, str) else json.dumps(data)
         head = f"event: {event}\n" if event else ""
         h.wfile.write(f"{head}data: {text}\n\n".encode())
         h.wfile.flush()
-        time.sleep(0.002)  # separate writes, so each event is its own chunk on the wire
+    # The response ends right after the last event, as the providers' do (a
+    # client may close its connection as soon as it reads `[DONE]`).
     h.close_connection = True

@@ -297,3 +297,40 @@ def test_an_unknown_invocache_mode_is_a_usage_error(monkeypatch: pytest.MonkeyPa
     with pytest.raises(pytest.UsageError, match="INVOCACHE_MODE='replay-ish' is not a mode"):
         resolve_mode(None)
 
+
+
+TIMING_TEST = """
+import json, time, openai, pytest
+
+@pytest.mark.invocache
+def test_stream_timing(invocache):
+    client = openai.OpenAI(api_key="sk-test", max_retries=0)
+    stream = client.chat.completions.create(
+        model="gpt-test", messages=[{"role": "user", "content": "slowly"}], stream=True
+    )
+    seen = []
+    for c in stream:
+        if c.choices and c.choices[0].delta.content:
+            seen.append((time.monotonic(), c.choices[0].delta.content))
+    open("timing.json", "w").write(json.dumps(seen))
+"""
+
+
+def test_a_stream_replays_chunk_by_chunk_with_its_recorded_gaps_at_replay_speed_1(
+    pytester: pytest.Pytester, cli: str, upstream: FakeUpstream
+) -> None:
+    upstream.gap = 0.25  # recorded gaps between events of about 250 ms
+    pytester.makepyfile(test_timing=TIMING_TEST)
+    run(pytester, "--invocache-mode=auto", *upstream_args(upstream)).assert_outcomes(passed=1)
+    recorded = json.loads((pytester.path / "timing.json").read_text())
+    upstream.stop()
+    run(
+        pytester, "--invocache-mode=replay", "--invocache-replay-speed=1", *upstream_args(upstream)
+    ).assert_outcomes(passed=1)
+    replayed = json.loads((pytester.path / "timing.json").read_text())
+    assert [t for _, t in replayed] == [t for _, t in recorded]
+    assert len(replayed) == 4
+    # Tolerance: each replayed gap is at least half the recorded 250 ms (sleeps
+    # never end early; the half absorbs clock and scheduling differences).
+    gaps = [b[0] - a[0] for a, b in zip(replayed, replayed[1:])]
+    assert all(g >= 0.125 for g in gaps), gaps

@@ -60,6 +60,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="NAME=URL",
         help="Add or override an upstream of the proxy (repeatable), e.g. local=http://127.0.0.1:8000.",
     )
+    group.addoption(
+        "--invocache-replay-speed",
+        default=None,
+        metavar="X",
+        help="Replay streams with their recorded timing scaled: 0 as fast as possible (default), "
+        "1 as recorded, 2 twice as fast. Handed to the proxy the plugin starts.",
+    )
     parser.addini("invocache_store", "Default for --invocache-store.", default=None)
 
 
@@ -139,6 +146,9 @@ class _Proxy:
         args = ["--port", "0", "--mode", self.config.stash[_MODE], "--store", store]
         for spec in self.config.getoption("invocache_upstream") or []:
             args += ["--upstream", str(spec)]
+        speed = self.config.getoption("invocache_replay_speed")
+        if speed is not None:
+            args += ["--replay-speed", str(speed)]
         timeout = float(os.environ.get("INVOCACHE_PROXY_TIMEOUT", "60"))
         self.process = start_proxy(find_cli(root), args, cwd=root, timeout=timeout)
         self.url = normalize_url(self.process.url)
