@@ -334,3 +334,34 @@ def test_a_stream_replays_chunk_by_chunk_with_its_recorded_gaps_at_replay_speed_
     # never end early; the half absorbs clock and scheduling differences).
     gaps = [b[0] - a[0] for a, b in zip(replayed, replayed[1:])]
     assert all(g >= 0.125 for g in gaps), gaps
+
+
+ORDER_TEST = """
+import openai, pytest
+
+@pytest.mark.invocache
+def test_order(invocache):
+    client = openai.OpenAI(api_key="sk-test", max_retries=0)
+    for prompt in PROMPTS:
+        client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": prompt}])
+"""
+
+
+def test_a_replay_that_makes_the_recorded_calls_in_another_order_fails_at_teardown(
+    pytester: pytest.Pytester, cli: str, upstream: FakeUpstream
+) -> None:
+    pytester.makepyfile(test_order=ORDER_TEST.replace("PROMPTS", '["plan", "build"]'))
+    run(pytester, "--invocache-mode=auto", *upstream_args(upstream)).assert_outcomes(passed=1)
+    upstream.stop()
+    run(pytester, "--invocache-mode=replay", *upstream_args(upstream)).assert_outcomes(passed=1)
+    # Every call is recorded, but the test's trajectory (its run) is not the recorded one.
+    pytester.makepyfile(test_order=ORDER_TEST.replace("PROMPTS", '["build", "plan"]'))
+    diverged = run(pytester, "--invocache-mode=replay", *upstream_args(upstream))
+    diverged.assert_outcomes(passed=1, errors=1)
+    diverged.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_order*",
+            "*the run of test_order.py::test_order did not end cleanly (mode replay)*",
+            "*took a different trajectory than when it was recorded*",
+        ]
+    )

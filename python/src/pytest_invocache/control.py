@@ -19,6 +19,11 @@ from typing import Any, Mapping, Optional
 class ControlError(RuntimeError):
     """The proxy refused or could not be reached for a control request."""
 
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+        """The proxy's own error message, when it answered one."""
+
 
 def _headers() -> dict[str, str]:
     headers = {"content-type": "application/json", "accept": "application/json"}
@@ -40,7 +45,8 @@ def request(
     except urllib.error.HTTPError as error:
         detail = error.read().decode("utf-8", "replace")
         raise ControlError(
-            f"invocache: {method} {path} on the proxy at {base} answered {error.code}: {detail}"
+            f"invocache: {method} {path} on the proxy at {base} answered {error.code}: {detail}",
+            _message_of(detail),
         ) from error
     except (urllib.error.URLError, OSError) as error:
         raise ControlError(
@@ -48,6 +54,18 @@ def request(
             "Is it running? Check INVOCACHE_PROXY_URL, or unset it to let the plugin start one."
         ) from error
     return json.loads(raw) if raw.strip() else None
+
+
+def _message_of(body: str) -> str:
+    """The message of a JSON error answer (``{"error": {"message": …}}``), else the body."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return body
+    inner = parsed.get("error") if isinstance(parsed, dict) else None
+    if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+        return str(inner["message"])
+    return body
 
 
 def health(base: str) -> Any:

@@ -244,9 +244,13 @@ def invocache(
     # already has said what went wrong: its run's divergence would be noise.
     try:
         control.end_run(invocache_proxy, run_id)
-    except control.ControlError:
+    except control.ControlError as error:
         if not item.stash[_CURRENT].failed:
-            raise
+            pytest.fail(
+                f"invocache: the run of {item.nodeid} did not end cleanly (mode {mode}):\n"
+                f"{error.detail or error}\nRe-record just this test: {rerecord_command(item)}",
+                pytrace=False,
+            )
 
 
 @pytest.fixture(autouse=True)
