@@ -24,7 +24,7 @@ export const REQUIRED = process.env.CI !== undefined && process.env.CI !== "";
 /** Skip (locally) when there is no venv; under CI never skip, fail. */
 export const SKIP = PYTHON === undefined && !REQUIRED;
 export const SKIP_REASON =
-  PYTHON === undefined ? " (INVOCACHE_PYTHON not set: skipped outside CI)" : "";
+  SKIP ? " (INVOCACHE_PYTHON not set: skipped outside CI)" : "";
 
 /** The python to run; throws the fix when it is missing (under CI). */
 export function python(): string {
