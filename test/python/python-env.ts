@@ -23,8 +23,7 @@ export const PYTHON = process.env.INVOCACHE_PYTHON?.trim() || undefined;
 export const REQUIRED = process.env.CI !== undefined && process.env.CI !== "";
 /** Skip (locally) when there is no venv; under CI never skip, fail. */
 export const SKIP = PYTHON === undefined && !REQUIRED;
-export const SKIP_REASON =
-  SKIP ? " (INVOCACHE_PYTHON not set: skipped outside CI)" : "";
+export const SKIP_REASON = SKIP ? " (INVOCACHE_PYTHON not set: skipped outside CI)" : "";
 
 /** The python to run; throws the fix when it is missing (under CI). */
 export function python(): string {
