@@ -24,7 +24,7 @@ async function pipeline(mode: Mode) {
     apiKey: "sk-example-key", // goes upstream live; never stored
     baseURL: `${provider.url}/v1`,
     fetch: createFetch({ recorder }),
-    maxRetries: 0, // in replay a miss is thrown from fetch: do not retry it
+    maxRetries: 0, // the example wants one request per call; a replay miss is a 404 anyway (never retried)
   });
   const out = await withInvocation({ role: "planner", task: "release 1.2" }, async () => {
     const plan = await openai.chat.completions.create({

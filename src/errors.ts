@@ -246,3 +246,21 @@ export class UnusedEntriesError extends InvocacheError {
     this.keys = keys;
   }
 }
+
+/**
+ * An option was given a value it cannot take. Names the option (`field`) and
+ * says what it accepts, so the fix is in the message.
+ *
+ * @example
+ * createFetch({ recorder, replaySpeed: -1 })
+ * // InvalidOptionError: createFetch: replaySpeed must be a finite number ≥ 0 …
+ */
+export class InvalidOptionError extends InvocacheError {
+  /** The option at fault, e.g. `"replaySpeed"`. */
+  readonly field: string;
+
+  constructor(field: string, message: string) {
+    super("ERR_INVALID_OPTION", message);
+    this.field = field;
+  }
+}

@@ -37,6 +37,7 @@ export {
   AmbiguousIdError,
   CassetteError,
   EntryFormatError,
+  InvalidOptionError,
   InvocacheError,
   type InvocacheErrorOptions,
   type SecretFindingInfo,

@@ -9,6 +9,7 @@
  * (unless chosen with `recordErrors`), truncated or in-band-error answers,
  * streams that did not finish.
  */
+import { InvalidOptionError } from "../errors.js";
 import type { JsonValue } from "../json/value.js";
 import {
   answerLive,
@@ -16,6 +17,7 @@ import {
   type Live,
   type RecordedStream,
   type Recorder,
+  ReplayMissError,
 } from "../recorder/index.js";
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 import { invocationCall } from "./context.js";
@@ -30,6 +32,7 @@ import {
   wantsStream,
 } from "./http-identity.js";
 import { parseProviderJson } from "./json-codec.js";
+import { missResponse } from "./miss-answer.js";
 import { requireRecorder } from "./recorder-option.js";
 import { type SseEvent, sseBody, sseEvents } from "./sse.js";
 
@@ -85,6 +88,15 @@ export interface CreateFetchOptions {
    * Use inside `recorder.run`, so each retry is its own occurrence.
    */
   recordErrors?: readonly number[] | undefined;
+  /**
+   * How a replay miss reaches the caller. `"response"` (default): an HTTP 404
+   * in the provider's error shape (OpenAI-style, Anthropic or Gemini, by host
+   * and path) whose message is the miss report, with `x-should-retry: false`
+   * and `x-invocache-miss: 1`, so the SDK raises its own `NotFoundError`
+   * showing the report and does not retry. `"throw"`: the `ReplayMissError`
+   * is thrown from `fetch` (the SDKs wrap it in a connection error).
+   */
+  onMiss?: "response" | "throw" | undefined;
 }
 
 /**
@@ -96,9 +108,9 @@ export interface CreateFetchOptions {
  * artifacts from {@link withInvocation}. Headers never count and are never
  * stored.
  *
- * A replay miss is thrown from `fetch`; SDKs wrap thrown fetch errors
- * (OpenAI/Anthropic: `APIConnectionError` with the `ReplayMissError` as
- * `cause`) and may retry them: use `maxRetries: 0` in replay.
+ * A replay miss is answered as an HTTP 404 in the provider's error shape,
+ * with the miss report as its message (`onMiss`), so the SDK raises its
+ * `NotFoundError` (not retried) showing what differs and how to re-record.
  *
  * @example
  * import OpenAI from "openai";
@@ -118,6 +130,7 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
   const timing = options.timing ?? "none";
   const hostAliases = checkHostAliases(options.hostAliases);
   const recordErrors = checkRecordErrors(options.recordErrors);
+  const onMiss = checkOnMiss(options.onMiss);
   const admit = (res: Response): HttpHead | Response => admitWith(res, recordErrors);
   const complete = (view: HttpResponseView): boolean =>
     // A chosen error answer is complete as it is: its body is the error.
@@ -128,6 +141,21 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
   const invocacheFetch: FetchLike = async (input, init) => {
     const seen = await readJsonPost(input, init);
     if (seen === undefined || !shouldRecord(seen.url, seen.body)) return base(input, init);
+    if (onMiss === "throw") return recorded(seen, input, init);
+    try {
+      return await recorded(seen, input, init);
+    } catch (error) {
+      if (error instanceof ReplayMissError) return missResponse(seen.url, error.message);
+      throw error;
+    }
+  };
+
+  /** A model call: recorded, replayed or (a miss in replay) thrown as ReplayMissError. */
+  const recorded = async (
+    seen: { url: URL; body: Record<string, JsonValue> },
+    input: string | URL | Request,
+    init: RequestInit | undefined,
+  ): Promise<Response> => {
     const [req, callOpts] = invocationCall(
       describeHttpCall(seen.url, seen.body, volatile, hostAliases),
     );
@@ -180,6 +208,14 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     );
   };
   return invocacheFetch as typeof globalThis.fetch;
+}
+
+function checkOnMiss(value: unknown): "response" | "throw" {
+  if (value === undefined || value === "response" || value === "throw") return value ?? "response";
+  throw new InvalidOptionError(
+    "onMiss",
+    `createFetch: onMiss must be "response" (a replay miss answered as an HTTP 404 carrying the miss report, the default) or "throw" (the ReplayMissError thrown from fetch), got ${JSON.stringify(value)}`,
+  );
 }
 
 /** A live response, read whole: JSON, or SSE that arrived without being asked for. */

@@ -36,6 +36,14 @@ export {
   VOLATILE_BODY_FIELDS,
 } from "./http-identity.js";
 export { decodeJson, type Encoded, encodeJson } from "./json-codec.js";
+export {
+  MISS_HEADERS,
+  MISS_STATUS,
+  type MissShape,
+  missErrorBody,
+  missResponse,
+  missShapeFor,
+} from "./miss-answer.js";
 export { promptText } from "./prompt-text.js";
 export { requireRecorder } from "./recorder-option.js";
 export { formatSse, parseBlock, type SseEvent, SseParser, sseData } from "./sse.js";

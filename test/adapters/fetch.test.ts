@@ -164,8 +164,8 @@ describe("createFetch", () => {
     expect(r.stats.recorded).toBe(0);
   });
 
-  it("throws the ReplayMissError from fetch in replay mode", async () => {
-    const f = createFetch({ recorder: recorder("replay") });
+  it('throws the ReplayMissError from fetch in replay mode with onMiss: "throw"', async () => {
+    const f = createFetch({ recorder: recorder("replay"), onMiss: "throw" });
     await expect(f(`${provider.url}/v1/chat/completions`, json(chat()))).rejects.toBeInstanceOf(
       ReplayMissError,
     );

@@ -45,7 +45,7 @@ describe("a replay miss reports the rules fired, whichever way the prompt came i
   });
 
   it("createFetch", async () => {
-    const f = createFetch({ recorder });
+    const f = createFetch({ recorder, onMiss: "throw" });
     const miss = await missOf(
       withInvocation({ projectPath: PROJECT }, () =>
         f(`${provider.url}/v1/chat/completions`, {

@@ -5,7 +5,7 @@
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { createFetch, withInvocation } from "../../src/adapters/index.js";
-import { type Recorder, ReplayMissError } from "../../src/index.js";
+import type { Recorder } from "../../src/index.js";
 import { sdkSuite } from "../helpers/sdk-suite.js";
 import { collect, storedResponses } from "./helpers.js";
 
@@ -121,18 +121,16 @@ describe("openai SDK through createFetch", () => {
     const hotter = await openai.chat.completions
       .create({ model: "gpt-fake", messages, temperature: 0.7, tools })
       .catch((e: unknown) => e);
-    // The SDK wraps errors thrown by fetch: the miss is the cause.
-    expect(hotter).toBeInstanceOf(OpenAI.APIConnectionError);
-    const miss = (hotter as Error).cause;
-    expect(miss).toBeInstanceOf(ReplayMissError);
-    expect((miss as ReplayMissError).message).toContain("params.temperature: 0 → 0.7");
+    // A miss is answered as a 404 carrying the miss report: the SDK's own error shows it.
+    expect(hotter).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((hotter as Error).message).toContain("params.temperature: 0 → 0.7");
 
     const otherTools = [{ ...tools[0]!, function: { ...tools[0]!.function, name: "edit_file" } }];
     const other = await openai.chat.completions
       .create({ model: "gpt-fake", messages, temperature: 0, tools: otherTools })
-      .catch((e: unknown) => (e as Error).cause);
-    expect(other).toBeInstanceOf(ReplayMissError);
-    expect((other as ReplayMissError).message).toContain(
+      .catch((e: unknown) => e);
+    expect(other).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((other as Error).message).toContain(
       'params.tools[0].function.name: "read_file" → "edit_file"',
     );
     // A tool added to the list is a miss too (the report's wording is the recorder's business).
@@ -141,10 +139,13 @@ describe("openai SDK through createFetch", () => {
       { type: "function" as const, function: { name: "w", parameters: {} } },
     ];
     await expect(
-      openai.chat.completions
-        .create({ model: "gpt-fake", messages, temperature: 0, tools: moreTools })
-        .catch((e: unknown) => Promise.reject((e as Error).cause)),
-    ).rejects.toBeInstanceOf(ReplayMissError);
+      openai.chat.completions.create({
+        model: "gpt-fake",
+        messages,
+        temperature: 0,
+        tools: moreTools,
+      }),
+    ).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     expect(provider.calls).toBe(1);
   });
 
