@@ -80,14 +80,46 @@ module.exports = {
       comment:
         "Stores keep values: they know nothing of replay policy, adapters, the CLI or provenance.",
       from: { path: "^src/(store|cassette)/" },
-      to: { path: "^src/(recorder|adapters|cli|provenance|testing|integrations|viewer)/" },
+      to: {
+        path: "^src/(recorder|adapters|cli|provenance|testing|integrations|viewer|source|proxy)/",
+      },
     },
     {
       name: "recorder-below-adapters",
       severity: "error",
       comment: "The recorder is called by adapters, never the reverse.",
       from: { path: "^src/recorder/" },
-      to: { path: "^src/(adapters|cli|testing|integrations|viewer)/" },
+      to: { path: "^src/(adapters|cli|testing|integrations|viewer|source|proxy)/" },
+    },
+    {
+      name: "source-only-locates-and-opens",
+      severity: "error",
+      comment:
+        "src/source says where a store URL, cassette file or folder is and opens it: it uses the stores through their index files and nothing above them.",
+      from: { path: "^src/source/" },
+      to: {
+        path: "^src/",
+        pathNot:
+          "^src/source/|^src/(store|cassette)/index\\.ts$|^src/(json|secrets|files)/|^src/(errors|version)\\.ts$",
+      },
+    },
+    {
+      name: "proxy-is-a-client-of-the-library",
+      severity: "error",
+      comment:
+        "src/proxy serves HTTP in front of createFetch: it reaches the library through the modules' index files only, and nothing below it imports it.",
+      from: { path: "^src/proxy/" },
+      to: {
+        path: "^src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|source|usage)/(?!index\\.ts$)|^src/(cli|viewer|testing|integrations|tools|provenance)/",
+      },
+    },
+    {
+      name: "only-the-cli-imports-the-proxy",
+      severity: "error",
+      comment:
+        "The proxy is an application of the library: only the CLI (and the root's subpath) may start one.",
+      from: { path: "^src/", pathNot: "^src/(cli|proxy)/" },
+      to: { path: "^src/proxy/" },
     },
     {
       name: "adapters-only-translate",
@@ -106,7 +138,7 @@ module.exports = {
         "The CLI and the viewer read stores through the public API: the root and the modules' index files (the package's subpaths), never a module's internals.",
       from: { path: "^src/(cli|viewer)/" },
       to: {
-        path: "^src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage)/(?!index\\.ts$)",
+        path: "^src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage|source|proxy)/(?!index\\.ts$)",
       },
     },
     {

@@ -6,20 +6,23 @@
  * SQLite file that does not exist yet is an empty source; a `--store` or
  * `--cassette` path that does not exist is a usage error.
  */
-import { accessSync, constants, readdirSync, type Stats, statSync } from "node:fs";
-import { join, relative, resolve } from "node:path";
+import { join, relative } from "node:path";
 import { pruneCassette, readCassette } from "../cassette/index.js";
 import type { JsonValue } from "../json/index.js";
+import {
+  cassetteFiles,
+  locateSource,
+  openSourceStore,
+  SourceError,
+  type SourceLocation,
+} from "../source/index.js";
 import type { Store } from "../store/index.js";
 import {
-  defaultStoreUrl,
   type Entry,
   entryPrefix,
   isSortRefused,
-  openStore,
   parseEntryKey,
   parseRunKey,
-  parseStoreUrl,
   validateEntry,
   valueDigest,
 } from "../store/index.js";
@@ -199,100 +202,29 @@ export function openSource(flags: SourceFlags, io: Io, access: SourceAccess = {}
       throw new UsageError(`--namespace: ${(error as Error).message}`);
     }
   }
-  if (flags.cassette !== undefined) {
-    if (flags.cassette === "") {
-      throw new UsageError("--cassette needs a path: a cassette file or a folder of them");
-    }
-    const path = resolve(io.cwd, flags.cassette);
-    const info = inspect(
-      path,
-      `--cassette ${flags.cassette}`,
-      "a cassette file or a folder of cassettes",
-    );
-    return new CassetteSource(path, io.cwd, flags.namespace, info.isDirectory());
-  }
-  const url = flags.store ?? defaultStoreUrl(io.cwd);
-  let location: ReturnType<typeof parseStoreUrl>;
+  let location: SourceLocation;
   try {
-    location = parseStoreUrl(url, io.cwd);
+    location = locateSource({ store: flags.store, cassette: flags.cassette }, { cwd: io.cwd });
   } catch (error) {
-    throw new UsageError(`--store: ${(error as Error).message}`);
+    throw cliSourceError(error);
   }
-  let exists = true;
-  if (location.kind === "sqlite" && location.path !== ":memory:") {
-    if (flags.store === undefined) {
-      // The default store: not there yet is the first-run state, not a mistake.
-      exists = probeDefault(location.path, location.url);
-    } else {
-      const info = inspect(
-        location.path,
-        `--store ${flags.store}`,
-        "a SQLite store file",
-        location.url,
-      );
-      if (info.isDirectory()) {
-        throw new UsageError(
-          `--store ${flags.store}: ${location.path} is a folder; pass the SQLite file, e.g. sqlite://${join(location.path, "cache.sqlite")}`,
-        );
-      }
-    }
+  if (location.kind === "cassette") {
+    return new CassetteSource(location.path, io.cwd, flags.namespace, location.folder);
   }
   // openStore resolves relative sqlite paths against process.cwd(); io.cwd is the same
   // in the real command, and location.url is absolute either way.
-  return new StoreSource(
-    location.kind === "sqlite" ? location.url : url,
-    location.url,
-    exists,
-    flags.namespace,
-    access.write !== true,
-  );
+  return new StoreSource(location, location.display, flags.namespace, access.write !== true);
 }
 
-/**
- * The file or folder at `path`, readable. Missing: a usage error (the path
- * is wrong). Unreadable: exit 1, with why.
- */
-function inspect(path: string, given: string, expected: string, url?: string): Stats {
-  let info: Stats;
-  try {
-    info = statSync(path);
-    accessSync(path, constants.R_OK | (info.isDirectory() ? constants.X_OK : 0));
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") {
-      throw new UsageError(
-        `${given}: no such file or folder (${path}); pass ${expected}${url === undefined ? "" : " (read-only commands never create a store)"}`,
-      );
-    }
-    throw unreadable(error, path, url);
-  }
-  return info;
-}
-
-/** Whether the default SQLite file exists; a path that cannot be checked is an error, never "empty". */
-function probeDefault(path: string, url: string): boolean {
-  try {
-    statSync(path);
-    accessSync(path, constants.R_OK);
-    return true;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return false;
-    throw unreadable(error, path, url);
-  }
-}
-
-function unreadable(error: unknown, path: string, url: string | undefined): CliError {
-  const code = (error as NodeJS.ErrnoException).code;
-  const why =
-    code === "EACCES" || code === "EPERM"
-      ? `permission denied (${code})`
-      : String((error as Error).message);
-  return new CliError(
-    "ERR_UNREADABLE",
-    `cannot read ${url ?? path}: ${why}; check that you may read ${path} and search its folders (ls -ld)`,
-    { cause: error, data: { path, ...(code === undefined ? {} : { cause: code }) } },
-  );
+/** A source that cannot be located, as the command's error: a usage error, or exit 1 when unreadable. */
+function cliSourceError(error: unknown): unknown {
+  if (!(error instanceof SourceError)) return error;
+  if (error.problem !== "unreadable") return new UsageError(error.message);
+  const code = (error.cause as NodeJS.ErrnoException | undefined)?.code;
+  return new CliError("ERR_UNREADABLE", error.message, {
+    cause: error.cause,
+    data: { path: error.path, ...(code === undefined ? {} : { cause: code }) },
+  });
 }
 
 /** An entry record for a key and value, or a problem. */
@@ -340,26 +272,25 @@ class StoreSource implements EntrySource {
   readonly url: string;
   readonly exists: boolean;
   readonly namespace: string | undefined;
-  readonly #openUrl: string;
+  readonly #location: SourceLocation;
   readonly #readOnly: boolean;
   #store: Store | undefined;
 
   constructor(
-    openUrl: string,
+    location: SourceLocation & { kind: "store" },
     url: string,
-    exists: boolean,
     namespace: string | undefined,
     readOnly: boolean,
   ) {
-    this.#openUrl = openUrl;
+    this.#location = location;
     this.url = url;
-    this.exists = exists;
+    this.exists = location.exists;
     this.namespace = namespace;
     this.#readOnly = readOnly;
   }
 
   #open(): Store {
-    this.#store ??= openStore(this.#openUrl, { readOnly: this.#readOnly });
+    this.#store ??= openSourceStore(this.#location, { readOnly: this.#readOnly });
     return this.#store;
   }
 
@@ -546,25 +477,4 @@ class CassetteSource implements EntrySource {
   async close(): Promise<void> {}
 }
 
-/**
- * Every cassette (`.yaml`, `.yml`) under `dir`, recursively, sorted; dot
- * folders and node_modules are skipped.
- *
- * @example
- * cassetteFiles("cassettes") // ["/app/cassettes/test/a.yaml", …]
- */
-export function cassetteFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) =>
-      a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-    )) {
-      if (e.name.startsWith(".") || e.name === "node_modules") continue;
-      const p = join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile() && /\.ya?ml$/i.test(e.name)) out.push(p);
-    }
-  };
-  walk(dir);
-  return out;
-}
+export { cassetteFiles };

@@ -10,13 +10,13 @@
  * `refreshMs`, so a running viewer follows new recordings without blocking
  * a page on a full re-read.
  */
-import { existsSync } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
-import { join, relative, resolve, sep } from "node:path";
+import { stat } from "node:fs/promises";
+import { relative, resolve, sep } from "node:path";
 import { parseEntryKey, readCassette } from "../cassette/index.js";
 import type { JsonValue } from "../json/index.js";
+import { cassetteFiles, locateSource, openSourceStore } from "../source/index.js";
 import type { Store } from "../store/index.js";
-import { type Entry, openStore, parseStoreUrl, validateEntry } from "../store/index.js";
+import { type Entry, validateEntry } from "../store/index.js";
 
 /** One entry as the list views need it. */
 export interface EntrySummary {
@@ -128,15 +128,15 @@ export async function openCatalog(
   options: CatalogOptions = {},
 ): Promise<Catalog> {
   const refreshMs = options.refreshMs ?? 3000;
-  if ("store" in location) {
-    // Read-only: a SQLite file that does not exist yet is an empty source,
-    // not one to create.
-    const where = parseStoreUrl(location.store);
-    if (where.kind === "sqlite" && where.path !== ":memory:" && !existsSync(where.path))
-      return new EmptyCatalog(where.url, refreshMs);
-    return new StoreCatalog(openStore(location.store), refreshMs);
-  }
-  return new CassetteCatalog(resolve(location.cassette), refreshMs);
+  // Read-only: a SQLite file that does not exist yet is an empty source,
+  // not one to create; a cassette folder that does not exist yet lists none.
+  const where = locateSource(location, {
+    missing: "empty",
+    names: { store: "store", cassette: "cassette" },
+  });
+  if (where.kind === "cassette") return new CassetteCatalog(where.path, refreshMs);
+  if (!where.exists) return new EmptyCatalog(where.display, refreshMs);
+  return new StoreCatalog(openSourceStore(where), refreshMs);
 }
 
 abstract class BaseCatalog implements Catalog {
@@ -245,7 +245,7 @@ class CassetteCatalog extends BaseCatalog {
     const entries = new Map<string, JsonValue>();
     const info = await stat(this.root).catch(() => undefined);
     const paths =
-      info === undefined ? [] : info.isDirectory() ? await yamlFiles(this.root) : [this.root];
+      info === undefined ? [] : info.isDirectory() ? cassetteFiles(this.root) : [this.root];
     const base = info?.isDirectory() ? this.root : resolve(this.root, "..");
     for (const path of paths) {
       const rel = relative(base, path).split(sep).join("/");
@@ -286,21 +286,6 @@ class CassetteCatalog extends BaseCatalog {
   }
 
   async close(): Promise<void> {}
-}
-
-async function yamlFiles(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (d: string): Promise<void> => {
-    const list = await readdir(d, { withFileTypes: true });
-    for (const e of list) {
-      if (e.name.startsWith(".") || e.name === "node_modules") continue;
-      const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (/\.ya?ml$/.test(e.name)) out.push(p);
-    }
-  };
-  await walk(dir);
-  return out.sort();
 }
 
 class Collector {

@@ -67,6 +67,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./verify.js")).verifyCommand,
   },
   {
+    name: "proxy",
+    summary: "a record/replay HTTP endpoint any language's SDK points its base URL at",
+    load: async () => (await import("./proxy.js")).proxyCommand,
+  },
+  {
     name: "completion",
     summary: "print a shell completion script: bash, zsh or fish",
     load: async () => (await import("./completion.js")).completionCommandFor(COMMANDS),

@@ -78,8 +78,17 @@ export async function createPostgresBackend(
       // unhandled, Node would crash. The next query reports the failure.
       pool.on("error", () => {});
       pools.set(this, pool);
-      return async (sql: string, values?: unknown) =>
-        (await pool.query(sql, values as unknown[] | undefined)).rows;
+      return async (sql: string, values?: unknown) => {
+        // Schema changes, ours and @keyv/postgres's own CREATE TABLE, run one
+        // at a time across every process on the database: concurrent
+        // CREATE TABLE IF NOT EXISTS race in the catalog (42710 "type …
+        // already exists", 23505), and a store opened beside another then
+        // failed to open. See serializedDdl.
+        const text = values === undefined && /^\s*CREATE\s/i.test(sql) ? serializedDdl(sql) : sql;
+        const result = await pool.query(text, values as unknown[] | undefined);
+        // A multi-statement query answers one result per statement.
+        return Array.isArray(result) ? (result.at(-1)?.rows ?? []) : result.rows;
+      };
     }
 
     override async disconnect() {
@@ -369,6 +378,19 @@ async function clockOffset(query: Query): Promise<number> {
   const [row] = await query("SELECT extract(epoch FROM clock_timestamp()) * 1000 AS now");
   const after = Date.now();
   return Number(row?.now) - after;
+}
+
+/** The advisory lock key all invocache schema changes take (an arbitrary constant, "invocach" in ASCII). */
+const SCHEMA_LOCK = "7597687536469043048";
+
+/**
+ * `sql` run under a transaction-scoped advisory lock: one simple-protocol
+ * query string is one implicit transaction, so the lock is held until the
+ * DDL is committed. A second process waits, then finds the table there and
+ * its IF NOT EXISTS does nothing, instead of racing the first in the catalog.
+ */
+function serializedDdl(sql: string): string {
+  return `SELECT pg_advisory_xact_lock(${SCHEMA_LOCK}); ${sql}`;
 }
 
 /**
