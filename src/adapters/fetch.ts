@@ -18,6 +18,7 @@ import {
   type RecordedStream,
   type Recorder,
   ReplayMissError,
+  resolveReplaySpeed,
 } from "../recorder/index.js";
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 import { invocationCall } from "./context.js";
@@ -72,8 +73,16 @@ export interface CreateFetchOptions {
   shouldRecord?: ((url: URL, body: Readonly<Record<string, JsonValue>>) => boolean) | undefined;
   /** An extra completeness check, after the built-in one (truncation, in-band errors, unfinished streams). */
   isComplete?: ((response: HttpResponseView) => boolean) | undefined;
-  /** Replay streams as fast as possible (default) or with the recorded gaps. */
+  /** Replay streams as fast as possible (default) or with the recorded gaps: the older spelling of `replaySpeed` 0 / 1. */
   timing?: "none" | "recorded" | undefined;
+  /**
+   * How fast replayed streams come back: 0 = as fast as possible (the
+   * default), 1 = as recorded (the time to the first byte and the gaps
+   * between chunks), 2 = twice as fast. A finite number ≥ 0, else
+   * `InvalidOptionError` (field `replaySpeed`). Entries recorded without
+   * timing replay at once.
+   */
+  replaySpeed?: number | undefined;
   /**
    * The request's origin (scheme, host, port) is part of the identity; map
    * hosts to one name to share recordings between them, e.g. a gateway and
@@ -127,7 +136,7 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
   const base: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   const volatile = new Set(options.volatileFields ?? VOLATILE_BODY_FIELDS);
   const shouldRecord = options.shouldRecord ?? looksLikeModelCall;
-  const timing = options.timing ?? "none";
+  const replaySpeed = resolveReplaySpeed(options.replaySpeed, options.timing, "createFetch");
   const hostAliases = checkHostAliases(options.hostAliases);
   const recordErrors = checkRecordErrors(options.recordErrors);
   const onMiss = checkOnMiss(options.onMiss);
@@ -195,7 +204,7 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
       () => recordStream(live, admit),
       {
         ...opts,
-        timing,
+        replaySpeed,
         isComplete: (v) => complete(streamView(v as RecordedStream<HttpHead, SseEvent>)),
       },
     );

@@ -19,6 +19,7 @@ export {
 export { answerLive, Live } from "./live.js";
 export { MODES, type Mode, resolveMode } from "./mode.js";
 export { createRecorder } from "./recorder.js";
+export { replayWait, resolveReplaySpeed } from "./replay-speed.js";
 export {
   RUN_DOMAIN_V1,
   type RunInfo,

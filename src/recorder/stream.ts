@@ -3,8 +3,9 @@
  * occurrences, single-flight, leases, never storing failures) applies
  * unchanged. On a miss the caller reads events live while they are recorded;
  * the recording is stored only when the upstream stream ends cleanly and is
- * complete. On a hit the recorded events are replayed in order, optionally
- * with their recorded timing.
+ * complete. On a hit the recorded events are replayed in order, as fast as
+ * possible or with their recorded timing scaled by `replaySpeed`
+ * (replay-speed.ts): the time to the head, then each event's time after it.
  *
  * A reader that stops (breaks out of its loop, calls `return()`) stops the
  * upstream: nothing more is pulled, the upstream iterator is closed and the
@@ -15,6 +16,7 @@
 import type { InvocationRequest } from "../identity/index.js";
 import type { JsonValue } from "../store/types.js";
 import { answerLive, Live } from "./live.js";
+import { replayWait, resolveReplaySpeed, sleep } from "./replay-speed.js";
 import { StreamTooLarge } from "./stream-limit.js";
 import type {
   LiveStreamResult,
@@ -38,8 +40,13 @@ export function isRecordedStream(value: unknown): value is RecordedStream {
     v.kind === "stream" &&
     "head" in v &&
     Array.isArray(v.events) &&
+    // An event without `t` (hand-written, or from before timing was kept) replays at once.
     v.events.every(
-      (e) => e !== null && typeof e === "object" && typeof e.t === "number" && "data" in e,
+      (e) =>
+        e !== null &&
+        typeof e === "object" &&
+        (e.t === undefined || typeof e.t === "number") &&
+        "data" in e,
     )
   );
 }
@@ -63,10 +70,9 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
 ): Promise<StreamResult<H, E> | LiveStreamResult<L>> {
   if (typeof fn !== "function")
     throw new TypeError("recorder.stream: fn must be an async function");
-  const { timing = "none", ...callOpts } = opts;
-  if (timing !== "none" && timing !== "recorded") {
-    throw new TypeError('stream timing must be "none" or "recorded"');
-  }
+  const { timing, replaySpeed, ...callOpts } = opts;
+  const speed = resolveReplaySpeed(replaySpeed, timing, "recorder.stream");
+  const callStarted = performance.now();
   const limit = recorder.maxEntryBytes;
   // The reader stopping aborts this: the upstream is closed and the call fails
   // (a cut-off stream is never recorded; single-flight followers take over).
@@ -89,6 +95,8 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
   const settled = recorder.call<RecordedStream<H, E> | L>(
     req,
     async () => {
+      // Times are kept from here: the head's from the upstream call's start.
+      const started = performance.now();
       const opened = await fn({ signal });
       if (Live.is(opened)) {
         answeredLive = true;
@@ -96,7 +104,8 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
       }
       const { head, events } = opened;
       announceLive(head);
-      return recordEvents(head, events, signal, channel, limit, (r) => {
+      const headAt = Math.round((performance.now() - started) * 10) / 10;
+      return recordEvents(head, headAt, events, signal, channel, limit, (r) => {
         rest = r;
       });
     },
@@ -136,9 +145,11 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
       "recorder.stream: the recording for this identity is not a stream (it was recorded with recorder.call); re-record it with INVOCACHE_MODE=record",
     );
   }
+  // The recorded time to the head, scaled (0 when not recorded or at speed 0).
+  await sleep(replayWait(value.headAt, speed, performance.now() - callStarted), opts.signal);
   return {
     head: value.head as H,
-    events: replay(value.events as { t: number; data: E }[], timing, opts.signal),
+    events: replay(value.events as { t?: number; data: E }[], speed, opts.signal),
     // Per call (onServed), never the shared recorder.last: exact under concurrency.
     hit: served?.hit ?? true,
   };
@@ -154,6 +165,7 @@ const STOP = Symbol("stop");
  */
 async function recordEvents<H extends JsonValue, E extends JsonValue>(
   head: H,
+  headAt: number,
   events: AsyncIterable<E>,
   signal: AbortSignal,
   channel: Channel<E>,
@@ -193,7 +205,7 @@ async function recordEvents<H extends JsonValue, E extends JsonValue>(
     }
     out.push({ t: Math.round((performance.now() - started) * 10) / 10, data });
   }
-  return { kind: "stream", head, events: out };
+  return { kind: "stream", head, headAt, events: out };
 }
 
 /** Read the rest of an upstream into the channel without keeping it (recording was given up). */
@@ -234,20 +246,20 @@ function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? "");
 }
 
-async function* replay<E>(
-  events: { t: number; data: E }[],
-  timing: "none" | "recorded",
+function replay<E>(
+  events: { t?: number; data: E }[],
+  speed: number,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<E> {
-  const started = performance.now();
-  for (const e of events) {
-    signal?.throwIfAborted();
-    if (timing === "recorded") {
-      const wait = e.t - (performance.now() - started);
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  // Event times are after the head, which the caller has now: the clock starts here.
+  const headServed = performance.now();
+  return (async function* () {
+    for (const e of events) {
+      signal?.throwIfAborted();
+      await sleep(replayWait(e.t, speed, performance.now() - headServed), signal);
+      yield e.data;
     }
-    yield e.data;
-  }
+  })();
 }
 
 /**

@@ -127,6 +127,12 @@ export interface RecorderStats extends Omit<Accounts, "hits" | "misses"> {
 export interface RecordedStream<H extends JsonValue = JsonValue, E extends JsonValue = JsonValue> {
   kind: "stream";
   head: H;
+  /**
+   * Milliseconds from the start of the upstream call to the head, 0.1 ms
+   * resolution (absent in entries recorded before it was kept: no wait).
+   * The time to event i from the call's start is `headAt + events[i].t`.
+   */
+  headAt?: number;
   /** `t`: milliseconds since the head arrived, 0.1 ms resolution. */
   events: { t: number; data: E }[];
 }
@@ -153,8 +159,14 @@ export interface StreamStart {
 
 /** Options of `recorder.stream`. */
 export interface StreamOptions extends CallOptions {
-  /** Replay as fast as possible (default) or with the recorded gaps between events. */
+  /** Replay as fast as possible (default) or with the recorded gaps between events. The older spelling of `replaySpeed` 0 / 1. */
   timing?: "none" | "recorded";
+  /**
+   * How fast a replayed stream comes back: 0 = as fast as possible (the
+   * default), 1 = with the recorded time to the head and gaps between
+   * events, 2 = twice as fast. A finite number ≥ 0, else `InvalidOptionError`.
+   */
+  replaySpeed?: number;
 }
 
 /** What `fn` of `recorder.stream` resolves to: the head and the live events. */
