@@ -21,7 +21,8 @@
  * Options: `--quick` (100 calls, 1 round, writes no docs), `--calls N`,
  * `--rounds N` (replay rounds), `--record-rounds N`, `--json`, `--no-docs`,
  * `--keep` (keep the recordings, path printed), `--verbose` (children's output),
- * `--sources`.
+ * `--sources`, `--servers-only` (just the proxy servers table, bench/peers/servers.ts),
+ * `--server-calls N` (its calls, default 300), `--servers` (add it to a quick run).
  * Exit code 1 when a correctness check fails; a missed target is reported,
  * not fatal (timings depend on the machine).
  */
@@ -80,6 +81,18 @@ const verbose = flag("--verbose");
 const writeDocs = !quick && !flag("--no-docs");
 const log = (line: string) => process.stderr.write(`[peers] ${line}\n`);
 const fromSources = flag("--sources");
+
+/** `--servers-only`: just the proxy servers table (bench/peers/servers.ts). */
+async function serversTable(): Promise<boolean> {
+  const { renderServers, runServers } = await import("./servers.js");
+  const result = await runServers(num("--server-calls", quick ? 30 : 300), log);
+  process.stdout.write(`${renderServers(result)}\n`);
+  for (const f of result.failures) log(`FAILED: ${f}`);
+  return result.failures.length === 0;
+}
+if (flag("--servers-only")) {
+  process.exit((await serversTable()) ? 0 : 1);
+}
 /** The child every run forks: the bundled harness on plain node, or child.ts under tsx. */
 const harness: CompiledHarness = fromSources
   ? { path: join(here, "child.ts"), env: {} }
@@ -445,6 +458,10 @@ if (complete && writeDocs && failures.length === 0) {
   }
   writeFileSync(docsPath, withPeersSection(doc, renderDocSection(collected)));
   log(`wrote the Peers section of ${docsPath}`);
+}
+// The proxy servers table, in the same run (a quick run only with --servers).
+if (!quick || flag("--servers")) {
+  if (!(await serversTable())) failures.push("the proxy servers table: an answer check failed");
 }
 if (flag("--keep")) log(`recordings kept in ${root}`);
 else rmSync(root, { recursive: true, force: true });

@@ -1,0 +1,315 @@
+/**
+ * The proxy servers table of `npm run bench:peers` (`--servers-only` runs
+ * just this): record/replay servers that any SDK points its base URL at,
+ * measured with the real `openai` SDK making N distinct calls with ~4 KiB
+ * prompts (the peers workload, plain calls), one after the other, in this
+ * process:
+ *
+ * - the floor: a constant local HTTP server answering every call with one
+ *   prebuilt response (no proxy can beat the client's own round trip);
+ * - `invocache proxy` replaying from SQLite and from a cassette, every
+ *   answer compared with the one recorded through it;
+ * - aimock (`@copilotkit/aimock`) replaying its recorded fixtures, a first
+ *   pass (a fresh server) and a warm one, every answer's text compared;
+ * - recording through each, as a multiple of calling the upstream (the
+ *   loopback fake provider) directly;
+ * - the proxy's cost over in-process `createFetch` on the same SQLite store.
+ *
+ * Options: `--server-calls N` (default 300). Timings need a quiet machine.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type OpenAI from "openai";
+import { createFetch } from "../../src/adapters/index.js";
+import { createRecorder } from "../../src/index.js";
+import { createProxy } from "../../src/proxy/index.js";
+import { startFakeProvider } from "../../test/fake-provider/index.js";
+import { type ChatRequest, client, request } from "./workload.js";
+
+export interface ServerRow {
+  name: string;
+  callsPerSecond: number;
+  /** Answers checked against the recording (replays) or the upstream's (records). */
+  checked: number;
+  mismatches: number;
+  note: string;
+}
+
+export interface ServersResult {
+  calls: number;
+  rows: ServerRow[];
+  /** Recording through X, as a multiple of the direct calls' time. */
+  recordMultiple: Record<string, number>;
+  /** Proxy replay time per call over in-process createFetch replay, µs. */
+  proxyCostUs: number;
+  failures: string[];
+}
+
+/** Call i of the servers workload: the peers workload's request, never streamed. */
+function plain(i: number): ChatRequest {
+  const { stream: _stream, ...body } = request(i) as ChatRequest & { stream?: boolean };
+  return body as ChatRequest;
+}
+
+async function completion(openai: OpenAI, i: number): Promise<OpenAI.Chat.ChatCompletion> {
+  return openai.chat.completions.create(
+    plain(i) as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming,
+  );
+}
+
+/** Run every call, in order; returns the wall time (ms) and the answers. */
+async function pass(
+  openai: OpenAI,
+  calls: number,
+): Promise<{ ms: number; answers: OpenAI.Chat.ChatCompletion[] }> {
+  const answers: OpenAI.Chat.ChatCompletion[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < calls; i++) answers.push(await completion(openai, i));
+  return { ms: performance.now() - t0, answers };
+}
+
+const text = (c: OpenAI.Chat.ChatCompletion) => c.choices[0]?.message.content ?? "";
+
+/** A constant server: one prebuilt chat completion for every request. */
+async function startConstant(): Promise<{ url: string; close(): Promise<void> }> {
+  const body = JSON.stringify({
+    id: "chatcmpl-constant",
+    object: "chat.completion",
+    created: 1,
+    model: "gpt-bench",
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: "constant" },
+        finish_reason: "stop",
+      },
+    ],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  });
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+      });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** Compare replayed answers with the recorded ones; exact JSON, or only the text (`loose`). */
+function check(
+  recorded: OpenAI.Chat.ChatCompletion[],
+  replayed: OpenAI.Chat.ChatCompletion[],
+  loose = false,
+): number {
+  let mismatches = 0;
+  recorded.forEach((r, i) => {
+    const p = replayed[i];
+    const same =
+      p !== undefined && (loose ? text(p) === text(r) : JSON.stringify(p) === JSON.stringify(r));
+    if (!same) mismatches++;
+  });
+  return mismatches;
+}
+
+export async function runServers(
+  calls: number,
+  log: (line: string) => void,
+): Promise<ServersResult> {
+  const dir = mkdtempSync(join(tmpdir(), "invocache-servers-"));
+  const failures: string[] = [];
+  const rows: ServerRow[] = [];
+  const recordMultiple: Record<string, number> = {};
+  const rate = (ms: number) => (calls / ms) * 1e3;
+  const provider = await startFakeProvider();
+  const upstream = `${provider.url}/v1`;
+  try {
+    // The floor.
+    const constant = await startConstant();
+    await pass(client(`${constant.url}/v1`), Math.min(20, calls)); // warm the client's sockets
+    const floor = await pass(client(`${constant.url}/v1`), calls);
+    await constant.close();
+    rows.push({
+      name: "constant server (floor)",
+      callsPerSecond: rate(floor.ms),
+      checked: calls,
+      mismatches: floor.answers.filter((a) => text(a) !== "constant").length,
+      note: "one prebuilt response",
+    });
+    log(`servers: floor ${rate(floor.ms).toFixed(0)} calls/s`);
+
+    // The upstream, directly.
+    const direct = await pass(client(upstream), calls);
+    log(`servers: direct upstream ${rate(direct.ms).toFixed(0)} calls/s`);
+
+    // invocache proxy on SQLite and on a cassette: record, then replay.
+    const sqliteUrl = `sqlite://${join(dir, "proxy.sqlite")}`;
+    const recordedOn: Record<string, OpenAI.Chat.ChatCompletion[]> = {};
+    for (const [name, store] of [
+      ["SQLite", sqliteUrl],
+      ["cassette", join(dir, "proxy.yaml")],
+    ] as const) {
+      const recordProxy = await createProxy({
+        store,
+        mode: "record",
+        upstreams: { bench: provider.url },
+        env: {},
+      });
+      const recorded = await pass(client(`${recordProxy.url}/bench/v1`), calls);
+      await recordProxy.close();
+      recordedOn[name] = recorded.answers;
+      recordMultiple[`invocache proxy (${name})`] = recorded.ms / direct.ms;
+      const replayProxy = await createProxy({
+        store,
+        mode: "replay",
+        upstreams: { bench: provider.url },
+        env: {},
+      });
+      const before = provider.calls;
+      const replayed = await pass(client(`${replayProxy.url}/bench/v1`), calls);
+      await replayProxy.close();
+      const mismatches = check(recorded.answers, replayed.answers);
+      if (mismatches > 0) failures.push(`invocache proxy (${name}): ${mismatches} answers differ`);
+      if (provider.calls !== before)
+        failures.push(`invocache proxy (${name}) replay went upstream`);
+      rows.push({
+        name: `invocache proxy replay (${name})`,
+        callsPerSecond: rate(replayed.ms),
+        checked: calls,
+        mismatches,
+        note: "every answer equal to the recorded one (JSON)",
+      });
+      log(`servers: invocache proxy (${name}) replay ${rate(replayed.ms).toFixed(0)} calls/s`);
+    }
+
+    // In-process createFetch on the same SQLite store, for the proxy's cost.
+    const recorder = createRecorder({ store: sqliteUrl, mode: "replay", env: {} });
+    const inProcess = await pass(
+      // The proxy hands createFetch the upstream URL itself: same origin, same identities.
+      client(upstream, createFetch({ recorder })),
+      calls,
+    );
+    await recorder.close();
+    const inProcessMismatches = check(recordedOn.SQLite ?? [], inProcess.answers);
+    if (inProcessMismatches > 0) {
+      failures.push(`in-process createFetch: ${inProcessMismatches} answers differ`);
+    }
+    const proxyRow = rows.find((r) => r.name === "invocache proxy replay (SQLite)");
+    const proxyMs = proxyRow === undefined ? Number.NaN : (calls / proxyRow.callsPerSecond) * 1e3;
+    const proxyCostUs = ((proxyMs - inProcess.ms) / calls) * 1e3;
+    rows.push({
+      name: "in-process createFetch replay (SQLite)",
+      callsPerSecond: rate(inProcess.ms),
+      checked: calls,
+      mismatches: inProcessMismatches,
+      note: "same store, no proxy hop; answers equal to the proxy's recording",
+    });
+
+    // aimock: record through it, then replay a fresh server (first pass) and again (warm).
+    const beforeAimock = provider.calls;
+    await aimockRows(calls, provider.url, dir, direct, rows, recordMultiple, failures, log);
+    if (recordMultiple.aimock !== undefined && provider.calls - beforeAimock !== calls) {
+      failures.push(`aimock record: ${provider.calls - beforeAimock} upstream calls for ${calls}`);
+    }
+
+    return { calls, rows, recordMultiple, proxyCostUs, failures };
+  } finally {
+    await provider.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function aimockRows(
+  calls: number,
+  providerUrl: string,
+  dir: string,
+  direct: { ms: number },
+  rows: ServerRow[],
+  recordMultiple: Record<string, number>,
+  failures: string[],
+  log: (line: string) => void,
+): Promise<void> {
+  let LLMock: typeof import("@copilotkit/aimock").LLMock;
+  try {
+    ({ LLMock } = await import("@copilotkit/aimock"));
+  } catch {
+    rows.push({
+      name: "aimock",
+      callsPerSecond: Number.NaN,
+      checked: 0,
+      mismatches: 0,
+      note: "not installed",
+    });
+    return;
+  }
+  const rate = (ms: number) => (calls / ms) * 1e3;
+  const fixtures = join(dir, "aimock");
+  const recorder = new LLMock({
+    port: 0,
+    record: { providers: { openai: providerUrl }, fixturePath: fixtures },
+  });
+  await recorder.start();
+  const recorded = await pass(client(`${recorder.url}/v1`), calls);
+  await recorder.stop();
+  recordMultiple.aimock = recorded.ms / direct.ms;
+  const replayer = new LLMock({ port: 0 });
+  replayer.loadFixtureDir(fixtures);
+  await replayer.start();
+  const first = await pass(client(`${replayer.url}/v1`), calls);
+  const warm = await pass(client(`${replayer.url}/v1`), calls);
+  await replayer.stop();
+  for (const [name, run] of [
+    ["aimock replay (first pass)", first],
+    ["aimock replay (warm)", warm],
+  ] as const) {
+    const mismatches = check(recorded.answers, run.answers, true);
+    if (mismatches > 0) failures.push(`${name}: ${mismatches} answers' text differs`);
+    rows.push({
+      name,
+      callsPerSecond: rate(run.ms),
+      checked: calls,
+      mismatches,
+      note: "every answer's text equal to the recorded one",
+    });
+    log(`servers: ${name} ${rate(run.ms).toFixed(0)} calls/s`);
+  }
+}
+
+/** The table, with each replay as a multiple of the floor. */
+export function renderServers(r: ServersResult): string {
+  const floor = r.rows[0]?.callsPerSecond ?? Number.NaN;
+  const lines = [
+    `Proxy servers: ${r.calls} distinct calls, ~4 KiB prompts, real openai SDK, sequential`,
+    "",
+    "| server | calls/s | × floor | answers checked | mismatches | note |",
+    "| --- | --: | --: | --: | --: | --- |",
+    ...r.rows.map(
+      (row) =>
+        `| ${row.name} | ${fmt(row.callsPerSecond)} | ${fmt(row.callsPerSecond / floor, 2)} | ${row.checked} | ${row.mismatches} | ${row.note} |`,
+    ),
+    "",
+    "Recording, as a multiple of calling the upstream directly:",
+    ...Object.entries(r.recordMultiple).map(([k, v]) => `- ${k}: ${fmt(v, 2)}×`),
+    "",
+    `Proxy cost over in-process createFetch (SQLite replay): ${fmt(r.proxyCostUs)} µs per call`,
+  ];
+  return lines.join("\n");
+}
+
+function fmt(n: number, digits = 0): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : "–";
+}

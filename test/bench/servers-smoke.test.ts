@@ -1,0 +1,64 @@
+/**
+ * `npm run bench:peers -- --servers-only --server-calls 3` end to end, in a
+ * child process: the floor, invocache proxy replay on SQLite and on a
+ * cassette (every answer compared), in-process createFetch on the same
+ * store, and aimock record/replay. Only that it runs, checks every answer
+ * and prints the table is asserted; timings are not (three calls on a shared
+ * machine say nothing).
+ */
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+function runServers(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "bench/peers/run.ts", "--servers-only", "--server-calls", "3"],
+      {
+        cwd: root,
+        stdio: ["ignore", "pipe", "pipe"],
+        // Explicit modes in the bench must win over whatever the environment says.
+        env: { ...process.env, INVOCACHE_MODE: "passthrough" },
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("bench:peers --servers-only", () => {
+  it("runs every server with every answer checked and prints the table", async () => {
+    const { code, stdout, stderr } = await runServers();
+    expect(stderr).not.toContain("FAILED");
+    expect(code, stderr).toBe(0);
+    for (const row of [
+      "constant server (floor)",
+      "invocache proxy replay (SQLite)",
+      "invocache proxy replay (cassette)",
+      "in-process createFetch replay (SQLite)",
+      "aimock replay (first pass)",
+      "aimock replay (warm)",
+    ]) {
+      expect(stdout).toMatch(
+        new RegExp(`\\| ${row.replace(/[()]/g, "\\$&")} \\| [\\d.]+ \\| [\\d.]+ \\| 3 \\| 0 \\|`),
+      );
+    }
+    expect(stdout).toMatch(/invocache proxy \(SQLite\): [\d.]+×/);
+    expect(stdout).toMatch(/- aimock: [\d.]+×/);
+    expect(stdout).toMatch(
+      /Proxy cost over in-process createFetch \(SQLite replay\): -?[\d.]+ µs per call/,
+    );
+  }, 120_000);
+});
