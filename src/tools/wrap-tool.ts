@@ -2,6 +2,7 @@
  * wrapTool: record and replay any async tool function (arguments in, JSON
  * result out). Returns a function of the same signature.
  */
+import { manifestArgRules, type ToolArgRules } from "../identity/index.js";
 import type { Recorder } from "../recorder/index.js";
 import { checkToolPolicy, type ToolPolicy } from "../recorder/index.js";
 import { recordTool } from "./record-tool.js";
@@ -19,6 +20,14 @@ export interface WrapToolOptions<A extends unknown[]> extends ToolPolicy {
    * the input only), else `{ args: [...all arguments] }`.
    */
   args?: ((...args: A) => Record<string, unknown>) | undefined;
+  /**
+   * Which normalization rules string arguments go through. Default `"roots"`:
+   * arguments are data, kept exact but for the checkout/home/tmp roots (the
+   * same file on another machine). `"prompt"`: the whole prompt table (UUIDs,
+   * timestamps, whitespace become noise); `"none"`: nothing; or a list of rule
+   * names, e.g. `["root:project", "uuid"]`. Secrets are always redacted.
+   */
+  argRules?: ToolArgRules | undefined;
   /** The abort signal of a call, if any (e.g. `(_input, o) => o.abortSignal`). */
   signal?: ((...args: A) => AbortSignal | undefined) | undefined;
 }
@@ -53,7 +62,8 @@ export function wrapTool<A extends unknown[], R>(
   if (options.server !== undefined && typeof options.server !== "string") {
     throw new TypeError(`wrapTool ${name}: server must be a string`);
   }
-  const { recorder, args: toArgs, signal: toSignal } = options;
+  const { recorder, args: toArgs, signal: toSignal, argRules } = options;
+  manifestArgRules(argRules, name); // a bad setting fails here, not at the first call
   const policy: ToolPolicy = checkToolPolicy(
     {
       readOnlyHint: options.readOnlyHint,
@@ -71,6 +81,7 @@ export function wrapTool<A extends unknown[], R>(
       server: options.server ?? "",
       method: "tools/call",
       args: toArgs ? toArgs(...a) : defaultArgs(a),
+      argRules,
       policy,
       signal: toSignal?.(...a),
       live: async () => fn(...a),
