@@ -59,20 +59,28 @@ export {
   type ManifestValue,
   shortId,
 } from "./identity/index.js";
+export { type ToolArgRules, ToolArgRulesError } from "./identity/tool-arg-rules.js";
 // Tool calls and MCP (issue 13): the tool identity kind, the side-effect
 // rule, per-kind modes and wrapTool. wrapMcpClient lives in "invocache/mcp".
 export {
   assertToolManifest,
   isToolKind,
   TOOL_IDENTITY_DOMAIN_V1,
+  TOOL_IDENTITY_DOMAIN_V2,
+  TOOL_IDENTITY_VERSION,
   TOOL_METHODS,
   type ToolInvocationRequest,
   type ToolManifest,
+  type ToolManifestV1,
+  type ToolManifestV2,
   type ToolMethod,
   toolIdentity,
+  toolIdentityV1,
   toolManifest,
   toolManifestBytes,
   toolManifestIdentity,
+  toolManifestV1,
+  toolRecipeVersion,
 } from "./identity/tool-manifest.js";
 export {
   NORMALIZATION_RULES,

@@ -11,7 +11,9 @@ import { diffJson } from "../recorder/index.js";
 export function modelLabel(manifest: Manifest | ToolManifest): string {
   if ((manifest as { kind?: unknown }).kind === "tool") {
     const t = manifest as ToolManifest;
-    return `tool ${t.server ? `${t.server}/` : ""}${t.name}`;
+    // Recipe tool v1 (arguments normalized like a prompt) is read, never served for a new call.
+    const kind = (t as { version?: unknown }).version === 2 ? "tool" : "tool(v1, re-record)";
+    return `${kind} ${t.server ? `${t.server}/` : ""}${t.name}`;
   }
   return (manifest as Manifest).model;
 }

@@ -29,4 +29,11 @@ export {
 } from "./schema.js";
 export { SHA256_BACKEND, sha256Hex } from "./sha256.js";
 export { MIN_PREFIX_LENGTH, resolvePrefix, shortId } from "./short-id.js";
-export type { ToolInvocationRequest, ToolManifest, ToolMethod } from "./tool-manifest.js";
+export { manifestArgRules, type ToolArgRules, ToolArgRulesError } from "./tool-arg-rules.js";
+export type {
+  ToolInvocationRequest,
+  ToolManifest,
+  ToolManifestV1,
+  ToolManifestV2,
+  ToolMethod,
+} from "./tool-manifest.js";

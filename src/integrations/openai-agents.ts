@@ -29,6 +29,7 @@ import {
   type CreateFetchOptions,
   createFetch,
   type Recorder,
+  type ToolArgRules,
   type ToolPolicy,
   wrapTool,
 } from "../index.js";
@@ -96,6 +97,8 @@ export interface InvocacheToolOptions extends ToolPolicy {
   recorder: Recorder;
   /** A toolbox name, part of the identity. Default "openai-agents". */
   server?: string | undefined;
+  /** Which normalization rules the input goes through; default "roots": the input is data, kept exact but for the checkout/home/tmp roots. */
+  argRules?: ToolArgRules | undefined;
 }
 
 /** What the SDK hands `execute` besides the input: the abort signal is honoured. */
@@ -135,7 +138,7 @@ export function invocacheTool<
       "invocacheTool: the first argument must be the options of the SDK's tool(), with an execute function",
     );
   }
-  const { server, recorder: _recorder, ...policy } = record;
+  const { server, recorder: _recorder, argRules, ...policy } = record;
   const execute = options.execute as (input: unknown, ...rest: unknown[]) => Promise<unknown>;
   // tool() decides the name (it normalizes it); the wrapper is made once the name is known.
   let recorded: ((input: unknown, ...rest: unknown[]) => Promise<unknown>) | undefined;
@@ -150,6 +153,7 @@ export function invocacheTool<
     recorder,
     server: server ?? "openai-agents",
     args: (input: unknown) => ({ input }),
+    argRules,
     signal: (_input: unknown, _context?: unknown, details?: unknown) =>
       (details as ExecuteDetails | undefined)?.signal,
   });

@@ -6,8 +6,9 @@
  * recorded `execute`. The identity hashes the tool input only, never the
  * SDK's per-call `toolCallId`, messages or abort signal.
  */
+import type { ToolArgRules } from "../identity/index.js";
 import type { Recorder, ToolPolicy } from "../recorder/index.js";
-import { wrapTool } from "./wrap-tool.js";
+import { type WrapToolOptions, wrapTool } from "./wrap-tool.js";
 
 interface ExecuteOptions {
   abortSignal?: AbortSignal | undefined;
@@ -27,6 +28,8 @@ export interface RecordAiSdkToolsOptions {
   server?: string | undefined;
   /** Side-effect hints per tool name (docs/tools.md); without hints a tool is assumed to write. */
   effects?: Readonly<Record<string, ToolPolicy>> | undefined;
+  /** Which normalization rules the tools' inputs go through; default "roots" (see {@link WrapToolOptions.argRules}). */
+  argRules?: ToolArgRules | undefined;
 }
 
 /**
@@ -63,6 +66,7 @@ export function recordAiSdkTools<T extends Record<string, AiSdkToolLike>>(
         server: options.server ?? "ai-sdk",
         ...options.effects?.[name],
         args: (input: unknown) => ({ input }),
+        argRules: options.argRules,
         signal: (_input: unknown, o: ExecuteOptions) => o?.abortSignal,
       }),
     };

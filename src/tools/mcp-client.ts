@@ -9,6 +9,7 @@
  * Only translation lives here: the side-effect rule reads the tool's MCP
  * annotations, which this adapter passes on with each call.
  */
+import { manifestArgRules, type ToolArgRules } from "../identity/index.js";
 import type { Recorder, ToolPolicy } from "../recorder/index.js";
 import { recordTool } from "./record-tool.js";
 
@@ -48,6 +49,12 @@ export interface WrapMcpClientOptions {
    * annotations, e.g. `{ send_email: { cacheSideEffects: false }, search: { readOnlyHint: true } }`.
    */
   tools?: Readonly<Record<string, ToolPolicy>> | undefined;
+  /**
+   * Which normalization rules tool and prompt arguments go through. Default
+   * `"roots"`: arguments are data, kept exact but for the checkout/home/tmp
+   * roots. `"prompt"`, `"none"` or a list of rule names opt into more or less.
+   */
+  argRules?: ToolArgRules | undefined;
 }
 
 /**
@@ -71,7 +78,8 @@ export function wrapMcpClient<C extends McpClientLike>(
   if (options === null || typeof options !== "object" || options.recorder === undefined) {
     throw new TypeError("wrapMcpClient: pass { recorder, server? }");
   }
-  const { recorder } = options;
+  const { recorder, argRules } = options;
+  manifestArgRules(argRules, "wrapMcpClient"); // a bad setting fails here
   /** Annotations seen in tools/list answers (live or replayed). */
   const annotations = new Map<string, ToolPolicy>();
 
@@ -130,6 +138,7 @@ export function wrapMcpClient<C extends McpClientLike>(
         server: serverName(),
         method: "tools/call",
         args: params.arguments ?? {},
+        argRules,
         policy: await policyOf(params.name),
         signal: opts?.signal,
         live: () => client.callTool(params, resultSchema, opts).then(wireJson),
@@ -154,6 +163,7 @@ export function wrapMcpClient<C extends McpClientLike>(
         server: serverName(),
         method: "prompts/get",
         args: params?.arguments ?? {},
+        argRules,
         policy: { readOnlyHint: true },
         signal: opts?.signal,
         live: () => client.getPrompt(params, opts).then(wireJson),

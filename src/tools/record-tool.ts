@@ -5,7 +5,7 @@
  * in the recorder.
  */
 import { currentInvocation } from "../adapters/context.js";
-import type { ToolInvocationRequest, ToolMethod } from "../identity/index.js";
+import type { ToolArgRules, ToolInvocationRequest, ToolMethod } from "../identity/index.js";
 import { assertJsonValue } from "../json/value.js";
 import type { CallOptions, Recorder } from "../recorder/index.js";
 import {
@@ -23,6 +23,8 @@ export interface ToolCall {
   server: string;
   method: ToolMethod;
   args: Record<string, unknown> | undefined;
+  /** Which normalization rules the arguments go through (default "roots": data is kept exact). */
+  argRules?: ToolArgRules | undefined;
   policy: ToolPolicy | undefined;
   signal?: AbortSignal | undefined;
   /** The live call. */
@@ -41,6 +43,7 @@ export async function recordTool<R>(call: ToolCall): Promise<R> {
     server: call.server,
     method: call.method,
     args: call.args ?? null,
+    ...(call.argRules === undefined ? {} : { argRules: call.argRules }),
     role: ctx.role,
     task: ctx.task,
     projectPath: ctx.projectPath,

@@ -2,6 +2,7 @@
  * wrapTool: record and replay any async tool function (arguments in, JSON
  * result out). Returns a function of the same signature.
  */
+import { manifestArgRules, type ToolArgRules } from "../identity/index.js";
 import type { Recorder } from "../recorder/index.js";
 import { checkToolPolicy, type ToolPolicy } from "../recorder/index.js";
 import { recordTool } from "./record-tool.js";
@@ -14,11 +15,21 @@ export interface WrapToolOptions<A extends unknown[]> extends ToolPolicy {
   /** A server or toolbox name, part of the identity. Default "". */
   server?: string | undefined;
   /**
-   * The arguments that make up the identity. Default: the first argument when
-   * it is a plain object (so an AI SDK `execute(input, { toolCallId })` hashes
-   * the input only), else `{ args: [...all arguments] }`.
+   * The arguments that make up the identity. Default: every argument the
+   * function receives, as `{ arguments: [...all arguments] }`, so no two calls
+   * with different arguments share an identity. Map them yourself to leave
+   * out what is not the question, e.g. an AI SDK `execute(input, { toolCallId })`:
+   * `args: (input) => ({ input })` (recordAiSdkTools does this for you).
    */
   args?: ((...args: A) => Record<string, unknown>) | undefined;
+  /**
+   * Which normalization rules string arguments go through. Default `"roots"`:
+   * arguments are data, kept exact but for the checkout/home/tmp roots (the
+   * same file on another machine). `"prompt"`: the whole prompt table (UUIDs,
+   * timestamps, whitespace become noise); `"none"`: nothing; or a list of rule
+   * names, e.g. `["root:project", "uuid"]`. Secrets are always redacted.
+   */
+  argRules?: ToolArgRules | undefined;
   /** The abort signal of a call, if any (e.g. `(_input, o) => o.abortSignal`). */
   signal?: ((...args: A) => AbortSignal | undefined) | undefined;
 }
@@ -53,7 +64,8 @@ export function wrapTool<A extends unknown[], R>(
   if (options.server !== undefined && typeof options.server !== "string") {
     throw new TypeError(`wrapTool ${name}: server must be a string`);
   }
-  const { recorder, args: toArgs, signal: toSignal } = options;
+  const { recorder, args: toArgs, signal: toSignal, argRules } = options;
+  manifestArgRules(argRules, name); // a bad setting fails here, not at the first call
   const policy: ToolPolicy = checkToolPolicy(
     {
       readOnlyHint: options.readOnlyHint,
@@ -64,31 +76,34 @@ export function wrapTool<A extends unknown[], R>(
     },
     name,
   ) as ToolPolicy;
-  const wrapped = (...a: A): Promise<R> =>
-    recordTool<R>({
+  const wrapped = (...a: A): Promise<R> => {
+    const signal = toSignal?.(...a);
+    return recordTool<R>({
       recorder,
       name,
       server: options.server ?? "",
       method: "tools/call",
-      args: toArgs ? toArgs(...a) : defaultArgs(a),
+      args: toArgs ? toArgs(...a) : defaultArgs(a, signal),
+      argRules,
       policy,
-      signal: toSignal?.(...a),
+      signal,
       live: async () => fn(...a),
     });
+  };
   Object.defineProperty(wrapped, "name", { value: name });
   return wrapped;
 }
 
-function defaultArgs(a: readonly unknown[]): Record<string, unknown> {
-  const first = a[0];
-  if (
-    a.length >= 1 &&
-    first !== null &&
-    typeof first === "object" &&
-    !Array.isArray(first) &&
-    (Object.getPrototypeOf(first) === Object.prototype || Object.getPrototypeOf(first) === null)
-  ) {
-    return first as Record<string, unknown>;
-  }
-  return { args: [...a] };
+/**
+ * Every argument the function receives, in one shape: `{ arguments: [...] }`.
+ * Never the first argument alone (a second one would be dropped, and
+ * `t({ args: [1, 2] })` would equal `t(1, 2)`). Only the call's abort signal
+ * (the one the `signal` option returns) is left out.
+ */
+function defaultArgs(
+  a: readonly unknown[],
+  signal: AbortSignal | undefined,
+): Record<string, unknown> {
+  // The call's abort signal (named by the `signal` option) controls the call; it is not data.
+  return { arguments: signal === undefined ? [...a] : a.filter((x) => x !== signal) };
 }

@@ -369,6 +369,8 @@ export interface ToolFields {
   server: string;
   method: string;
   args: JsonValue;
+  /** Recorded under recipe tool v1: readable, never served for a new call. */
+  v1?: boolean | undefined;
 }
 
 /** A tool call's manifest fields, or undefined for a model call's manifest. */
@@ -380,12 +382,15 @@ export function toolOf(manifest: Entry["manifest"]): ToolFields | undefined {
     server: typeof m.server === "string" ? m.server : "",
     method: typeof m.method === "string" ? m.method : "tools/call",
     args: m.args ?? {},
+    v1: m.version !== 2,
   };
 }
 
 /** `server/name`, or `name` for a plain function tool. */
 export function toolLabel(t: ToolFields): string {
-  return t.server === "" ? t.name : `${t.server}/${t.name}`;
+  const label = t.server === "" ? t.name : `${t.server}/${t.name}`;
+  // Recipe tool v1 entries are shown, never served for a v2 call: they need a re-record.
+  return t.v1 === true ? `${label} (tool v1, re-record)` : label;
 }
 
 function parseRun(

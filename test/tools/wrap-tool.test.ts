@@ -39,7 +39,7 @@ describe("wrapTool", () => {
     const miss = await again({ q: "other" }).catch((e) => e);
     expect(miss).toBeInstanceOf(ReplayMissError);
     expect(miss.message).toContain('tool "search"');
-    expect(miss.message).toContain('$.args.q: "retry" → "other"');
+    expect(miss.message).toContain('$.args.arguments[0].q: "retry" → "other"');
     await replay.store.close();
   });
 

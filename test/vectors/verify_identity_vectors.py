@@ -5,6 +5,8 @@
 
 Tool calls (a manifest with "kind": "tool") use b"invocache/tool/v1\\n" instead;
 their vectors are in identity-tool-v1.json (pass its path as the argument).
+A tool manifest with "version": 2 (recipe tool v2, arguments are data) uses
+b"invocache/tool/v2\\n"; its vectors are in identity-tool-v2.json.
 
 Reads the golden vectors (default: identity-v1.json next to this file), recomputes
 each id from its manifest, prints one line per vector, and exits 1 on any mismatch.
@@ -22,6 +24,8 @@ DOMAIN = b"invocache/invocation/v1\n"
 # Tool calls (docs/identity.md, "Tool identities"): a manifest with kind "tool"
 # is hashed under its own domain tag.
 TOOL_DOMAIN = b"invocache/tool/v1\n"
+# Recipe tool v2 (arguments are data): a tool manifest with "version": 2.
+TOOL_DOMAIN_V2 = b"invocache/tool/v2\n"
 SHORT = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
@@ -97,7 +101,10 @@ def wtf8(s):
 
 
 def identity(manifest):
-    domain = TOOL_DOMAIN if manifest.get("kind") == "tool" else DOMAIN
+    if manifest.get("kind") == "tool":
+        domain = TOOL_DOMAIN_V2 if manifest.get("version") == 2 else TOOL_DOMAIN
+    else:
+        domain = DOMAIN
     return hashlib.sha256(domain + wtf8(jcs(manifest))).hexdigest()
 
 
