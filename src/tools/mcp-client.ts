@@ -80,7 +80,7 @@ export function wrapMcpClient<C extends McpClientLike>(
   }
   const { recorder, argRules } = options;
   manifestArgRules(argRules, "wrapMcpClient"); // a bad setting fails here
-  /** Annotations seen in tools/list answers (live or replayed). */
+  /** Annotations seen in tools/list answers through the recorder (live or replayed): decide with them only offline. */
   const annotations = new Map<string, ToolPolicy>();
 
   const serverName = (): string => {
@@ -118,11 +118,33 @@ export function wrapMcpClient<C extends McpClientLike>(
    * the same whether it is recorded, replayed or served from a shared cache.
    */
   let lookup: Promise<unknown> | undefined;
+  /**
+   * The annotations the connected server gives now, asked once per wrapped
+   * client straight from the server, never through the recorder: a recorded
+   * tools/list may predate a re-annotation (a tool that became destructive),
+   * and the side-effect rule must not be decided by a stale answer while the
+   * server is there to ask (issue 29 §4). Only a client that never connected
+   * (an offline replay) decides from the recorded list.
+   */
+  let live: Promise<Map<string, ToolPolicy>> | undefined;
+  const liveAnnotations = () =>
+    (live ??= client.listTools().then((answer) => {
+      const found = new Map<string, ToolPolicy>();
+      const tools = (answer as { tools?: Array<{ name: string; annotations?: ToolPolicy }> }).tools;
+      for (const t of tools ?? [])
+        if (t?.annotations !== undefined) found.set(t.name, t.annotations);
+      return found;
+    }));
   const policyOf = async (name: string): Promise<ToolPolicy | undefined> => {
     const override = options.tools?.[name];
     if (!annotations.has(name) && override === undefined) {
+      // Asked through the recorder in every mode, so the run's trajectory is
+      // the same recorded, replayed or offline.
       lookup ??= listTools();
       await lookup;
+    }
+    if (client.getServerVersion() !== undefined) {
+      return { ...(await liveAnnotations()).get(name), ...override };
     }
     return { ...annotations.get(name), ...override };
   };

@@ -42,11 +42,12 @@ it("show prints a tool call's arguments", () => {
   const show = cli(["show", ids[0]!.slice(0, 12), "--store", store], { cwd });
   expect(show.status, show.stderr).toBe(0);
   expect(show.stdout).toMatch(/model\s+tool docs\/search/);
-  expect(show.stdout).toMatch(/args\n\s+\{\n\s+"q": "alpha"/);
+  // wrapTool's default mapping keeps every argument: { arguments: [...] } (issue 29 §3)
+  expect(show.stdout).toMatch(/args\n\s+\{\n\s+"arguments": \[\n\s+\{\n\s+"q": "alpha"/);
 });
 
 it("explain names the argument that differs between two tool calls", () => {
   const r = cli(["explain", ids[0]!.slice(0, 12), ids[1]!.slice(0, 12), "--store", store], { cwd });
   expect(r.status, r.stderr).toBe(0);
-  expect(r.stdout).toContain('args.q: "alpha" → "beta"');
+  expect(r.stdout).toContain('args.arguments[0].q: "alpha" → "beta"');
 });
