@@ -9,8 +9,10 @@
  * Only translation lives here: the side-effect rule reads the tool's MCP
  * annotations, which this adapter passes on with each call.
  */
+
 import { manifestArgRules, type ToolArgRules } from "../identity/index.js";
 import type { Recorder, ToolPolicy } from "../recorder/index.js";
+import { mcpServerIdentity } from "./mcp-server-identity.js";
 import { recordTool } from "./record-tool.js";
 
 /** The part of the SDK `Client` this adapter uses (structural, so the SDK stays an optional peer). */
@@ -42,7 +44,13 @@ interface McpRequestOptions {
 /** Options of {@link wrapMcpClient}. */
 export interface WrapMcpClientOptions {
   recorder: Recorder;
-  /** The server's name in identities. Default: the connected server's name. Required to replay without connecting. */
+  /**
+   * The server in identities. Default: the connected server's name and its
+   * transport (a stdio command and arguments, or a URL), so two servers
+   * reporting one name never share entries. Required to replay without
+   * connecting (give the same string when recording) and for transports
+   * that cannot tell servers apart (in-memory).
+   */
   server?: string | undefined;
   /**
    * Per-tool side-effect hints and opt-ins, overriding the server's
@@ -83,15 +91,8 @@ export function wrapMcpClient<C extends McpClientLike>(
   /** Annotations seen in tools/list answers through the recorder (live or replayed): decide with them only offline. */
   const annotations = new Map<string, ToolPolicy>();
 
-  const serverName = (): string => {
-    const name = options.server ?? client.getServerVersion()?.name;
-    if (typeof name !== "string" || name === "") {
-      throw new TypeError(
-        "wrapMcpClient: the client is not connected, and the server's name is part of each call's identity: pass { server: \"name\" } to replay without connecting",
-      );
-    }
-    return name;
-  };
+  const serverName = (): string =>
+    mcpServerIdentity(client as Parameters<typeof mcpServerIdentity>[0], options.server);
 
   const listTools = async (params?: Record<string, unknown>, opts?: McpRequestOptions) => {
     const { _meta: _m, ...args } = params ?? {};

@@ -10,4 +10,5 @@ export {
   recordAiSdkTools,
 } from "./ai-sdk-tool.js";
 export { type McpClientLike, type WrapMcpClientOptions, wrapMcpClient } from "./mcp-client.js";
+export { McpServerIdentityError } from "./mcp-server-identity.js";
 export { type WrapToolOptions, wrapTool } from "./wrap-tool.js";

@@ -49,7 +49,9 @@ describe("wrapMcpClient: record, then replay with the server stopped", () => {
     const counter = newCounter();
     const live = await inMemoryClient(counter);
     const rec = createRecorder({ store: cassetteStore(file), mode: "record" });
-    const recorded = await session(wrapMcpClient(live.client, { recorder: rec }));
+    const recorded = await session(
+      wrapMcpClient(live.client, { recorder: rec, server: "calculator" }),
+    );
     await rec.close();
     await rec.store.close();
     await live.close();
@@ -73,7 +75,7 @@ describe("wrapMcpClient: record, then replay with the server stopped", () => {
     const { client, transport } = await stdioClient(counterFile);
     const pid = transport.pid;
     const rec = createRecorder({ store: cassetteStore(file), mode: "record" });
-    const recorded = await session(wrapMcpClient(client, { recorder: rec }));
+    const recorded = await session(wrapMcpClient(client, { recorder: rec, server: "calculator" }));
     await rec.close();
     await rec.store.close();
     await client.close();
@@ -96,7 +98,7 @@ describe("wrapMcpClient: record, then replay with the server stopped", () => {
     const http = await startHttpServer(counter);
     const client = await httpClient(http.url);
     const rec = createRecorder({ store: cassetteStore(file), mode: "record" });
-    const recorded = await session(wrapMcpClient(client, { recorder: rec }));
+    const recorded = await session(wrapMcpClient(client, { recorder: rec, server: "calculator" }));
     await rec.store.close();
     await client.close();
     await http.close();
@@ -116,7 +118,7 @@ describe("wrapMcpClient: record, then replay with the server stopped", () => {
     const file = cassette();
     const live = await inMemoryClient(newCounter());
     const rec = createRecorder({ store: cassetteStore(file), mode: "record" });
-    await wrapMcpClient(live.client, { recorder: rec }).callTool({
+    await wrapMcpClient(live.client, { recorder: rec, server: "calculator" }).callTool({
       name: "add",
       arguments: { a: 2, b: 3 },
     });
@@ -151,6 +153,7 @@ describe("wrapMcpClient: failures store nothing and name the tool", () => {
     // Hints given here, so no tools/list lookup is recorded either.
     const wrapped = wrapMcpClient(client, {
       recorder: rec,
+      server: "calculator",
       tools: { crash: { readOnlyHint: true } },
     });
     const error = await wrapped.callTool({ name: "crash", arguments: {} }).catch((e) => e);
@@ -169,6 +172,7 @@ describe("wrapMcpClient: failures store nothing and name the tool", () => {
     const rec = createRecorder({ store: "memory://", mode: "record" });
     const wrapped = wrapMcpClient(live.client, {
       recorder: rec,
+      server: "calculator",
       tools: { slow: { readOnlyHint: true } },
     });
     const ac = new AbortController();
@@ -195,6 +199,7 @@ describe("wrapMcpClient: failures store nothing and name the tool", () => {
     const rec = createRecorder({ store: "memory://", mode: "record", maxEntryBytes: 4096 });
     const wrapped = wrapMcpClient(live.client, {
       recorder: rec,
+      server: "calculator",
       tools: { big: { readOnlyHint: true } },
     });
     const error = await wrapped.callTool({ name: "big", arguments: { kb: 8 } }).catch((e) => e);
@@ -215,7 +220,10 @@ describe("wrapMcpClient: failures store nothing and name the tool", () => {
     const live = await inMemoryClient(newCounter());
     const rec = createRecorder({ store: cassetteStore(file), mode: "record" });
     const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
-    const answer = await wrapMcpClient(live.client, { recorder: rec }).getPrompt({
+    const answer = await wrapMcpClient(live.client, {
+      recorder: rec,
+      server: "calculator",
+    }).getPrompt({
       name: "review",
       arguments: { lang: `ts ${key}` },
     });
@@ -236,7 +244,7 @@ describe("wrapMcpClient: the side-effect rule", () => {
     const rec = createRecorder({ store, mode: "auto" });
     const bypasses: string[] = [];
     rec.on("bypass", (e) => bypasses.push(e.reason));
-    const client = wrapMcpClient(live.client, { recorder: rec });
+    const client = wrapMcpClient(live.client, { recorder: rec, server: "calculator" });
     const first = await client.callTool({ name: "accumulate", arguments: { n: 1 } });
     const second = await client.callTool({ name: "accumulate", arguments: { n: 1 } });
     await client.callTool({ name: "add", arguments: { a: 1, b: 1 } });
@@ -252,6 +260,7 @@ describe("wrapMcpClient: the side-effect rule", () => {
     const optIn = createRecorder({ store, mode: "auto", namespace: "optin" });
     const c2 = wrapMcpClient(live.client, {
       recorder: optIn,
+      server: "calculator",
       tools: { accumulate: { cacheSideEffects: true } },
     });
     await c2.callTool({ name: "accumulate", arguments: { n: 5 } });
@@ -265,7 +274,7 @@ describe("wrapMcpClient: the side-effect rule", () => {
     const counter = newCounter();
     const live = await inMemoryClient(counter);
     const rec = createRecorder({ store: cassetteStore(cassette()), mode: "auto" });
-    const client = wrapMcpClient(live.client, { recorder: rec });
+    const client = wrapMcpClient(live.client, { recorder: rec, server: "calculator" });
     await client.callTool({ name: "accumulate", arguments: { n: 1 } });
     const again = await client.callTool({ name: "accumulate", arguments: { n: 1 } });
     expect(counter.byTool.accumulate).toBe(1);
@@ -301,7 +310,10 @@ describe("one trajectory and mixed modes", () => {
         { runId: "agent-step" },
       );
     const rec = createRecorder({ store: cassetteStore(file), mode: "record" });
-    const recorded = await step(rec, wrapMcpClient(live.client, { recorder: rec }));
+    const recorded = await step(
+      rec,
+      wrapMcpClient(live.client, { recorder: rec, server: "calculator" }),
+    );
     await rec.store.close();
     await live.close();
     expect(JSON.stringify(recorded.a)).toContain("total 1");
@@ -331,7 +343,7 @@ describe("one trajectory and mixed modes", () => {
     const first = await inMemoryClient(newCounter());
     const rec = createRecorder({ store: cassetteStore(file), mode: "record" });
     await rec.call({ role: "planner", prompt: "p" }, async () => ({ plan: 1 }));
-    await wrapMcpClient(first.client, { recorder: rec }).callTool({
+    await wrapMcpClient(first.client, { recorder: rec, server: "calculator" }).callTool({
       name: "accumulate",
       arguments: { n: 2 },
     });
@@ -345,7 +357,7 @@ describe("one trajectory and mixed modes", () => {
       mode: { model: "replay", tool: "verify" },
     });
     expect(mixed.modes).toEqual({ model: "replay", tool: "verify" });
-    const client = wrapMcpClient(second.client, { recorder: mixed });
+    const client = wrapMcpClient(second.client, { recorder: mixed, server: "calculator" });
     expect(await mixed.call({ role: "planner", prompt: "p" }, async () => ({ plan: 2 }))).toEqual({
       plan: 1,
     });
