@@ -154,12 +154,21 @@ function distance(a: string, b: string): number {
  * @example
  * integerOption("attempt", "1") // 1
  * integerOption("attempt", "-1") // throws: --attempt must be an integer >= 0, got "-1"
+ * integerOption("port", "99999", 0, 65_535) // throws: --port must be an integer 0–65535, got "99999"
  */
-export function integerOption(name: string, value: string, min = 0): number {
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
-    throw new UsageError(`--${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+export function integerOption(
+  name: string,
+  value: string,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  // Digits only: Number("") is 0 and Number(" 8") is 8, neither a value a person meant.
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `${min}–${max}`;
+    throw new UsageError(`--${name} must be an integer ${range}, got ${JSON.stringify(value)}`);
   }
-  return Number(value);
+  return n;
 }
 
 const SIZE_UNITS: Record<string, number> = {

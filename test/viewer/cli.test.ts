@@ -37,7 +37,16 @@ describe("invocache view", () => {
     await expect(
       viewCommand.run(["--store", demo.store, "--cassette", "x"], io(demo.dir)),
     ).rejects.toThrow(/--store or --cassette/);
-    await expect(viewCommand.run(["--port", "99999"], io(demo.dir))).rejects.toThrow(/--port/);
+    await expect(viewCommand.run(["--port", "99999"], io(demo.dir))).rejects.toThrow(
+      '--port must be an integer 0–65535, got "99999"',
+    );
+    // An empty value is not port 0 (any free port): Number("") is 0.
+    await expect(viewCommand.run(["--port", ""], io(demo.dir))).rejects.toThrow(
+      '--port must be an integer 0–65535, got ""',
+    );
+    await expect(viewCommand.run(["--limit", "0"], io(demo.dir))).rejects.toThrow(
+      '--limit must be an integer 1–100000, got "0"',
+    );
     await expect(viewCommand.run(["--max-age", "soon"], io(demo.dir))).rejects.toThrow(/--max-age/);
   });
 });

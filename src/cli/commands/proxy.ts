@@ -6,7 +6,7 @@
 import { createProxy, ProxyError, parseUpstreamFlag } from "../../proxy/index.js";
 import { SourceError } from "../../source/index.js";
 import { defaultStoreUrl } from "../../store/index.js";
-import { parseCommandArgs } from "../args.js";
+import { integerOption, parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
 
@@ -60,7 +60,7 @@ Examples:
 `,
   async run(argv, io) {
     const { values } = parseCommandArgs("proxy", argv, OPTIONS, { min: 0, max: 0, names: "" });
-    const port = intOption("port", values.port, 0, 65_535) ?? 0;
+    const port = values.port === undefined ? 0 : integerOption("port", values.port, 0, 65_535);
     let replaySpeed: number | undefined;
     if (values["replay-speed"] !== undefined) {
       replaySpeed = Number(values["replay-speed"]);
@@ -140,19 +140,4 @@ async function usage<T>(fn: () => T | Promise<T>): Promise<T> {
 
 function flagOf(field: string): string {
   return field === "replaySpeed" ? "replay-speed" : field;
-}
-
-function intOption(
-  name: string,
-  value: string | undefined,
-  min: number,
-  max: number,
-): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isSafeInteger(n) || n < min || n > max)
-    throw new UsageError(
-      `--${name}: expected an integer ${min}–${max}, got ${JSON.stringify(value)}`,
-    );
-  return n;
 }

@@ -7,7 +7,7 @@ import { resolve } from "node:path";
 import { parseMaxAge } from "../../cassette/index.js";
 import { defaultStoreUrl } from "../../store/index.js";
 import { exportReport, startViewer } from "../../viewer/index.js";
-import { parseCommandArgs } from "../args.js";
+import { integerOption, parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
 
@@ -21,21 +21,6 @@ const OPTIONS = {
   limit: { type: "string" },
   stamps: { type: "string" },
 } as const;
-
-function intOption(
-  name: string,
-  value: string | undefined,
-  min: number,
-  max: number,
-): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < min || n > max)
-    throw new UsageError(
-      `--${name}: expected an integer ${min}–${max}, got ${JSON.stringify(value)}`,
-    );
-  return n;
-}
 
 /**
  * @example
@@ -91,7 +76,8 @@ Examples:
         throw new UsageError(`--max-age: ${(error as Error).message}`);
       }
     }
-    const limit = intOption("limit", values.limit, 1, 100_000);
+    const limit =
+      values.limit === undefined ? undefined : integerOption("limit", values.limit, 1, 100_000);
     const stamps = values.stamps === undefined ? {} : { stamps: resolve(io.cwd, values.stamps) };
     if (values.export !== undefined) {
       const out = resolve(io.cwd, values.export);
@@ -107,7 +93,8 @@ Examples:
         );
       return EXIT.ok;
     }
-    const port = intOption("port", values.port, 0, 65_535);
+    const port =
+      values.port === undefined ? undefined : integerOption("port", values.port, 0, 65_535);
     const viewer = await startViewer(location, {
       ...(port === undefined ? {} : { port }),
       ...(maxAgeMs === undefined ? {} : { maxAgeMs }),
