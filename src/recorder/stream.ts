@@ -9,7 +9,10 @@
  *
  * A reader that stops (breaks out of its loop, calls `return()`) stops the
  * upstream: nothing more is pulled, the upstream iterator is closed and the
- * signal given to `fn` aborts; the cut-off stream is not recorded. A stream
+ * signal given to `fn` aborts; the cut-off stream is not recorded. A reader
+ * that leaves once the call's `isComplete` accepts what was read (a client
+ * closing on `[DONE]` while the upstream lingers) leaves a whole answer: the
+ * upstream is closed and the recording kept. A stream
  * that grows past the recorder's `maxEntryBytes` stops being buffered at
  * that point and is not recorded, while the reader still gets every event.
  */
@@ -74,13 +77,28 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
   const speed = resolveReplaySpeed(replaySpeed, timing, "recorder.stream");
   const callStarted = performance.now();
   const limit = recorder.maxEntryBytes;
-  // The reader stopping aborts this: the upstream is closed and the call fails
-  // (a cut-off stream is never recorded; single-flight followers take over).
+  // The reader stopping (or the caller aborting) aborts this: the upstream is
+  // closed and the call fails (a cut-off stream is never recorded;
+  // single-flight followers take over) — unless the final event is already
+  // in: then the recording so far is whole, and it is kept.
   const stop = new AbortController();
-  const signal =
-    callOpts.signal === undefined ? stop.signal : AbortSignal.any([callOpts.signal, stop.signal]);
+  const signal = stop.signal;
+  const sofar: SoFar<H, E> = { kept: false };
+  const leave = (reason: unknown) => {
+    if (stop.signal.aborted || sofar.kept) return;
+    // A client that closes on `[DONE]` while the upstream lingers has read a
+    // whole answer. Only the call's own completeness check can say so.
+    if (sofar.recording !== undefined && callOpts.isComplete?.(sofar.recording) === true) {
+      sofar.kept = true;
+      sofar.keep?.();
+    } else stop.abort(reason);
+  };
+  const caller = callOpts.signal;
+  const onCallerAbort = () => leave(caller?.reason);
+  if (caller?.aborted) stop.abort(caller.reason);
+  else caller?.addEventListener("abort", onCallerAbort, { once: true });
   const channel = new Channel<E>(() =>
-    stop.abort(new DOMException("the reader stopped reading the stream", "AbortError")),
+    leave(new DOMException("the reader stopped reading the stream", "AbortError")),
   );
   let announceLive!: (head: H) => void;
   const live = new Promise<H>((resolve) => {
@@ -105,7 +123,7 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
       const { head, events } = opened;
       announceLive(head);
       const headAt = Math.round((performance.now() - started) * 10) / 10;
-      return recordEvents(head, headAt, events, signal, channel, limit, (r) => {
+      return recordEvents(head, headAt, events, signal, sofar, channel, limit, (r) => {
         rest = r;
       });
     },
@@ -125,6 +143,7 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
     if (rest === undefined) then();
     else rest.then(then, (error: unknown) => channel.fail(error));
   };
+  settled.finally(() => caller?.removeEventListener("abort", onCallerAbort)).catch(() => {});
   settled.then(
     () => after(() => channel.end()),
     (error: unknown) => after(() => channel.fail(error)),
@@ -156,6 +175,15 @@ export async function streamCall<H extends JsonValue, E extends JsonValue, L = n
 }
 
 const STOP = Symbol("stop");
+const KEPT = Symbol("kept");
+
+/** The recording as read so far, and whether it was kept whole when its reader left. */
+type SoFar<H extends JsonValue, E extends JsonValue> = {
+  recording?: RecordedStream<H, E>;
+  kept: boolean;
+  /** Set by the recording loop: ends it at once when the recording is kept. */
+  keep?: () => void;
+};
 
 /**
  * Read the upstream events into the channel (the reader gets them live) and
@@ -168,6 +196,7 @@ async function recordEvents<H extends JsonValue, E extends JsonValue>(
   headAt: number,
   events: AsyncIterable<E>,
   signal: AbortSignal,
+  sofar: SoFar<H, E>,
   channel: Channel<E>,
   limit: number,
   giveUp: (rest: Promise<void>) => void,
@@ -178,11 +207,14 @@ async function recordEvents<H extends JsonValue, E extends JsonValue>(
     if (signal.aborted) resolve(STOP);
     else signal.addEventListener("abort", () => resolve(STOP), { once: true });
   });
-  /** The next event, or STOP as soon as the reader stops (even while a read is pending). */
-  const next = async (): Promise<IteratorResult<E> | typeof STOP> => {
+  const kept = new Promise<typeof KEPT>((resolve) => {
+    sofar.keep = () => resolve(KEPT);
+  });
+  /** The next event, or STOP/KEPT as soon as the reader leaves (even while a read is pending). */
+  const next = async (): Promise<IteratorResult<E> | typeof STOP | typeof KEPT> => {
     const pending = upstream.next();
     pending.catch(() => {}); // abandoned on STOP: its failure has nowhere to go
-    return Promise.race([pending, stopped]);
+    return Promise.race([pending, stopped, kept]);
   };
   const close = () => {
     Promise.resolve()
@@ -190,10 +222,19 @@ async function recordEvents<H extends JsonValue, E extends JsonValue>(
       .catch(() => {});
   };
   const out: { t: number; data: E }[] = [];
+  const recording: RecordedStream<H, E> = { kind: "stream", head, headAt, events: out };
+  sofar.recording = recording;
   // Estimated size of the recording so far: the head and each event as stored.
   let bytes = jsonBytes(head) + 64;
   for (;;) {
-    const r = await pull(next, close, signal);
+    let r: IteratorResult<E>;
+    try {
+      r = await pull(next, close, signal);
+    } catch (error) {
+      // Kept whole as the reader left; the upstream's abort may land first.
+      if (sofar.kept) return recording;
+      throw error;
+    }
     if (r.done) break;
     const data = r.value;
     channel.push(data);
@@ -205,12 +246,12 @@ async function recordEvents<H extends JsonValue, E extends JsonValue>(
     }
     out.push({ t: Math.round((performance.now() - started) * 10) / 10, data });
   }
-  return { kind: "stream", head, headAt, events: out };
+  return recording;
 }
 
 /** Read the rest of an upstream into the channel without keeping it (recording was given up). */
 async function pumpLive<E>(
-  next: () => Promise<IteratorResult<E> | typeof STOP>,
+  next: () => Promise<IteratorResult<E> | typeof STOP | typeof KEPT>,
   close: () => void,
   channel: Channel<E>,
   signal: AbortSignal,
@@ -222,13 +263,16 @@ async function pumpLive<E>(
   }
 }
 
-/** The upstream's next event; on its failure or the caller's abort, close it and throw. */
+/**
+ * The upstream's next event; on its failure or the caller's abort, close it
+ * and throw; when the recording was kept as the reader left, close it and end.
+ */
 async function pull<E>(
-  next: () => Promise<IteratorResult<E> | typeof STOP>,
+  next: () => Promise<IteratorResult<E> | typeof STOP | typeof KEPT>,
   close: () => void,
   signal: AbortSignal,
 ): Promise<IteratorResult<E>> {
-  let r: IteratorResult<E> | typeof STOP;
+  let r: IteratorResult<E> | typeof STOP | typeof KEPT;
   try {
     r = await next();
   } catch (error) {
@@ -238,6 +282,10 @@ async function pull<E>(
   if (r === STOP) {
     close();
     throw signal.reason;
+  }
+  if (r === KEPT) {
+    close();
+    return { done: true, value: undefined };
   }
   return r;
 }
