@@ -55,6 +55,17 @@ export function isRecordedStream(value: unknown): value is RecordedStream {
 }
 
 /**
+ * A value as verify compares it: a recorded stream without its timing
+ * (`headAt`, each event's `t`), which differs on every live call while the
+ * answer does not. Anything else is returned as it is.
+ */
+export function withoutTiming(value: JsonValue | undefined): JsonValue | undefined {
+  if (!isRecordedStream(value)) return value;
+  const { headAt: _headAt, events, ...rest } = value as RecordedStream<JsonValue, JsonValue>;
+  return { ...rest, events: events.map(({ t: _t, ...event }) => event) } as JsonValue;
+}
+
+/**
  * Record or replay a streaming call. `fn` opens the upstream stream and
  * resolves to its head and an async iterable of JSON events.
  *

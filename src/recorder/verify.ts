@@ -1,7 +1,8 @@
 /**
  * Verify mode: call live and compare with the recording, writing nothing.
  * Like with like: the recording was redacted before it was stored, so the
- * live value is redacted the same way; key order is not a difference.
+ * live value is redacted the same way; key order is not a difference, nor a
+ * stream's timing.
  * A tool call's divergence lists the differing paths of its result, and is
  * an error while the model is strictly replayed (the run is then a test of
  * the tools against a fixed model: a changed tool result fails it).
@@ -13,6 +14,7 @@ import { validateEntry } from "../store/envelope.js";
 import type { JsonValue } from "../store/types.js";
 import { type Answer, type CallContext, type Core, storable, TRUSTED } from "./core.js";
 import { diffJson } from "./json-diff.js";
+import { withoutTiming } from "./stream.js";
 import { ToolDivergenceError } from "./tool-errors.js";
 import { callUpstream } from "./upstream.js";
 
@@ -44,7 +46,12 @@ export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
       ? undefined
       : validateEntry(raw, `${core.store.url} ${c.key}`, TRUSTED).response;
   const actual = storable(core, value as JsonValue);
-  if (recorded === undefined ? actual !== undefined : !jsonEqual(recorded, actual)) {
+  // A stream's timing is not its answer: only its head and events are compared.
+  const differs =
+    recorded === undefined
+      ? actual !== undefined
+      : !jsonEqual(withoutTiming(recorded) as JsonValue, withoutTiming(actual) as JsonValue);
+  if (differs) {
     core.stats.divergences++;
     const fields = c.kind === "tool" ? diffJson(recorded, actual) : undefined;
     core.events.emit("divergence", {

@@ -54,3 +54,45 @@ describe("verify compares like with like", () => {
     ]);
   });
 });
+
+describe("verify compares streams by their events, not their timing", () => {
+  /** Stream `events` through recorder.stream with a pause before each; read them all. */
+  async function streamOnce(
+    rec: ReturnType<typeof createRecorder>,
+    events: string[],
+    pauseMs: number,
+  ): Promise<string[]> {
+    const { events: out } = await rec.stream<{ status: number }, string>(req, async () => ({
+      head: { status: 200 },
+      events: (async function* () {
+        for (const e of events) {
+          await new Promise((r) => setTimeout(r, pauseMs));
+          yield e;
+        }
+      })(),
+    }));
+    const got: string[] = [];
+    for await (const e of out) got.push(e);
+    return got;
+  }
+
+  it("the same events at other times are not a divergence; other events are", async () => {
+    const store = openStore("memory://");
+    const auto = createRecorder({ store, mode: "auto" });
+    await streamOnce(auto, ["a", "b", "c"], 5);
+    const verify = createRecorder({ store, mode: "verify" });
+    const seen: RecorderEvents["divergence"][] = [];
+    verify.on("divergence", (d) => seen.push(d));
+    // Same events, read at other moments: headAt and every `t` differ.
+    expect(await streamOnce(verify, ["a", "b", "c"], 25)).toEqual(["a", "b", "c"]);
+    expect(seen).toEqual([]);
+    expect(verify.stats.divergences).toBe(0);
+    // A changed event is a divergence.
+    await streamOnce(verify, ["a", "B", "c"], 5);
+    expect(seen).toHaveLength(1);
+    expect(verify.stats.divergences).toBe(1);
+    await auto.close();
+    await verify.close();
+    await store.close();
+  });
+});
