@@ -45,8 +45,10 @@ describe("bench:peers --servers-only", () => {
     expect(code, stderr).toBe(0);
     for (const row of [
       "constant server (floor)",
-      "invocache proxy replay (SQLite)",
-      "invocache proxy replay (cassette)",
+      "invocache proxy replay (SQLite, first pass)",
+      "invocache proxy replay (SQLite, warm)",
+      "invocache proxy replay (cassette, first pass)",
+      "invocache proxy replay (cassette, warm)",
       "in-process createFetch replay (SQLite)",
       "aimock replay (first pass)",
       "aimock replay (warm)",
