@@ -177,6 +177,40 @@ def test_a_replay_miss_fails_the_test_saying_so_and_what_differs(
     assert out.count("REPLAY MISS in") == 1
 
 
+CAUGHT_MISS_TEST = """
+import openai, pytest
+
+@pytest.mark.invocache
+def test_chat(invocache):
+    client = openai.OpenAI(api_key="sk-test-not-a-secret", max_retries=0)
+    try:
+        client.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": "PROMPT"}]
+        )
+    except openai.APIError:
+        pass  # code that survives a failed call hides the miss from pytest
+"""
+
+
+def test_a_replay_miss_the_test_caught_still_fails_it_at_teardown(
+    pytester: pytest.Pytester, cli: str, upstream: FakeUpstream
+) -> None:
+    pytester.makepyfile(test_caught=CAUGHT_MISS_TEST.replace("PROMPT", "plan it"))
+    run(pytester, "--invocache-mode=auto", *upstream_args(upstream)).assert_outcomes(passed=1)
+    upstream.stop()
+    run(pytester, "--invocache-mode=replay", *upstream_args(upstream)).assert_outcomes(passed=1)
+    pytester.makepyfile(test_caught=CAUGHT_MISS_TEST.replace("PROMPT", "plan that instead"))
+    missed = run(pytester, "--invocache-mode=replay", *upstream_args(upstream))
+    missed.assert_outcomes(passed=1, errors=1)
+    out = missed.stdout.str()
+    assert "REPLAY MISS in test_caught.py::test_chat" in out
+    assert "1 request was never recorded" in out
+    assert "the test's code caught the error" in out
+    # The proxy's miss report, word diff included.
+    assert "plan [-it-]{+that instead+}" in out
+    assert "Re-record just this test: INVOCACHE_MODE=record python -m pytest test_caught.py::test_chat" in out
+
+
 PROXY_URL_TEST = """
 import pathlib, pytest
 

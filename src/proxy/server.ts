@@ -51,6 +51,7 @@ import { errorBody, type ProviderShape, providerShape } from "./answers.js";
 import { contextFromHeaders, HEADER_PREFIX, type ProxyContext, sessionContext } from "./context.js";
 import { ProxyError } from "./errors.js";
 import { HOP_BY_HOP, readBody, sendJson, sendResponse } from "./http.js";
+import { SessionMisses } from "./session-misses.js";
 import { resolveUpstreams, upstreamUrl } from "./upstreams.js";
 
 /** Options of {@link createProxy}. */
@@ -274,6 +275,7 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
   }
 
   const sessions = new Map<string, ProxyContext>();
+  const sessionMisses = new SessionMisses();
   const inFlight = new Set<Promise<void>>();
   const log = options.log ?? (() => {});
   const tokenDigest = token === undefined ? undefined : sha256(token);
@@ -336,11 +338,19 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       sendJson(res, 200, { ok: true, version: INVOCACHE_VERSION, mode, store: storeLabel });
       return;
     }
+    const missesOf = /^\/_invocache\/sessions\/([^/]+)\/misses$/.exec(path);
+    if (missesOf !== null && method === "GET") {
+      const sid = checkSessionId(decodeURIComponent(missesOf[1] as string));
+      if (!sessions.has(sid)) throw unknownSession(sid);
+      sendJson(res, 200, sessionMisses.of(sid));
+      return;
+    }
     const session = /^\/_invocache\/sessions\/([^/]+)$/.exec(path);
     if (session !== null) {
       const sid = checkSessionId(decodeURIComponent(session[1] as string));
       if (method === "DELETE") {
         sessions.delete(sid);
+        sessionMisses.drop(sid);
         res.writeHead(204).end();
         return;
       }
@@ -372,7 +382,7 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
     throw new ProxyError(
       "ERR_PROXY_CONTROL",
       "path",
-      `${method} ${path} is not a control endpoint; see GET /_invocache/health, PUT|PATCH|GET|DELETE /_invocache/sessions/<sid>, DELETE /_invocache/runs/<run>`,
+      `${method} ${path} is not a control endpoint; see GET /_invocache/health, PUT|PATCH|GET|DELETE /_invocache/sessions/<sid>, GET /_invocache/sessions/<sid>/misses, DELETE /_invocache/runs/<run>`,
       { status: 404 },
     );
   };
@@ -385,9 +395,10 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
   ): Promise<void> => {
     let ctx: ProxyContext = {};
     let rest = url.pathname;
+    let sid: string | undefined;
     if (rest.startsWith("/_session/")) {
       const end = rest.indexOf("/", "/_session/".length);
-      const sid = checkSessionId(
+      sid = checkSessionId(
         decodeURIComponent(rest.slice("/_session/".length, end === -1 ? undefined : end)),
       );
       const session = sessions.get(sid);
@@ -453,6 +464,7 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       },
       scoped,
     );
+    if (sid !== undefined) await sessionMisses.note(sid, response);
     await sendResponse(res, response);
   };
 

@@ -318,6 +318,26 @@ describe("invocache proxy with the real SDKs", () => {
       .catch((e: unknown) => e);
     expect(aerr).toBeInstanceOf(Anthropic.NotFoundError);
     expect((aerr as Error).message).toContain("no recording");
+
+    // Through a session, each miss is kept for the harness to ask about.
+    const misses = `${rep.url}/_invocache/sessions/m1/misses`;
+    await fetch(`${rep.url}/_invocache/sessions/m1`, { method: "PUT", body: "{}" });
+    expect(await (await fetch(misses)).json()).toEqual({ count: 0, misses: [] });
+    const viaSession = new OpenAI({
+      apiKey: KEY,
+      baseURL: `${rep.url}/_session/m1/openai/v1`,
+      maxRetries: 0,
+    });
+    await viaSession.chat.completions
+      .create({ model: "gpt-fake", messages: changed })
+      .catch(() => {});
+    await viaSession.chat.completions.create({ model: "gpt-fake", messages }); // a hit
+    const report = (await (await fetch(misses)).json()) as { count: number; misses: string[] };
+    expect(report.count).toBe(1);
+    expect(report.misses[0]).toContain("no recording");
+    expect(report.misses[0]).toMatch(/differs in/);
+    await fetch(`${rep.url}/_invocache/sessions/m1`, { method: "DELETE" });
+    expect((await fetch(misses)).status).toBe(400);
     expect(provider.calls).toBe(1);
   });
 });

@@ -83,6 +83,11 @@ def patch_session(base: str, sid: str, changes: Mapping[str, Any]) -> Any:
     return request(base, "PATCH", f"/_invocache/sessions/{sid}", changes)
 
 
+def session_misses(base: str, sid: str) -> Any:
+    """The replay misses session ``sid`` was answered with: ``{"count": n, "misses": [message, …]}``."""
+    return request(base, "GET", f"/_invocache/sessions/{sid}/misses")
+
+
 def delete_session(base: str, sid: str) -> None:
     """Forget session ``sid``."""
     request(base, "DELETE", f"/_invocache/sessions/{sid}")

@@ -232,25 +232,52 @@ def invocache(
                 monkeypatch.setenv(var, REPLAY_KEY_PLACEHOLDER)
     mark = proxy.process.log_size() if proxy.process is not None else 0
     item.stash[_CURRENT] = _TestState(handle, proxy, mark)
+    misses: Any = None
     try:
         yield handle
     finally:
         try:
+            # Asked before the session goes: a miss the test's code caught
+            # (an SDK error swallowed by a retry or a fallback) still fails it.
+            misses = control.session_misses(invocache_proxy, sid)
             control.delete_session(invocache_proxy, sid)
         except control.ControlError:
             pass  # the proxy is going away; the session goes with it
+    state = item.stash[_CURRENT]
+    missed = _caught_misses(item, mode, misses) if not state.failed else None
+    if missed is not None:
+        state.failed = True  # the run's divergence that follows would only repeat it
     # End the run: its record is stored, and in replay a different sequence
     # of calls than the recorded one fails the test here. A test that failed
     # already has said what went wrong: its run's divergence would be noise.
     try:
         control.end_run(invocache_proxy, run_id)
     except control.ControlError as error:
-        if not item.stash[_CURRENT].failed:
+        if not state.failed:
             pytest.fail(
                 f"invocache: the run of {item.nodeid} did not end cleanly (mode {mode}):\n"
                 f"{error.detail or error}\nRe-record just this test: {rerecord_command(item)}",
                 pytrace=False,
             )
+    if missed is not None:
+        pytest.fail(missed, pytrace=False)
+
+
+def _caught_misses(item: pytest.Item, mode: str, misses: Any) -> Optional[str]:
+    """The failure for replay misses the test's own code caught, or ``None`` when there were none."""
+    count = misses.get("count", 0) if isinstance(misses, dict) else 0
+    if not isinstance(count, int) or count <= 0:
+        return None
+    reports = [str(m) for m in misses.get("misses", [])]
+    more = f"\n\n(and {count - len(reports)} more)" if count > len(reports) else ""
+    one = count == 1
+    return (
+        f"invocache: REPLAY MISS in {item.nodeid} (mode {mode}): {count} "
+        f"request{' was' if one else 's were'} never recorded, so the proxy did not answer "
+        f"{'it' if one else 'them'}; the test's code caught the error and went on.\n\n"
+        + "\n\n".join(reports)
+        + f"{more}\n\nRe-record just this test: {rerecord_command(item)}"
+    )
 
 
 @pytest.fixture(autouse=True)
