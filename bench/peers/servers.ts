@@ -12,7 +12,8 @@
  * - aimock (`@copilotkit/aimock`) replaying its recorded fixtures, a first
  *   pass (a fresh server) and a warm one, every answer's text compared;
  * - recording through each, as a multiple of calling the upstream (the
- *   loopback fake provider) directly;
+ *   loopback fake provider) directly: two rounds into fresh stores, the
+ *   faster kept (floor and direct calls likewise measured first and last);
  * - the proxy's cost over in-process `createFetch` on the same SQLite store.
  *
  * Options: `--server-calls N` (default 300). Timings need a quiet machine.
@@ -161,20 +162,30 @@ export async function runServers(
     // invocache proxy on SQLite and on a cassette: record, then replay.
     const sqliteUrl = `sqlite://${join(dir, "proxy.sqlite")}`;
     const recordedOn: Record<string, OpenAI.Chat.ChatCompletion[]> = {};
-    for (const [name, store] of [
-      ["SQLite", sqliteUrl],
-      ["cassette", join(dir, "proxy.yaml")],
+    for (const [name, store, spare] of [
+      ["SQLite", sqliteUrl, `sqlite://${join(dir, "proxy-first.sqlite")}`],
+      ["cassette", join(dir, "proxy.yaml"), join(dir, "proxy-first.yaml")],
     ] as const) {
-      const recordProxy = await createProxy({
-        store,
-        mode: "record",
-        upstreams: { bench: provider.url },
-        env: {},
-      });
-      const recorded = await pass(client(`${recordProxy.url}/bench/v1`), calls);
-      await recordProxy.close();
+      // Recorded twice, each time into a fresh store (every call a miss), the
+      // faster kept: a single pass mostly measures a cold process. aimock's
+      // recording is measured the same way.
+      let recordedMs = Number.POSITIVE_INFINITY;
+      let recorded: { answers: OpenAI.Chat.ChatCompletion[] } | undefined;
+      for (const into of [spare, store]) {
+        const recordProxy = await createProxy({
+          store: into,
+          mode: "record",
+          upstreams: { bench: provider.url },
+          env: {},
+        });
+        const round = await pass(client(`${recordProxy.url}/bench/v1`), calls);
+        await recordProxy.close();
+        recordedMs = Math.min(recordedMs, round.ms);
+        recorded = round;
+      }
+      if (recorded === undefined) throw new Error("unreachable: two recording rounds ran");
       recordedOn[name] = recorded.answers;
-      recordMultiple[`invocache proxy (${name})`] = recorded.ms / direct.ms;
+      recordMultiple[`invocache proxy (${name})`] = recordedMs / direct.ms;
       const replayProxy = await createProxy({
         store,
         mode: "replay",
@@ -230,8 +241,10 @@ export async function runServers(
     // aimock: record through it, then replay a fresh server (first pass) and again (warm).
     const beforeAimock = provider.calls;
     await aimockRows(calls, provider.url, dir, direct, rows, recordMultiple, failures, log);
-    if (recordMultiple.aimock !== undefined && provider.calls - beforeAimock !== calls) {
-      failures.push(`aimock record: ${provider.calls - beforeAimock} upstream calls for ${calls}`);
+    if (recordMultiple.aimock !== undefined && provider.calls - beforeAimock !== 2 * calls) {
+      failures.push(
+        `aimock record: ${provider.calls - beforeAimock} upstream calls for ${calls} in each of two rounds`,
+      );
     }
 
     // The floor and the direct calls again, warm: the faster of each run counts.
@@ -283,14 +296,22 @@ async function aimockRows(
   }
   const rate = (ms: number) => (calls / ms) * 1e3;
   const fixtures = join(dir, "aimock");
-  const recorder = new LLMock({
-    port: 0,
-    record: { providers: { openai: providerUrl }, fixturePath: fixtures },
-  });
-  await recorder.start();
-  const recorded = await pass(client(`${recorder.url}/v1`), calls);
-  await recorder.stop();
-  recordMultiple.aimock = recorded.ms / direct.ms;
+  // Recorded twice into fresh fixture folders, the faster kept (as the proxy's).
+  let recordedMs = Number.POSITIVE_INFINITY;
+  let recorded: { answers: OpenAI.Chat.ChatCompletion[] } | undefined;
+  for (const into of [join(dir, "aimock-first"), fixtures]) {
+    const recorder = new LLMock({
+      port: 0,
+      record: { providers: { openai: providerUrl }, fixturePath: into },
+    });
+    await recorder.start();
+    const round = await pass(client(`${recorder.url}/v1`), calls);
+    await recorder.stop();
+    recordedMs = Math.min(recordedMs, round.ms);
+    recorded = round;
+  }
+  if (recorded === undefined) throw new Error("unreachable: two recording rounds ran");
+  recordMultiple.aimock = recordedMs / direct.ms;
   const replayer = new LLMock({ port: 0 });
   replayer.loadFixtureDir(fixtures);
   await replayer.start();
