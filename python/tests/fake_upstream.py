@@ -1,4 +1,4 @@
-"""A fake model vendor on 127.0.0.1 for the plugin's tests: OpenAI chat completions and Anthropic messages.
+"""A fake model vendor on 127.0.0.1 for the plugin's tests: OpenAI chat completions, Anthropic messages, Gemini generateContent.
 
 Real HTTP (``http.server`` in a thread), JSON and SSE, deterministic. Every
 answer carries a counter (``reply #n``), so a replayed answer is told apart
@@ -51,6 +51,10 @@ class FakeUpstream:
                     fake._openai(self, body, words, fake.gap)
                 elif self.path.endswith("/messages"):
                     fake._anthropic(self, body, words)
+                elif ":streamGenerateContent" in self.path:
+                    fake._gemini(self, words, stream=True)
+                elif ":generateContent" in self.path:
+                    fake._gemini(self, words, stream=False)
                 else:
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -157,7 +161,28 @@ class FakeUpstream:
         _sse(h, events)
 
 
+    # --- Gemini generateContent / streamGenerateContent (alt=sse) -----------
+    def _gemini(self, h: BaseHTTPRequestHandler, words: list[str], stream: bool) -> None:
+        usage = {"promptTokenCount": 10, "candidatesTokenCount": len(words), "totalTokenCount": 10 + len(words)}
+
+        def answer(text: str, finish: str | None) -> dict[str, Any]:
+            candidate: dict[str, Any] = {"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}
+            if finish is not None:
+                candidate["finishReason"] = finish
+            return {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-test"}
+
+        if not stream:
+            _json(h, answer("".join(words), "STOP"))
+            return
+        last = len(words) - 1
+        _sse(h, [(None, answer(word, "STOP" if i == last else None)) for i, word in enumerate(words)])
+
+
 def _last_text(body: dict[str, Any]) -> str:
+    contents = body.get("contents")
+    if isinstance(contents, list) and contents:
+        parts = contents[-1].get("parts", []) if isinstance(contents[-1], dict) else []
+        return " ".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
     messages = body.get("messages") or []
     if not messages:
         return "nothing"

@@ -177,6 +177,40 @@ def test_a_replay_miss_fails_the_test_saying_so_and_what_differs(
     assert out.count("REPLAY MISS in") == 1
 
 
+GEMINI_TEST = """
+import pytest
+from google import genai
+
+@pytest.mark.invocache
+def test_gemini(invocache):
+    # No base URL given: the client reads GOOGLE_GEMINI_BASE_URL, which the plugin set.
+    client = genai.Client(api_key="gemini-test-not-a-secret")
+    out = client.models.generate_content(model="gemini-test", contents="plan it")
+    assert out.text == "reply #1 to plan it"
+    words = [c.text for c in client.models.generate_content_stream(model="gemini-test", contents="stream it")]
+    assert words == ["reply", " #2", " to", " stream it"]
+"""
+
+
+def test_gemini_records_in_auto_then_replays_every_call_without_the_upstream(
+    pytester: pytest.Pytester, cli: str, upstream: FakeUpstream
+) -> None:
+    pytest.importorskip("google.genai", reason="google-genai is installed by .ci/run")
+    pytester.makepyfile(test_gemini_calls=GEMINI_TEST)
+    args = [f"--invocache-upstream=gemini={upstream.url}"]
+    run(pytester, "--invocache-mode=auto", *args).assert_outcomes(passed=1)
+    assert upstream.calls == 2
+    assert all(":" in r["path"] and "gemini-test" in r["path"] for r in upstream.requests)
+    # The key went upstream, never into the cassette.
+    assert upstream.requests[0]["headers"].get("x-goog-api-key") == "gemini-test-not-a-secret"
+    cassettes = list((pytester.path / "cassettes").rglob("*.yaml"))
+    assert len(cassettes) == 1
+    assert "gemini-test-not-a-secret" not in cassettes[0].read_text()
+    upstream.stop()
+    run(pytester, "--invocache-mode=replay", *args).assert_outcomes(passed=1)
+    assert upstream.calls == 2
+
+
 CAUGHT_MISS_TEST = """
 import openai, pytest
 
