@@ -1,4 +1,5 @@
 /** Shared setup for the import suites: a temp cassette to import into, and replay through createFetch with no upstream. */
+import { existsSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createFetch } from "../../src/adapters/index.js";
@@ -15,6 +16,8 @@ export function importSandbox(name: string) {
   return {
     dir,
     cassette,
+    /** The sandbox cassette's bytes ("" before the first write). */
+    text: () => (existsSync(cassette) ? readFileSync(cassette, "utf8") : ""),
     /** Import `files` into the sandbox cassette. */
     async importInto(
       files: string[],
@@ -38,8 +41,8 @@ export function importSandbox(name: string) {
      * A fetch that replays from the sandbox cassette and fails the test if it
      * ever reaches upstream; `upstreamCalls()` says how many tried.
      */
-    replayFetch() {
-      const recorder = createRecorder({ store: cassetteStore(cassette), mode: "replay", env: {} });
+    replayFetch(env: Record<string, string> = {}) {
+      const recorder = createRecorder({ store: cassetteStore(cassette), mode: "replay", env });
       recorders.push(recorder);
       let calls = 0;
       const fetch = createFetch({
@@ -56,8 +59,8 @@ export function importSandbox(name: string) {
      * Send every request `report` imported again, as recorded, through
      * {@link replayFetch}: the answers, parsed (JSON) or as text (a stream).
      */
-    async replayImported(report: ImportReport) {
-      const replay = this.replayFetch();
+    async replayImported(report: ImportReport, env: Record<string, string> = {}) {
+      const replay = this.replayFetch(env);
       const answers: Array<{ status: number; type: string | null; body: unknown }> = [];
       for (const item of report.items.filter((i) => i.outcome === "imported")) {
         const exchange = readImportFile(item.file).translated.exchanges.find(
