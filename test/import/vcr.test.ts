@@ -9,6 +9,7 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
+import { createProxy } from "../../src/proxy/index.js";
 import { importSandbox } from "./helpers.js";
 
 const DIR = join(import.meta.dirname, "../fixtures/import/vcr/dd-trace-py");
@@ -110,5 +111,44 @@ describe("import from vcrpy cassettes", () => {
     }
     expect(text.length).toBeGreaterThan(0);
     expect(upstreamCalls()).toBe(0);
+  });
+
+  it("an imported entry replays through the proxy too (same identity), with 0 upstream calls", async () => {
+    sandbox = importSandbox("vcr-proxy");
+    const report = await sandbox.importInto([fixture("openai-chat_completion.yaml")]);
+    expect(report.counts.imported).toBe(1);
+    let upstream = 0;
+    const proxy = await createProxy({
+      store: sandbox.cassette,
+      mode: "replay",
+      env: {},
+      fetch: async () => {
+        upstream++;
+        throw new Error("upstream called during replay");
+      },
+    });
+    try {
+      const openai = new OpenAI({
+        apiKey: "sk-test",
+        baseURL: `${proxy.url}/openai/v1`,
+        maxRetries: 0,
+      });
+      const answer = await openai.chat.completions.create({
+        model: "gpt-3.5-turbo",
+        messages: [
+          { role: "system", content: "You are a helpful assistant." },
+          { role: "user", content: "Who won the world series in 2020?" },
+          { role: "assistant", content: "The Los Angeles Dodgers won the World Series in 2020." },
+          { role: "user", content: "Where was it played?" },
+        ],
+        n: 2,
+        top_p: 0.9,
+        user: "ddtrace-test",
+      });
+      expect(answer.choices).toHaveLength(2);
+    } finally {
+      await proxy.close();
+    }
+    expect(upstream).toBe(0);
   });
 });
