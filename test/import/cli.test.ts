@@ -30,40 +30,43 @@ async function run(...argv: string[]) {
   return { code, out: io.stdout(), err: io.stderr() };
 }
 
-/** A HAR with one chat completion whose answer is `body` under `encoding`. */
-function har(body: string, headers: Array<{ name: string; value: string }>, encoding?: string) {
+/** A HAR with one chat completion (`times` times) whose answer is `body` under `encoding`. */
+function har(
+  body: string,
+  headers: Array<{ name: string; value: string }>,
+  encoding?: string,
+  times = 1,
+) {
   const file = join(dir, "one.har");
   writeFileSync(
     file,
     JSON.stringify({
       log: {
         version: "1.2",
-        entries: [
-          {
-            request: {
-              method: "POST",
-              url: "https://api.openai.com/v1/chat/completions",
-              headers: [{ name: "content-type", value: "application/json" }],
-              postData: {
-                mimeType: "application/json",
-                text: JSON.stringify({
-                  model: "gpt-5",
-                  messages: [{ role: "user", content: "hi" }],
-                }),
-              },
-            },
-            response: {
-              status: 200,
-              statusText: "OK",
-              headers,
-              content: {
-                mimeType: "application/json",
-                text: body,
-                ...(encoding === undefined ? {} : { encoding }),
-              },
+        entries: Array.from({ length: times }, () => ({
+          request: {
+            method: "POST",
+            url: "https://api.openai.com/v1/chat/completions",
+            headers: [{ name: "content-type", value: "application/json" }],
+            postData: {
+              mimeType: "application/json",
+              text: JSON.stringify({
+                model: "gpt-5",
+                messages: [{ role: "user", content: "hi" }],
+              }),
             },
           },
-        ],
+          response: {
+            status: 200,
+            statusText: "OK",
+            headers,
+            content: {
+              mimeType: "application/json",
+              text: body,
+              ...(encoding === undefined ? {} : { encoding }),
+            },
+          },
+        })),
       },
     }),
   );
@@ -185,5 +188,15 @@ describe("invocache import", () => {
     const missing = await run(join(dir, "missing.yaml"), "--cassette", join(dir, "x.yaml"));
     expect(missing.code).toBe(EXIT.usage);
     expect(missing.err).toMatch(/cannot read/);
+  });
+
+  it("a request asked twice in one file is occurrence 0, then 1", async () => {
+    const twice = har(ANSWER, [{ name: "content-type", value: "application/json" }], undefined, 2);
+    const json = JSON.parse(
+      (await run(twice, "--cassette", join(dir, "imported.yaml"), "--json")).out,
+    );
+    expect(json.counts.imported).toBe(2);
+    expect(json.items.map((i: { occurrence: number }) => i.occurrence)).toEqual([0, 1]);
+    expect(json.items[0].id).toBe(json.items[1].id);
   });
 });
