@@ -138,8 +138,25 @@ module.exports = {
         "The CLI and the viewer read stores through the public API: the root and the modules' index files (the package's subpaths), never a module's internals.",
       from: { path: "^src/(cli|viewer)/" },
       to: {
-        path: "^src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage|source|proxy)/(?!index\\.ts$)",
+        path: "^src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage|source|proxy|import)/(?!index\\.ts$)",
       },
+    },
+    {
+      name: "import-is-a-client-of-the-library",
+      severity: "error",
+      comment:
+        "src/import translates other tools' recordings and sends them through createFetch and the recorder: it reaches other modules through their index files only, and only the CLI imports it.",
+      from: { path: "^src/import/" },
+      to: {
+        path: "^src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|source|usage)/(?!index\\.ts$)|^src/(cli|viewer|testing|integrations|tools|provenance|proxy)/",
+      },
+    },
+    {
+      name: "only-the-cli-imports-import",
+      severity: "error",
+      comment: "Import is a CLI feature built on the library: nothing in the library depends on it.",
+      from: { path: "^src/", pathNot: "^src/(cli|import)/" },
+      to: { path: "^src/import/" },
     },
     {
       name: "library-does-not-import-cli",

@@ -47,6 +47,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./prune.js")).pruneCommand,
   },
   {
+    name: "import",
+    summary:
+      "import VCR/vcrpy, Polly.js HAR, nock.back and aimock recordings into a store or cassette",
+    load: async () => (await import("./import.js")).importCommand,
+  },
+  {
     name: "redact",
     summary: "replace secrets in cassettes by {secret:NAME} placeholders",
     load: async () => (await import("./redact.js")).redactCommand,
