@@ -4,7 +4,7 @@
  * A kind left out takes the recorder's single mode (option, `INVOCACHE_MODE`,
  * CI default); `INVOCACHE_TOOL_MODE` sets the tool kind from the environment.
  */
-import { MODES, type Mode, resolveMode } from "./mode.js";
+import { MODES, type Mode, resolveMode, unknownModeError } from "./mode.js";
 
 /** The kinds of invocation a recorder answers. */
 export type InvocationKind = "model" | "tool";
@@ -50,9 +50,7 @@ function toolFromEnv(env: Record<string, string | undefined>, fallback: Mode): M
   const v = env.INVOCACHE_TOOL_MODE?.trim();
   if (v === undefined || v === "") return fallback;
   if (!MODES.includes(v as Mode)) {
-    throw new TypeError(
-      `INVOCACHE_TOOL_MODE must be one of ${MODES.join(", ")}; got ${JSON.stringify(v)}`,
-    );
+    throw unknownModeError("INVOCACHE_TOOL_MODE", v);
   }
   return v as Mode;
 }

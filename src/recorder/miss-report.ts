@@ -7,6 +7,7 @@ import type { Manifest } from "../identity/manifest-types.js";
 import { entryPrefix, validateEntry } from "../store/envelope.js";
 import type { Store } from "../store/types.js";
 import { type MissDetails, type NearestEntry, ReplayMissError } from "./errors.js";
+import { loopbackPortHint } from "./loopback-hint.js";
 
 /** At most this many entries are read to find the nearest recordings. */
 const SCAN_LIMIT = 5_000;
@@ -82,16 +83,19 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
 
   // Rank with the cheap score first; word-diff only the few that are shown
   // (a diff of two long prompts costs milliseconds, a store holds thousands).
-  const nearest: NearestEntry[] = [...candidates]
+  const ranked = [...candidates]
     .map(([id, c]) => ({ id, c, score: score(c.manifest, ctx.manifest) }))
     .sort((a, b) => a.score - b.score || a.id.localeCompare(b.id))
-    .slice(0, NEAREST)
-    .map(({ id, c }) => ({
-      id,
-      occurrence: c.occurrence,
-      recordedAt: c.recordedAt,
-      diffs: explainIdentity(c.manifest, ctx.manifest),
-    }));
+    .slice(0, NEAREST);
+  const hint = ranked
+    .map(({ c }) => loopbackPortHint(c.manifest, ctx.manifest))
+    .find((h) => h !== undefined);
+  const nearest: NearestEntry[] = ranked.map(({ id, c }) => ({
+    id,
+    occurrence: c.occurrence,
+    recordedAt: c.recordedAt,
+    diffs: explainIdentity(c.manifest, ctx.manifest),
+  }));
 
   const rerecord = ctx.rerecord ?? DEFAULT_RERECORD;
   const details: MissDetails = {
@@ -105,7 +109,7 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
     rulesFired: ctx.rulesFired,
     rerecord,
   };
-  return new ReplayMissError(details, render(details, ctx.inRun));
+  return new ReplayMissError(details, render(details, ctx.inRun, hint));
 }
 
 /** Lower is nearer: differing fields weigh by how surprising they are. */
@@ -128,7 +132,7 @@ function commonPrefix(a: string, b: string): number {
   return i;
 }
 
-function render(d: MissDetails, inRun: boolean): string {
+function render(d: MissDetails, inRun: boolean, hint: string | undefined): string {
   const m = d.manifest;
   const lines = [
     `invocache: no recording for ${m.role}${m.model ? ` (${m.model})` : ""} call ${d.id.slice(0, 12)}, attempt ${m.attempt}, occurrence ${d.occurrence} in ${d.store} [mode ${d.mode}]`,
@@ -151,6 +155,7 @@ function render(d: MissDetails, inRun: boolean): string {
         for (const l of diff.diff.split("\n")) lines.push(`        ${l}`);
     }
   });
+  if (hint !== undefined) lines.push(`  ${hint}`);
   const fired = Object.entries(d.rulesFired);
   lines.push(
     fired.length > 0

@@ -7,6 +7,7 @@
  * - verify: call upstream and compare with the recording; write nothing.
  * - replay: serve the recording; a miss is a `ReplayMissError`.
  * - auto: serve the recording; record a miss under the cross-process lease.
+ * - once: replay or auto, decided per recorder before the call reaches here (once.ts).
  *
  * Before any of these, a tool call with side effects in auto mode on a
  * shared store runs live and unstored (tool-policy.ts).
@@ -43,6 +44,7 @@ export function answerByMode(core: Core, flights: SingleFlight, c: CallContext):
       return verifyCall(core, c);
     case "replay":
     case "auto":
+    case "once": // never seen here: recorder.call settles it to replay or auto first (once.ts)
       return replayOrRecord(core, flights, c);
   }
 }

@@ -38,6 +38,7 @@ import type { ResolvedModes } from "./kind-modes.js";
 import type { Live } from "./live.js";
 import type { Mode } from "./mode.js";
 import { answerByMode } from "./modes.js";
+import { type OnceAs, onceAs, settled } from "./once.js";
 import { resolveOptions } from "./options.js";
 import { endRun } from "./run-records.js";
 import { type RunInfo, RunScope, type ServedCall, servedStep } from "./run-scope.js";
@@ -120,6 +121,8 @@ class RecorderImpl implements Recorder {
   readonly #served = new ServedMemory();
   /** `${namespace}:e:`, the start of every entry key of this recorder. */
   readonly #entryPrefix: string;
+  /** What `once` became (once.ts): unset until the first call decides it. */
+  readonly #once: { as?: OnceAs; deciding?: Promise<OnceAs> } = {};
 
   constructor(opts: RecorderOptions) {
     const s = resolveOptions(opts);
@@ -135,8 +138,12 @@ class RecorderImpl implements Recorder {
     const events = new Emitter();
     // Read and written through the staleness policy (the store itself when there is none).
     const store = stalenessView(s.store, s.staleness, events, s.modes);
+    const once = this.#once;
     this.#core = {
-      mode: s.mode,
+      // `once` reads as what it became, so runs and verdicts follow it.
+      get mode(): Mode {
+        return once.as === undefined ? s.mode : settled(s.mode, once.as);
+      },
       namespace: s.namespace,
       store,
       stats: this.#stats,
@@ -167,7 +174,8 @@ class RecorderImpl implements Recorder {
       : { ...this.identity, ...stripCallOnly(opts) };
     // The request's kind picks the recipe and the mode (tool-manifest.ts, kind-modes.ts).
     const kind = isToolKind(req) ? "tool" : "model";
-    const mode = this.modes[kind];
+    let mode = this.modes[kind];
+    if (mode === "once") mode = this.#once.as ?? (await this.#settleOnce());
     const manifest =
       kind === "tool"
         ? (toolManifest(req as ToolInvocationRequest, identityOpts) as unknown as Manifest)
@@ -315,6 +323,9 @@ class RecorderImpl implements Recorder {
       scope.active = false;
       this.#activeRoots.delete(scope);
     }
+    // A run without a call still ends under what `once` is: replay keeps a stored trajectory.
+    if (this.#once.as === undefined && (this.mode === "once" || this.modes.tool === "once"))
+      await this.#settleOnce();
     await endRun(this.#core, scope);
     return result;
   }
@@ -360,6 +371,16 @@ class RecorderImpl implements Recorder {
       this.#core.failOpen.processWarning("INVOCACHE_RUN_SCOPE_LOST", message);
       return;
     }
+  }
+
+  /** Decide what `once` is for this recorder (once.ts); every caller waits for the one decision. */
+  #settleOnce(): Promise<OnceAs> {
+    const once = this.#once;
+    once.deciding ??= onceAs(this.#core.store, this.namespace).then((as) => {
+      once.as = as;
+      return as;
+    });
+    return once.deciding;
   }
 
   async close(): Promise<void> {

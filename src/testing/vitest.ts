@@ -27,6 +27,7 @@
  *   and shared ones are merged under a lock.
  */
 import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { TestContext } from "vitest";
 import { type CassetteOptions, type CassetteStore, cassetteStore } from "../cassette/store.js";
@@ -158,7 +159,9 @@ async function runWithCassette(
     name === undefined
       ? cassettePathFor(file, testName, { dir, root })
       : namedCassettePath(name, { dir, root });
-  const mode = resolveMode(modeOption);
+  // `once`: this test's cassette file decides, as in VCR (recorder/once.ts).
+  const configured = resolveMode(modeOption);
+  const mode: Mode = configured !== "once" ? configured : existsSync(path) ? "replay" : "auto";
   // Secret, staleness and restore options are the recorder's policy: the
   // cassette hands them to the recorder as defaults (store.policy), once.
   const store = cassetteStore(path, { ...storeOptions, write: "on-close" });

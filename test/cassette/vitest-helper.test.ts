@@ -181,6 +181,36 @@ describe("withCassette", () => {
     expect(upstream).toBe(2);
   });
 
+  it("once: records while the test's cassette does not exist, then only replays", async (ctx: TestContext) => {
+    let upstream = 0;
+    const modes: string[] = [];
+    const record = withCassette(opts({ mode: "once" }), async ({ recorder, mode, path }) => {
+      modes.push(mode);
+      expect(existsSync(path)).toBe(false);
+      expect(await recorder.call(req("a"), async () => ({ n: ++upstream }))).toStrictEqual({
+        n: 1,
+      });
+      expect(await recorder.call(req("b"), async () => ({ n: ++upstream }))).toStrictEqual({
+        n: 2,
+      });
+    });
+    await record(ctx);
+    const replay = withCassette(opts({ mode: "once" }), async ({ recorder, mode }) => {
+      modes.push(mode);
+      expect(await recorder.call(req("b"), async () => ({ n: ++upstream }))).toStrictEqual({
+        n: 2,
+      });
+      const miss = await recorder
+        .call(req("new"), async () => ({ n: ++upstream }))
+        .catch((e: unknown) => e);
+      expect(miss).toBeInstanceOf(ReplayMissError);
+      throw miss;
+    });
+    await expect(replay(ctx)).rejects.toBeInstanceOf(ReplayMissError);
+    expect(modes).toEqual(["auto", "replay"]);
+    expect(upstream).toBe(2);
+  });
+
   it("its env and secretOptions reach the recorder once, through the cassette: it redacts, the file holds placeholders", async (ctx: TestContext) => {
     const KEY = "live-Zq9Xv8Wu7Ts6Rq5Po4Nm3Lk2Jh1Gf0";
     let file = "";

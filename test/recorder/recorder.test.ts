@@ -4,6 +4,7 @@ import {
   createRecorder,
   DivergenceError,
   EntryTooLargeError,
+  InvalidOptionError,
   type InvocationRequest,
   invocationIdentity,
   type Mode,
@@ -92,6 +93,28 @@ describe.each(stores)("recorder over %s", (_name, makeStore) => {
       hit: true,
       occurrence: 0,
     });
+  });
+
+  it("once: an empty store records every call of the recorder; once recorded, only replays", async () => {
+    fresh();
+    const u = upstream();
+    const first = make("once");
+    const other = { ...req, prompt: "Test the app" };
+    // Empty: the decision is auto for the recorder's whole life, not only its first call.
+    await first.call(req, u.fn);
+    await first.call(other, u.fn);
+    expect(u.calls).toBe(2);
+    expect(first.stats).toMatchObject({ recorded: 2, misses: 2 });
+    expect(first.mode).toBe("once");
+
+    const second = make("once");
+    expect(await second.call(req, u.fn)).toEqual({ text: "answer 1", finish_reason: "stop" });
+    const err = await second
+      .call({ ...req, prompt: "Ship the app" }, u.fn)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReplayMissError);
+    expect((err as ReplayMissError).mode).toBe("replay");
+    expect(u.calls).toBe(2);
   });
 
   it("RELOOP layer 1: attempt 1 and 2 after attempt 0 was cached go upstream", async () => {
@@ -488,7 +511,26 @@ describe("mode selection", () => {
     expect(() => resolveMode(undefined, { INVOCACHE_MODE: "fast" })).toThrow(
       /INVOCACHE_MODE must be one of/,
     );
-    expect(() => resolveMode("nope" as Mode)).toThrow(TypeError);
+    expect(() => resolveMode("nope" as Mode)).toThrow(InvalidOptionError);
+    expect(resolveMode(undefined, { INVOCACHE_MODE: "once" })).toBe("once");
+  });
+  it("an unknown mode names ours for the VCR, vcrpy and Polly names", () => {
+    const err = (() => {
+      try {
+        resolveMode(undefined, { INVOCACHE_MODE: "new_episodes" });
+      } catch (e) {
+        return e;
+      }
+    })() as InvalidOptionError;
+    expect(err).toBeInstanceOf(InvalidOptionError);
+    expect(err.field).toBe("INVOCACHE_MODE");
+    expect(err.message).toMatch(/must be one of replay, auto, record, passthrough, verify, once/);
+    expect(err.message).toMatch(/"new_episodes".*is "auto"/);
+    expect(() => resolveMode("all" as Mode)).toThrow(/VCR's "all".* is "record"/);
+    expect(() => resolveMode("none" as Mode)).toThrow(/VCR's "none".* is "replay"/);
+    expect(() => resolveMode("fast" as Mode)).toThrow(
+      /once → "once", new_episodes → "auto", none → "replay", all → "record"/,
+    );
   });
   it("bad recorder options are TypeErrors naming the option", () => {
     expect(() => createRecorder({ store: "memory://", namespace: "a:b" })).toThrow(/namespace/);
