@@ -10,3 +10,4 @@ export {
   readMissLog,
 } from "./miss-log.js";
 export { startViewer, type Viewer, type ViewerOptions } from "./server.js";
+export { defaultStampRoot, StampIndex, type StampRef } from "./stamps.js";

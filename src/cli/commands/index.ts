@@ -47,6 +47,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./prune.js")).pruneCommand,
   },
   {
+    name: "rekey",
+    summary: "change recorded manifests (--set/--unset) and move entries to their new identities",
+    load: async () => (await import("./rekey.js")).rekeyCommand,
+  },
+  {
     name: "redact",
     summary: "replace secrets in cassettes by {secret:NAME} placeholders",
     load: async () => (await import("./redact.js")).redactCommand,
