@@ -27,6 +27,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./explain.js")).explainCommand,
   },
   {
+    name: "diff",
+    summary:
+      "where two stored runs diverge: the first differing step, why, and the steps side by side",
+    load: async () => (await import("./diff.js")).diffCommand,
+  },
+  {
     name: "ls",
     summary: "list the entries of a store or a cassette",
     load: async () => (await import("./ls.js")).lsCommand,
