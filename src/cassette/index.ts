@@ -11,6 +11,7 @@ export {
   redactCassette,
 } from "./maintenance.js";
 export { type CassetteSource, parseCassette } from "./parse.js";
+export { rewriteCassette } from "./rewrite.js";
 export {
   type CassetteOptions,
   type CassetteStore,

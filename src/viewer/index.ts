@@ -9,4 +9,12 @@ export {
   missLogPath,
   readMissLog,
 } from "./miss-log.js";
+export {
+  diffRuns,
+  type RunDiff,
+  type RunTrajectory,
+  type StepSide,
+  type StepWhy,
+} from "./run-diff.js";
 export { startViewer, type Viewer, type ViewerOptions } from "./server.js";
+export { defaultStampRoot, StampIndex, type StampRef } from "./stamps.js";

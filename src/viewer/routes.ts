@@ -6,6 +6,7 @@ import type { Catalog } from "./catalog.js";
 import { html, type SafeHtml } from "./escape.js";
 import type { Links } from "./links.js";
 import { readMissLog } from "./miss-log.js";
+import { diffRuns } from "./run-diff.js";
 import type { StampIndex } from "./stamps.js";
 import { cassettesView } from "./views/cassettes.js";
 import { diffView } from "./views/diff.js";
@@ -85,7 +86,13 @@ export async function renderRoute(pathAndQuery: string, ctx: RouteContext): Prom
       status: 200,
       title: "Compare runs",
       on: "overview",
-      body: compareView(links, snap, ra, rb),
+      body: compareView(
+        links,
+        snap,
+        ra,
+        rb,
+        await diffRuns(ra, rb, (key) => ctx.catalog.entry(key)),
+      ),
     };
   }
   if (head === "entry" && rest.length === 1) {

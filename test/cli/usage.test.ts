@@ -18,6 +18,8 @@ const COMMANDS = [
   "stats",
   "prune",
   "redact",
+  "rekey",
+  "diff",
   "stamp",
   "verify",
 ];

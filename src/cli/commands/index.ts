@@ -27,6 +27,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./explain.js")).explainCommand,
   },
   {
+    name: "diff",
+    summary:
+      "where two stored runs diverge: the first differing step, why, and the steps side by side",
+    load: async () => (await import("./diff.js")).diffCommand,
+  },
+  {
     name: "ls",
     summary: "list the entries of a store or a cassette",
     load: async () => (await import("./ls.js")).lsCommand,
@@ -51,6 +57,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     summary:
       "import VCR/vcrpy, Polly.js HAR, nock.back and aimock recordings into a store or cassette",
     load: async () => (await import("./import.js")).importCommand,
+  },
+  {
+    name: "rekey",
+    summary: "change recorded manifests (--set/--unset) and move entries to their new identities",
+    load: async () => (await import("./rekey.js")).rekeyCommand,
   },
   {
     name: "redact",

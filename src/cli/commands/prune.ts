@@ -15,11 +15,13 @@ import { OutputBuffer } from "../output-buffer.js";
 import { progress } from "../progress.js";
 import { type EntryRecord, openSource, SOURCE_OPTIONS, type SourceProblem } from "../source.js";
 import { warnProblems } from "./ls.js";
+import { notServedWindow } from "./prune-not-served.js";
 
 const OPTIONS = {
   ...SOURCE_OPTIONS,
   "older-than": { type: "string" },
   unused: { type: "string" },
+  "not-served-since": { type: "string" },
   "dry-run": { type: "boolean", short: "n" },
 } as const;
 
@@ -30,6 +32,7 @@ const OPTIONS = {
 export const pruneCommand: Command = {
   name: "prune",
   help: `Usage: invocache prune --older-than DURATION [--store URL | --cassette PATH] [--namespace NS] [--dry-run] [--json]
+       invocache prune --not-served-since DURATION [--store URL | --cassette PATH] [--namespace NS] [--dry-run] [--json]
        invocache prune --cassette PATH --unused LIST [--dry-run] [--json]
 
 Remove recorded entries. Run records and values that are not entries stay.
@@ -39,7 +42,12 @@ Remove recorded entries. Run records and values that are not entries stay.
   --unused LIST           a cassette's entries named in LIST (a file, or - for stdin): one
                           store key (default:e:<id>:<n>) or id prefix (8+ hex) per line, as
                           the "not used" report of invocache/vitest prints them ("  - key")
-Both can be given: an entry is removed when it matches either.
+  --not-served-since DURATION
+                          entries no run served (replayed or recorded) in that window, by
+                          the run records of runs with an explicit runId; an entry recorded
+                          within the window is kept, and so is every entry of a namespace
+                          with no run record in it (a store or a cassette)
+Several can be given: an entry is removed when it matches any.
 
 Options:
   --store URL        a store URL (default: sqlite://.invocache/cache.sqlite)
@@ -53,16 +61,22 @@ Options:
 Examples:
   invocache prune --older-than 30d --dry-run
   invocache prune --older-than 12h --store redis://127.0.0.1:6379 --namespace ci
+  invocache prune --not-served-since 30d --store postgres://ci@db/cache --dry-run
   npx vitest run 2> report.txt; grep -- '  - ' report.txt | invocache prune --cassette cassettes/x.yaml --unused -
 `,
   async run(argv, io) {
     const { values } = parseCommandArgs("prune", argv, OPTIONS, { min: 0, max: 0, names: "" });
     const olderThan = values["older-than"];
-    if (olderThan === undefined && values.unused === undefined) {
+    const notServedSince = values["not-served-since"];
+    if (olderThan === undefined && values.unused === undefined && notServedSince === undefined) {
       throw new UsageError(
-        "prune: say what to remove with --older-than DURATION (e.g. 30d) or, for a cassette, --unused LIST; see `invocache prune --help`",
+        "prune: say what to remove with --older-than DURATION (e.g. 30d), --not-served-since DURATION or, for a cassette, --unused LIST; see `invocache prune --help`",
       );
     }
+    const window =
+      notServedSince === undefined
+        ? undefined
+        : await notServedWindow(values, io, notServedSince, Date.now());
     if (values.unused !== undefined && values.cassette === undefined) {
       throw new UsageError(
         "prune: --unused applies to a cassette (--cassette PATH); a store keeps no usage, prune it with --older-than",
@@ -127,7 +141,7 @@ Examples:
               seen++;
               const old =
                 maxAgeMs !== undefined && now - Date.parse(r.entry.meta.recordedAt) > maxAgeMs;
-              if (!old && unused?.(r) !== true) return;
+              if (!old && unused?.(r) !== true && window?.drops(r) !== true) return;
               batch.push(doomedOf(r, dryRun));
               if (inBatches && batch.length >= BATCH) await flush();
             },
@@ -146,6 +160,7 @@ Examples:
         await flush();
       }
       if (!values.json) warnProblems(io, problems, problemCount);
+      if (!values.json) window?.warn();
       await report.end(seen - removedCount);
       return EXIT.ok;
     } finally {

@@ -10,6 +10,7 @@ import type { CatalogSnapshot, EntrySummary, RunRecord } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { lineageOf } from "../lineage.js";
 import { type Links, paths } from "../links.js";
+import type { RunDiff } from "../run-diff.js";
 import { formatMs, oneLine, short, verdictBadge, when } from "./common.js";
 
 function entryKeyOf(namespace: string, id: string, occurrence: number): string {
@@ -148,17 +149,19 @@ export function compareView(
   snap: CatalogSnapshot,
   a: RunRecord,
   b: RunRecord,
+  diff: RunDiff,
 ): SafeHtml {
   const sa = steps(a, snap);
   const sb = steps(b, snap);
   const n = Math.max(sa.length, sb.length);
-  let first = -1;
-  for (let i = 0; i < n; i++) {
-    if (sa[i]?.id !== sb[i]?.id || sa[i]?.occurrence !== sb[i]?.occurrence) {
-      first = i;
-      break;
-    }
-  }
+  // The divergence is decided by diffRuns, the function `invocache diff` prints.
+  const first = diff.divergedAt === null ? -1 : diff.divergedAt - 1;
+  const why =
+    diff.why.length > 0
+      ? html`<ul id="compare-why">${diff.why.map((w) => html`<li><b>${w.field}</b>: ${w.summary}</li>`)}</ul>`
+      : diff.note === null
+        ? ""
+        : html`<p class="reason">${diff.note}</p>`;
   const cell = (s: Step | undefined) =>
     s === undefined
       ? html`<td colspan="3" class="reason">(no step)</td>`
@@ -170,7 +173,7 @@ export function compareView(
     first === -1
       ? html`<span class="same">= Same trajectory</span>: every step has the same identity and occurrence.`
       : html`<span class="differs">≠ The runs diverge at step ${first + 1}</span>${sa[first] && sb[first] ? html` · <a href="${links.to(paths.diff(sa[first]!.key, sb[first]!.key))}">diff the two calls</a>` : ""}`
-  }</div>
+  }${why}</div>
 <table id="compare"><thead><tr><th class="num">step</th><th>role</th><th>id · attempt</th><th>verdict</th><th>role</th><th>id · attempt</th><th>verdict</th></tr></thead><tbody>${Array.from(
     { length: n },
     (_, i) =>

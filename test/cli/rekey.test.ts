@@ -1,0 +1,313 @@
+/**
+ * `invocache rekey`, run in process against real recordings: a YAML
+ * cassette recorded through the real openai SDK and createFetch (then
+ * replayed against a loopback provider), and SQLite, Redis and PostgreSQL
+ * stores written by the recorder.
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createFetch } from "../../src/adapters/index.js";
+import { cassetteStore } from "../../src/cassette/index.js";
+import { runCli } from "../../src/cli/run.js";
+import { createRecorder, invocationIdentity, stampArtifact } from "../../src/index.js";
+import type { JsonValue } from "../../src/json/index.js";
+import { type Entry, entryKey, openStore, type Store } from "../../src/store/index.js";
+import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
+import { usePostgresServer, useRedisServer } from "../helpers/servers.js";
+import { tempDir } from "../helpers/tmp.js";
+import { fakeIo } from "./in-process.js";
+
+interface RekeyJson {
+  dryRun: boolean;
+  matched: number;
+  unchanged: number;
+  moved: Array<{ key: string; toKey: string; id: string; toId: string }>;
+  retired: Array<{ key: string; toKey: string }>;
+  replaced: Array<{ key: string }>;
+  conflicts: Array<{ key: string; keys: string[]; kept?: string }>;
+  stamps: Array<{ artifact: string; id: string; toId: string }>;
+}
+
+async function rekey(cwd: string, args: string[]) {
+  const io = fakeIo(cwd);
+  const code = await runCli(["rekey", ...args], io);
+  return { code, stdout: io.stdout(), stderr: io.stderr() };
+}
+
+async function rekeyJson(cwd: string, args: string[]): Promise<RekeyJson> {
+  const r = await rekey(cwd, [...args, "--json"]);
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as RekeyJson;
+}
+
+describe("rekey --cassette: a recording made before the SDK sent a new body field", () => {
+  let provider: FakeProvider;
+  beforeAll(async () => {
+    provider = await startFakeProvider();
+  });
+  afterAll(async () => {
+    await provider.close();
+  });
+
+  function client(file: string, mode: "record" | "replay") {
+    const recorder = createRecorder({ store: cassetteStore(file), mode });
+    const openai = new OpenAI({
+      apiKey: "sk-test-not-a-secret",
+      baseURL: `${provider.url}/v1`,
+      fetch: createFetch({ recorder }),
+      maxRetries: 0,
+    });
+    return { recorder, openai };
+  }
+  const messages = [{ role: "user" as const, content: "Plan the build" }];
+
+  it("misses with the field, re-keys (dry run first), then hits with 0 upstream calls", async () => {
+    const cwd = tempDir("rekey-sdk");
+    const file = join(cwd, "planner.yaml");
+    const rec = client(file, "record");
+    const live = await rec.openai.chat.completions.create({ model: "gpt-fake", messages });
+    await rec.recorder.close();
+    expect(provider.calls).toBe(1);
+
+    // The SDK now sends parallel_tool_calls by default: the recording misses.
+    const before = client(file, "replay");
+    await expect(
+      before.openai.chat.completions.create({
+        model: "gpt-fake",
+        messages,
+        parallel_tool_calls: true,
+      }),
+    ).rejects.toThrow();
+    await before.recorder.close();
+
+    const bytes = readFileSync(file);
+    const dry = await rekeyJson(cwd, [
+      "--cassette",
+      file,
+      "--set",
+      "params.parallel_tool_calls=true",
+      "--dry-run",
+    ]);
+    expect(dry).toMatchObject({ dryRun: true, matched: 1, unchanged: 0 });
+    expect(dry.moved).toHaveLength(1);
+    expect(readFileSync(file)).toStrictEqual(bytes);
+
+    const done = await rekeyJson(cwd, [
+      "--cassette",
+      file,
+      "--set",
+      "params.parallel_tool_calls=true",
+    ]);
+    expect(done.moved.map((m) => m.toId)).toStrictEqual(dry.moved.map((m) => m.toId));
+
+    const after = client(file, "replay");
+    const replayed = await after.openai.chat.completions.create({
+      model: "gpt-fake",
+      messages,
+      parallel_tool_calls: true,
+    });
+    await after.recorder.close();
+    expect(replayed.choices[0]?.message.content).toBe(live.choices[0]?.message.content);
+    expect(provider.calls).toBe(1);
+    // Run again: nothing left to change.
+    const again = await rekeyJson(cwd, [
+      "--cassette",
+      file,
+      "--set",
+      "params.parallel_tool_calls=true",
+    ]);
+    expect(again).toMatchObject({ matched: 1, unchanged: 1, moved: [] });
+  });
+});
+
+const NOW = Date.now();
+const iso = (daysAgo: number) => new Date(NOW - daysAgo * 86_400_000).toISOString();
+
+/** Record through the recorder: each request answered "answer of <prompt>". */
+async function record(store: Store, namespace: string, reqs: Array<Record<string, unknown>>) {
+  const recorder = createRecorder({ store, namespace, mode: "record" });
+  for (const req of reqs) {
+    await recorder.call(req as never, async () => ({ text: `answer of ${String(req.prompt)}` }));
+  }
+  await recorder.close();
+}
+
+async function entries(store: Store, namespace: string): Promise<Map<string, Entry>> {
+  const out = new Map<string, Entry>();
+  for await (const [key, value] of store.list(`${namespace}:e:`)) out.set(key, value as never);
+  return out;
+}
+
+function storeSuite(name: string, url: () => string, skip = false) {
+  describe.skipIf(skip)(`rekey --store ${name}`, () => {
+    const cwd = tempDir(`rekey-${name}`);
+
+    async function withStore<T>(f: (s: Store) => Promise<T>): Promise<T> {
+      const store = openStore(url());
+      try {
+        return await f(store);
+      } finally {
+        await store.close();
+      }
+    }
+
+    it("moves exactly the --where entries; the re-keyed request hits, the others are untouched", async () => {
+      const ns = `w${randomBytes(4).toString("hex")}`;
+      const planner = { role: "planner", model: "gpt-5", prompt: "Plan it" };
+      const builder = { role: "builder", model: "gpt-5", prompt: "Build it" };
+      await withStore((s) => record(s, ns, [planner, builder]));
+      const report = await rekeyJson(cwd, [
+        "--store",
+        url(),
+        "--namespace",
+        ns,
+        "--set",
+        "params.parallel_tool_calls=true",
+        "--where",
+        "role=planner",
+      ]);
+      const newId = invocationIdentity({ ...planner, params: { parallel_tool_calls: true } });
+      expect(report.moved.map((m) => m.toKey)).toStrictEqual([entryKey(ns, newId, 0)]);
+      const keys = await withStore(async (s) => [...(await entries(s, ns)).keys()].sort());
+      expect(keys).toStrictEqual(
+        [entryKey(ns, newId, 0), entryKey(ns, invocationIdentity(builder), 0)].sort(),
+      );
+      // The request with the new field now replays the recorded answer.
+      const answer = await withStore(async (s) => {
+        const recorder = createRecorder({ store: s, namespace: ns, mode: "replay" });
+        const a = await recorder.call(
+          { ...planner, params: { parallel_tool_calls: true } },
+          async () => {
+            throw new Error("no upstream in replay");
+          },
+        );
+        await recorder.close();
+        return a;
+      });
+      expect(answer).toStrictEqual({ text: "answer of Plan it" });
+    });
+
+    it("refuses a conflict naming both entries and changes nothing; --prefer newest keeps the newer", async () => {
+      const ns = `c${randomBytes(4).toString("hex")}`;
+      const plain = { role: "r", model: "m", prompt: "same" };
+      const seeded = { ...plain, params: { seed: 7 } };
+      await withStore((s) => record(s, ns, [plain, seeded]));
+      // Make the seeded one the newer recording.
+      const seededKey = entryKey(ns, invocationIdentity(seeded), 0);
+      const plainKey = entryKey(ns, invocationIdentity(plain), 0);
+      await withStore(async (s) => {
+        const p = (await s.get(plainKey)) as unknown as Entry;
+        await s.set(plainKey, { ...p, meta: { ...p.meta, recordedAt: iso(3) } } as never);
+      });
+      const before = await withStore((s) => entries(s, ns));
+      const refused = await rekey(cwd, [
+        "--store",
+        url(),
+        "--namespace",
+        ns,
+        "--unset",
+        "params.seed",
+      ]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(seededKey);
+      expect(refused.stderr).toContain(plainKey);
+      expect(refused.stderr).toContain("--prefer");
+      expect(await withStore((s) => entries(s, ns))).toStrictEqual(before);
+
+      const report = await rekeyJson(cwd, [
+        "--store",
+        url(),
+        "--namespace",
+        ns,
+        "--unset",
+        "params.seed",
+        "--prefer",
+        "newest",
+      ]);
+      expect(report.conflicts).toStrictEqual([
+        { key: plainKey, keys: [plainKey, seededKey], kept: seededKey },
+      ]);
+      expect(report.replaced.map((r) => r.key)).toStrictEqual([plainKey]);
+      const after = await withStore((s) => entries(s, ns));
+      expect([...after.keys()]).toStrictEqual([plainKey]);
+      expect(after.get(plainKey)?.response).toStrictEqual({ text: "answer of same" });
+      expect(after.get(plainKey)?.meta.recordedAt).toBe(before.get(seededKey)?.meta.recordedAt);
+    });
+
+    it("finishes a re-key a crash interrupted between its writes and its deletes", async () => {
+      const ns = `k${randomBytes(4).toString("hex")}`;
+      const req = { role: "r", model: "m", prompt: "crash" };
+      await withStore((s) => record(s, ns, [req]));
+      const oldKey = entryKey(ns, invocationIdentity(req), 0);
+      const newId = invocationIdentity({ ...req, params: { n: 1 } });
+      const newKey = entryKey(ns, newId, 0);
+      // What the crashed run left: the new copy written, the old key not deleted yet.
+      await withStore(async (s) => {
+        const e = (await s.get(oldKey)) as unknown as Entry;
+        const manifest = { ...e.manifest, params: { n: 1 } };
+        await s.set(newKey, { ...e, id: newId, manifest } as unknown as JsonValue);
+      });
+      const report = await rekeyJson(cwd, [
+        "--store",
+        url(),
+        "--namespace",
+        ns,
+        "--set",
+        "params.n=1",
+      ]);
+      expect(report.conflicts).toStrictEqual([]);
+      expect(report.retired.map((r) => r.key)).toStrictEqual([oldKey]);
+      expect([...(await withStore((s) => entries(s, ns))).keys()]).toStrictEqual([newKey]);
+    });
+  });
+}
+
+const sqliteDir = tempDir("rekey-sqlite");
+storeSuite("sqlite", () => `sqlite://${join(sqliteDir, "cache.sqlite")}`);
+const redis = useRedisServer();
+storeSuite("redis", () => redis.url(), redis.skip);
+const postgres = usePostgresServer();
+storeSuite("postgres", () => postgres.url(), postgres.skip);
+
+describe("rekey: stamps and usage errors", () => {
+  it("reports a provenance stamp that names a re-keyed identity", async () => {
+    const cwd = tempDir("rekey-stamps");
+    const file = join(cwd, "c.yaml");
+    const store = cassetteStore(file);
+    const recorder = createRecorder({ store, mode: "record" });
+    await recorder.call({ role: "planner", model: "m", prompt: "stamp me" }, async () => ({
+      text: "plan",
+    }));
+    const last = recorder.last!;
+    await recorder.close();
+    writeFileSync(join(cwd, "plan.md"), "plan");
+    await stampArtifact(join(cwd, "plan.md"), {
+      id: last.id,
+      manifest: last.manifest,
+      occurrence: 0,
+      replayed: false,
+    });
+    const report = await rekeyJson(cwd, ["--cassette", file, "--set", 'model="m2"', "--dry-run"]);
+    expect(report.stamps).toStrictEqual([
+      { artifact: "plan.md", line: 1, id: last.id, toId: report.moved[0]!.toId },
+    ]);
+    const text = await rekey(cwd, ["--cassette", file, "--set", 'model="m2"']);
+    expect(text.stdout).toContain("plan.md (line 1)");
+    expect(text.stdout).toContain("invocache stamp");
+  });
+
+  it("names the option of a bad change", async () => {
+    const cwd = tempDir("rekey-usage");
+    expect((await rekey(cwd, [])).code).toBe(2);
+    const bad = await rekey(cwd, ["--set", "params.x=not json"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--set params.x");
+    const attempt = await rekey(cwd, ["--set", "attempt=1"]);
+    expect(attempt.code).toBe(2);
+    const where = await rekey(cwd, ["--set", "params.x=1", "--where", "colour=red"]);
+    expect(where.stderr).toContain("--where");
+  });
+});
