@@ -16,6 +16,9 @@ export function guardStore(store: Store, dryRun: boolean): Store {
     written.has(key) ? written.get(key) : store.get(key);
   return {
     url: store.url,
+    // The destination's replay defaults (a cassette's secret options…) are
+    // the recorder's, as for any recording into it.
+    ...(store.policy === undefined ? {} : { policy: store.policy }),
     get,
     async set(key, value, options) {
       if ((await get(key)) !== undefined) {

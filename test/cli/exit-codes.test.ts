@@ -74,6 +74,9 @@ const CASES: Array<{ args: string[]; code: number; why: string }> = [
     why: "missing input",
   },
   { args: ["redact", "missing.yaml"], code: 2, why: "missing input" },
+  { args: ["import", "missing.yaml", "--cassette", "x.yaml"], code: 2, why: "missing input" },
+  { args: ["import", "a.json", "--cassette", "x.yaml"], code: 2, why: "format not told" },
+  { args: ["import", "a.json"], code: 2, why: "no destination" },
   {
     args: ["stamp", "a.json", "--id", "deadbeef00", "--cassette", "missing.yaml"],
     code: 2,

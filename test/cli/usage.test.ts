@@ -17,6 +17,7 @@ const COMMANDS = [
   "show",
   "stats",
   "prune",
+  "import",
   "redact",
   "rekey",
   "diff",

@@ -33,4 +33,11 @@ describe("guardStore", () => {
     await expect(guarded.set("ns:e:abc:0", { v: 2 })).rejects.toThrow(/already holds/);
     await store.close();
   });
+
+  it("keeps the destination's policy, so a cassette's secret options apply to an import", () => {
+    const memory = openStore("memory://");
+    const policy = { maxAge: "30d", secrets: {} };
+    const store = Object.assign(Object.create(memory) as typeof memory, { policy });
+    expect(guardStore(store, false).policy).toBe(policy);
+  });
 });

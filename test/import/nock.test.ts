@@ -5,7 +5,10 @@
  * upstream call.
  */
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
@@ -94,5 +97,67 @@ describe("import from nock.back fixtures", () => {
     expect(await calls(provider.url, fetch)).toEqual(live);
     expect(upstreamCalls()).toBe(0);
     expect(recorder.stats).toMatchObject({ hits: 4, misses: 0 });
+  });
+
+  it("imports a gzip-encoded answer nock kept as hex chunks, decoded exactly", async () => {
+    sandbox = importSandbox("nock-gzip");
+    const answer = {
+      id: "chatcmpl-gz",
+      object: "chat.completion",
+      model: "gpt-fake",
+      choices: [
+        { index: 0, message: { role: "assistant", content: "zipped" }, finish_reason: "stop" },
+      ],
+    };
+    // A provider that compresses, as the real ones do.
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
+        res.end(gzipSync(JSON.stringify(answer)));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const nock = (await import("nock")).default;
+    nock.back.fixtures = sandbox.dir;
+    nock.back.setMode("record");
+    const { nockDone } = await nock.back("gzip.json");
+    let live: unknown;
+    try {
+      const openai = new OpenAI({
+        apiKey: KEY,
+        baseURL: `${base}/v1`,
+        fetch: (input, init) => globalThis.fetch(input, init),
+        maxRetries: 0,
+      });
+      live = await openai.chat.completions.create({
+        model: "gpt-fake",
+        messages: [{ role: "user", content: "zip it" }],
+      });
+      for (let i = 0; i < 1000 && nock.recorder.play().length < 1; i++) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    } finally {
+      nockDone();
+      nock.restore();
+      nock.cleanAll();
+      nock.enableNetConnect();
+      await new Promise((r) => server.close(r));
+    }
+    const fixture = join(sandbox.dir, "gzip.json");
+    const recorded = JSON.parse(readFileSync(fixture, "utf8"));
+    expect(Array.isArray(recorded[0].response)).toBe(true); // nock's hex chunks of the gzip bytes
+
+    const report = await sandbox.importInto([fixture]);
+    expect(report.counts).toEqual({ imported: 1, exists: 0, skipped: 0, failed: 0 });
+    const { fetch, upstreamCalls } = sandbox.replayFetch();
+    const openai = new OpenAI({ apiKey: KEY, baseURL: `${base}/v1`, fetch, maxRetries: 0 });
+    const again = await openai.chat.completions.create({
+      model: "gpt-fake",
+      messages: [{ role: "user", content: "zip it" }],
+    });
+    expect(again).toEqual(live);
+    expect(upstreamCalls()).toBe(0);
   });
 });
