@@ -10,9 +10,15 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFetch } from "../../src/adapters/index.js";
-import { cassetteStore } from "../../src/cassette/index.js";
+import { cassetteStore, readCassette, rewriteCassette } from "../../src/cassette/index.js";
+import { TABLE_HISTORY } from "../../src/cli/rekey/table-history.js";
 import { runCli } from "../../src/cli/run.js";
-import { createRecorder, invocationIdentity, stampArtifact } from "../../src/index.js";
+import {
+  createRecorder,
+  invocationIdentity,
+  NORMALIZATION_VERSION,
+  stampArtifact,
+} from "../../src/index.js";
 import type { JsonValue } from "../../src/json/index.js";
 import { type Entry, entryKey, openStore, type Store } from "../../src/store/index.js";
 import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
@@ -29,6 +35,8 @@ interface RekeyJson {
   replaced: Array<{ key: string }>;
   conflicts: Array<{ key: string; keys: string[]; kept?: string }>;
   stamps: Array<{ artifact: string; id: string; toId: string }>;
+  renormalized: number;
+  reRecord: Array<{ key: string; why: string }>;
 }
 
 async function rekey(cwd: string, args: string[]) {
@@ -309,5 +317,67 @@ describe("rekey: stamps and usage errors", () => {
     expect(attempt.code).toBe(2);
     const where = await rekey(cwd, ["--set", "params.x=1", "--where", "colour=red"]);
     expect(where.stderr).toContain("--where");
+  });
+});
+
+describe("rekey --renormalize: a cassette recorded under normalization table 1", () => {
+  it("marks the entries that hold under the current table, lists exactly those that need their raw prompt", async () => {
+    const cwd = tempDir("rekey-renormalize");
+    const file = join(cwd, "old.yaml");
+    const reqs = {
+      plain: { role: "planner", model: "m", prompt: "Plan the app" },
+      uuid: {
+        role: "planner",
+        model: "m",
+        prompt: "Resume session 3F2504E0-4F89-11D3-9A0C-0305E82C3301",
+      },
+      fenced: { role: "builder", model: "m", prompt: "Fix this:\n```ts\nconst a =  1;\n```" },
+      current: { role: "reviewer", model: "m", prompt: "Review it" },
+    };
+    const recorder = createRecorder({ store: cassetteStore(file), mode: "record" });
+    for (const req of Object.values(reqs)) {
+      await recorder.call(req, async () => ({ text: `answer of ${req.role}` }));
+    }
+    await recorder.close();
+    const key = (name: keyof typeof reqs) => entryKey("default", invocationIdentity(reqs[name]), 0);
+    // What table 1 wrote for these prompts: the same manifests, stamped table 1.
+    await rewriteCassette(file, (items) =>
+      items.map((item) => {
+        if (item.key === key("current")) return item;
+        const e = item.value as unknown as Entry;
+        return { ...item, value: { ...e, meta: { ...e.meta, normalization: 1 } } as never };
+      }),
+    );
+    const bytes = readFileSync(file);
+    const dry = await rekeyJson(cwd, ["--cassette", file, "--renormalize", "--dry-run"]);
+    expect(readFileSync(file)).toStrictEqual(bytes);
+    const report = await rekeyJson(cwd, ["--cassette", file, "--renormalize"]);
+    for (const r of [dry, report]) {
+      expect(r.reRecord.map((x) => x.key).sort()).toStrictEqual(
+        [key("uuid"), key("fenced")].sort(),
+      );
+      expect(r.reRecord.find((x) => x.key === key("uuid"))?.why).toContain("{uuid}");
+      expect(r).toMatchObject({ matched: 4, renormalized: 1, unchanged: 1, moved: [] });
+    }
+    const after = new Map(
+      (await readCassette(file)).map((i) => [i.key, i.value as unknown as Entry]),
+    );
+    expect([...after.keys()].sort()).toStrictEqual(
+      Object.keys(reqs)
+        .map((n) => key(n as never))
+        .sort(),
+    );
+    expect(after.get(key("plain"))?.meta.normalization).toBe(NORMALIZATION_VERSION);
+    expect(after.get(key("uuid"))?.meta.normalization).toBe(1);
+    expect(after.get(key("fenced"))?.meta.normalization).toBe(1);
+    // Run again: the marked entry is current now; the re-record list stays.
+    const again = await rekeyJson(cwd, ["--cassette", file, "--renormalize"]);
+    expect(again).toMatchObject({ renormalized: 0, unchanged: 2 });
+    expect(again.reRecord).toHaveLength(2);
+  });
+
+  it("knows what every table after the first changed", () => {
+    for (let v = 2; v <= NORMALIZATION_VERSION; v++)
+      expect(TABLE_HISTORY[v], `table ${v}`).toBeDefined();
   });
 });
