@@ -37,6 +37,7 @@ interface RekeyJson {
   stamps: Array<{ artifact: string; id: string; toId: string }>;
   renormalized: number;
   reRecord: Array<{ key: string; why: string }>;
+  relinked: number;
 }
 
 async function rekey(cwd: string, args: string[]) {
@@ -379,5 +380,76 @@ describe("rekey --renormalize: a cassette recorded under normalization table 1",
   it("knows what every table after the first changed", () => {
     for (let v = 2; v <= NORMALIZATION_VERSION; v++)
       expect(TABLE_HISTORY[v], `table ${v}`).toBeDefined();
+  });
+});
+
+describe("rekey --cassette FOLDER", () => {
+  it("--where cassette=FILE rewrites that file only; the other keeps its bytes", async () => {
+    const cwd = tempDir("rekey-folder");
+    const dir = join(cwd, "cassettes");
+    const req = { role: "planner", model: "m", prompt: "Plan the folder" };
+    for (const name of ["a.yaml", "sub/b.yaml"]) {
+      const recorder = createRecorder({ store: cassetteStore(join(dir, name)), mode: "record" });
+      await recorder.call(req, async () => ({ text: `answer in ${name}` }));
+      await recorder.close();
+    }
+    const untouched = readFileSync(join(dir, "a.yaml"));
+    const report = await rekeyJson(cwd, [
+      "--cassette",
+      dir,
+      "--set",
+      "params.n=1",
+      "--where",
+      "cassette=sub/b.yaml",
+    ]);
+    const newId = invocationIdentity({ ...req, params: { n: 1 } });
+    expect(report.moved).toStrictEqual([
+      {
+        key: entryKey("default", invocationIdentity(req), 0),
+        toKey: entryKey("default", newId, 0),
+        id: invocationIdentity(req),
+        toId: newId,
+        cassette: "sub/b.yaml",
+      },
+    ]);
+    expect(readFileSync(join(dir, "a.yaml"))).toStrictEqual(untouched);
+    const b = await readCassette(join(dir, "sub/b.yaml"));
+    expect(b.map((i) => i.key)).toStrictEqual([entryKey("default", newId, 0)]);
+    expect((b[0]?.value as unknown as Entry).response).toStrictEqual({
+      text: "answer in sub/b.yaml",
+    });
+  });
+});
+
+describe("rekey and retries", () => {
+  it("a retry that stays names its parent's new id", async () => {
+    const cwd = tempDir("rekey-lineage");
+    const file = join(cwd, "retry.yaml");
+    const recorder = createRecorder({ store: cassetteStore(file), mode: "record" });
+    const step = { role: "builder", model: "m", prompt: "Build it", task: "T-1" };
+    await recorder.run(async () => {
+      await recorder.call({ ...step, params: { x: 1 } }, async () => ({ text: "first" }), {
+        attempt: 0,
+      });
+      await recorder.verdict(recorder.last!.id, "rejected");
+      await recorder.call(step, async () => ({ text: "second" }), { attempt: 1 });
+    });
+    await recorder.close();
+    const parentId = invocationIdentity({ ...step, params: { x: 1 } }, { attempt: 0 });
+    const retryKey = entryKey("default", invocationIdentity(step, { attempt: 1 }), 0);
+    const before = new Map(
+      (await readCassette(file)).map((i) => [i.key, i.value as unknown as Entry]),
+    );
+    expect(before.get(retryKey)?.meta.parent).toBe(parentId);
+
+    const report = await rekeyJson(cwd, ["--cassette", file, "--unset", "params.x"]);
+    const newParent = invocationIdentity(step, { attempt: 0 });
+    expect(report.moved.map((m) => m.toId)).toStrictEqual([newParent]);
+    expect(report).toMatchObject({ relinked: 1 });
+    const after = new Map(
+      (await readCassette(file)).map((i) => [i.key, i.value as unknown as Entry]),
+    );
+    expect(after.get(retryKey)?.meta.parent).toBe(newParent);
+    expect(after.get(retryKey)?.response).toStrictEqual({ text: "second" });
   });
 });

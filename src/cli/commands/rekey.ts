@@ -66,6 +66,8 @@ export interface RekeyReport {
   renormalized: number;
   /** `--renormalize`: entries that would need their raw prompt; left as they are. */
   reRecord: RekeyPlan["reRecord"];
+  /** Retries that stay under their key whose `meta.parent` now names the parent's new id. */
+  relinked: number;
 }
 
 /**
@@ -104,7 +106,7 @@ Options:
   -n, --dry-run      show what would change; change nothing
   --json             {"source", "dryRun", "matched", "unchanged", "moved", "retired",
                      "replaced", "conflicts", "stamps", "changedMeanwhile", "renormalized",
-                     "reRecord"}
+                     "reRecord", "relinked"}
   -h, --help         this help
 
 Examples:
@@ -237,6 +239,7 @@ function reportOf(
     changedMeanwhile: writes.changedMeanwhile,
     renormalized: plan.renormalized,
     reRecord: plan.reRecord,
+    relinked: plan.relinked,
   };
 }
 
@@ -256,6 +259,11 @@ function printReport(io: Io, r: RekeyReport, stampRoot: string, from: string): v
   if (r.renormalized > 0) {
     io.out(
       `${plural(r.renormalized, "entry holds", "entries hold")} under the current normalization table as recorded (same identity; meta.normalization ${r.dryRun ? "would be" : "was"} updated).\n`,
+    );
+  }
+  if (r.relinked > 0) {
+    io.out(
+      `${plural(r.relinked, "retry names", "retries name")} a moved parent: meta.parent ${r.dryRun ? "would be" : "was"} updated in place.\n`,
     );
   }
   if (r.reRecord.length > 0) {

@@ -56,6 +56,8 @@ export interface RekeyPlan {
   reRecord: Array<{ key: string; cassette?: string; why: string }>;
   /** Under `--renormalize`: entries whose `meta.normalization` moves to the current table. */
   renormalized: number;
+  /** Entries that stay under their key, rewritten because their `meta.parent` moved. */
+  relinked: number;
 }
 
 /** What `--prefer` keeps of entries that meet under one key. */
@@ -84,6 +86,7 @@ export function planRekey(
     conflicts: [],
     reRecord: [],
     renormalized: 0,
+    relinked: 0,
   };
   const place = (cassette: string | undefined, key: string) => `${cassette ?? ""}\0${key}`;
   const moving: Move[] = [];
@@ -130,6 +133,17 @@ export function planRekey(
     const parent = m.value.meta.parent;
     const to = parent === undefined ? undefined : renamed.get(parent);
     if (to !== undefined) m.value = { ...m.value, meta: { ...m.value.meta, parent: to } };
+  }
+  // An entry that stays (not picked, or unchanged) whose parent moved is
+  // rewritten in place, so the retry still names its parent.
+  const moved = new Set(moving.map((m) => place(m.from.cassette, m.from.key)));
+  for (const r of records) {
+    const parent = r.entry.meta.parent;
+    const to = parent === undefined ? undefined : renamed.get(parent);
+    if (to === undefined || moved.has(place(r.cassette, r.key))) continue;
+    const value = { ...r.entry, meta: { ...r.entry.meta, parent: to } };
+    moving.push({ from: r, digest: valueDigest(r.value), toId: r.id, toKey: r.key, value });
+    plan.relinked++;
   }
   const leaving = new Set(moving.map((m) => place(m.from.cassette, m.from.key)));
   const staying = new Map<string, EntryRecord>();
