@@ -282,9 +282,17 @@ function printReport(io: Io, r: RekeyReport, stampRoot: string, from: string): v
     io.out(
       `\n${plural(r.stamps.length, "provenance stamp", "provenance stamps")} under ${stampRoot} name a re-keyed identity. They still verify against their artifacts (a stamp records what produced the artifact then); to tie an artifact to the entry as it is now, stamp it again (a new line, the old one stays as history):\n`,
     );
+    // One command per artifact and new id, however many of its lines name the old one.
+    const byArtifact = new Map<string, MovedStamp[]>();
     for (const st of r.stamps) {
+      const k = `${st.artifact}\0${st.toId}`;
+      byArtifact.set(k, [...(byArtifact.get(k) ?? []), st]);
+    }
+    for (const group of byArtifact.values()) {
+      const st = group[0]!;
+      const lines = group.map((g) => g.line).join(", ");
       io.out(
-        `  ${st.artifact} (line ${st.line}): ${shortId(st.id)} → ${shortId(st.toId)}   invocache stamp ${shellQuote(resolve(stampRoot, st.artifact))} --id ${shortId(st.toId)}${from === "" ? "" : ` ${from}`}\n`,
+        `  ${st.artifact} (line${group.length === 1 ? "" : "s"} ${lines}): ${shortId(st.id)} → ${shortId(st.toId)}   invocache stamp ${shellQuote(resolve(stampRoot, st.artifact))} --id ${shortId(st.toId)}${from === "" ? "" : ` ${from}`}\n`,
       );
     }
   }
