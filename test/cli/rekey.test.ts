@@ -415,7 +415,7 @@ describe("rekey --cassette FOLDER", () => {
     expect(readFileSync(join(dir, "a.yaml"))).toStrictEqual(untouched);
     const b = await readCassette(join(dir, "sub/b.yaml"));
     expect(b.map((i) => i.key)).toStrictEqual([entryKey("default", newId, 0)]);
-    expect((b[0]?.value as unknown as Entry).response).toStrictEqual({
+    expect((b[0]!.value as unknown as Entry).response).toStrictEqual({
       text: "answer in sub/b.yaml",
     });
   });
