@@ -10,9 +10,15 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createFetch } from "../../src/adapters/index.js";
-import { cassetteStore } from "../../src/cassette/index.js";
+import { cassetteStore, readCassette, rewriteCassette } from "../../src/cassette/index.js";
+import { TABLE_HISTORY } from "../../src/cli/rekey/table-history.js";
 import { runCli } from "../../src/cli/run.js";
-import { createRecorder, invocationIdentity, stampArtifact } from "../../src/index.js";
+import {
+  createRecorder,
+  invocationIdentity,
+  NORMALIZATION_VERSION,
+  stampArtifact,
+} from "../../src/index.js";
 import type { JsonValue } from "../../src/json/index.js";
 import { type Entry, entryKey, openStore, type Store } from "../../src/store/index.js";
 import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
@@ -29,6 +35,9 @@ interface RekeyJson {
   replaced: Array<{ key: string }>;
   conflicts: Array<{ key: string; keys: string[]; kept?: string }>;
   stamps: Array<{ artifact: string; id: string; toId: string }>;
+  renormalized: number;
+  reRecord: Array<{ key: string; why: string }>;
+  relinked: number;
 }
 
 async function rekey(cwd: string, args: string[]) {
@@ -309,5 +318,138 @@ describe("rekey: stamps and usage errors", () => {
     expect(attempt.code).toBe(2);
     const where = await rekey(cwd, ["--set", "params.x=1", "--where", "colour=red"]);
     expect(where.stderr).toContain("--where");
+  });
+});
+
+describe("rekey --renormalize: a cassette recorded under normalization table 1", () => {
+  it("marks the entries that hold under the current table, lists exactly those that need their raw prompt", async () => {
+    const cwd = tempDir("rekey-renormalize");
+    const file = join(cwd, "old.yaml");
+    const reqs = {
+      plain: { role: "planner", model: "m", prompt: "Plan the app" },
+      uuid: {
+        role: "planner",
+        model: "m",
+        prompt: "Resume session 3F2504E0-4F89-11D3-9A0C-0305E82C3301",
+      },
+      fenced: { role: "builder", model: "m", prompt: "Fix this:\n```ts\nconst a =  1;\n```" },
+      current: { role: "reviewer", model: "m", prompt: "Review it" },
+    };
+    const recorder = createRecorder({ store: cassetteStore(file), mode: "record" });
+    for (const req of Object.values(reqs)) {
+      await recorder.call(req, async () => ({ text: `answer of ${req.role}` }));
+    }
+    await recorder.close();
+    const key = (name: keyof typeof reqs) => entryKey("default", invocationIdentity(reqs[name]), 0);
+    // What table 1 wrote for these prompts: the same manifests, stamped table 1.
+    await rewriteCassette(file, (items) =>
+      items.map((item) => {
+        if (item.key === key("current")) return item;
+        const e = item.value as unknown as Entry;
+        return { ...item, value: { ...e, meta: { ...e.meta, normalization: 1 } } as never };
+      }),
+    );
+    const bytes = readFileSync(file);
+    const dry = await rekeyJson(cwd, ["--cassette", file, "--renormalize", "--dry-run"]);
+    expect(readFileSync(file)).toStrictEqual(bytes);
+    const report = await rekeyJson(cwd, ["--cassette", file, "--renormalize"]);
+    for (const r of [dry, report]) {
+      expect(r.reRecord.map((x) => x.key).sort()).toStrictEqual(
+        [key("uuid"), key("fenced")].sort(),
+      );
+      expect(r.reRecord.find((x) => x.key === key("uuid"))?.why).toContain("{uuid}");
+      expect(r).toMatchObject({ matched: 4, renormalized: 1, unchanged: 1, moved: [] });
+    }
+    const after = new Map(
+      (await readCassette(file)).map((i) => [i.key, i.value as unknown as Entry]),
+    );
+    expect([...after.keys()].sort()).toStrictEqual(
+      Object.keys(reqs)
+        .map((n) => key(n as never))
+        .sort(),
+    );
+    expect(after.get(key("plain"))?.meta.normalization).toBe(NORMALIZATION_VERSION);
+    expect(after.get(key("uuid"))?.meta.normalization).toBe(1);
+    expect(after.get(key("fenced"))?.meta.normalization).toBe(1);
+    // Run again: the marked entry is current now; the re-record list stays.
+    const again = await rekeyJson(cwd, ["--cassette", file, "--renormalize"]);
+    expect(again).toMatchObject({ renormalized: 0, unchanged: 2 });
+    expect(again.reRecord).toHaveLength(2);
+  });
+
+  it("knows what every table after the first changed", () => {
+    for (let v = 2; v <= NORMALIZATION_VERSION; v++)
+      expect(TABLE_HISTORY[v], `table ${v}`).toBeDefined();
+  });
+});
+
+describe("rekey --cassette FOLDER", () => {
+  it("--where cassette=FILE rewrites that file only; the other keeps its bytes", async () => {
+    const cwd = tempDir("rekey-folder");
+    const dir = join(cwd, "cassettes");
+    const req = { role: "planner", model: "m", prompt: "Plan the folder" };
+    for (const name of ["a.yaml", "sub/b.yaml"]) {
+      const recorder = createRecorder({ store: cassetteStore(join(dir, name)), mode: "record" });
+      await recorder.call(req, async () => ({ text: `answer in ${name}` }));
+      await recorder.close();
+    }
+    const untouched = readFileSync(join(dir, "a.yaml"));
+    const report = await rekeyJson(cwd, [
+      "--cassette",
+      dir,
+      "--set",
+      "params.n=1",
+      "--where",
+      "cassette=sub/b.yaml",
+    ]);
+    const newId = invocationIdentity({ ...req, params: { n: 1 } });
+    expect(report.moved).toStrictEqual([
+      {
+        key: entryKey("default", invocationIdentity(req), 0),
+        toKey: entryKey("default", newId, 0),
+        id: invocationIdentity(req),
+        toId: newId,
+        cassette: "sub/b.yaml",
+      },
+    ]);
+    expect(readFileSync(join(dir, "a.yaml"))).toStrictEqual(untouched);
+    const b = await readCassette(join(dir, "sub/b.yaml"));
+    expect(b.map((i) => i.key)).toStrictEqual([entryKey("default", newId, 0)]);
+    expect((b[0]!.value as unknown as Entry).response).toStrictEqual({
+      text: "answer in sub/b.yaml",
+    });
+  });
+});
+
+describe("rekey and retries", () => {
+  it("a retry that stays names its parent's new id", async () => {
+    const cwd = tempDir("rekey-lineage");
+    const file = join(cwd, "retry.yaml");
+    const recorder = createRecorder({ store: cassetteStore(file), mode: "record" });
+    const step = { role: "builder", model: "m", prompt: "Build it", task: "T-1" };
+    await recorder.run(async () => {
+      await recorder.call({ ...step, params: { x: 1 } }, async () => ({ text: "first" }), {
+        attempt: 0,
+      });
+      await recorder.verdict(recorder.last!.id, "rejected");
+      await recorder.call(step, async () => ({ text: "second" }), { attempt: 1 });
+    });
+    await recorder.close();
+    const parentId = invocationIdentity({ ...step, params: { x: 1 } }, { attempt: 0 });
+    const retryKey = entryKey("default", invocationIdentity(step, { attempt: 1 }), 0);
+    const before = new Map(
+      (await readCassette(file)).map((i) => [i.key, i.value as unknown as Entry]),
+    );
+    expect(before.get(retryKey)?.meta.parent).toBe(parentId);
+
+    const report = await rekeyJson(cwd, ["--cassette", file, "--unset", "params.x"]);
+    const newParent = invocationIdentity(step, { attempt: 0 });
+    expect(report.moved.map((m) => m.toId)).toStrictEqual([newParent]);
+    expect(report).toMatchObject({ relinked: 1 });
+    const after = new Map(
+      (await readCassette(file)).map((i) => [i.key, i.value as unknown as Entry]),
+    );
+    expect(after.get(retryKey)?.meta.parent).toBe(newParent);
+    expect(after.get(retryKey)?.response).toStrictEqual({ text: "second" });
   });
 });

@@ -26,6 +26,7 @@ import {
   parseWhere,
 } from "../rekey/changes.js";
 import { conflictError, type Prefer, planRekey, type RekeyPlan } from "../rekey/plan.js";
+import { renormalize } from "../rekey/table-history.js";
 import { openSource, SOURCE_OPTIONS } from "../source.js";
 import { warnProblems } from "./ls.js";
 
@@ -36,6 +37,7 @@ const OPTIONS = {
   where: { type: "string", multiple: true },
   prefer: { type: "string" },
   stamps: { type: "string" },
+  renormalize: { type: "boolean" },
   "dry-run": { type: "boolean", short: "n" },
 } as const;
 
@@ -60,6 +62,12 @@ export interface RekeyReport {
   stamps: MovedStamp[];
   /** Keys left as they were because another process re-recorded them meanwhile. */
   changedMeanwhile: string[];
+  /** `--renormalize`: entries that hold under the current table (same identity, `meta.normalization` updated). */
+  renormalized: number;
+  /** `--renormalize`: entries that would need their raw prompt; left as they are. */
+  reRecord: RekeyPlan["reRecord"];
+  /** Retries that stay under their key whose `meta.parent` now names the parent's new id. */
+  relinked: number;
 }
 
 /**
@@ -68,7 +76,7 @@ export interface RekeyReport {
  */
 export const rekeyCommand: Command = {
   name: "rekey",
-  help: `Usage: invocache rekey (--set PATH=JSON | --unset PATH)... [--where FIELD=VALUE]... [--store URL | --cassette PATH] [--prefer newest|oldest] [--dry-run] [--json]
+  help: `Usage: invocache rekey (--set PATH=JSON | --unset PATH | --renormalize)... [--where FIELD=VALUE]... [--store URL | --cassette PATH] [--prefer newest|oldest] [--dry-run] [--json]
 
 Change the manifests of recorded entries and move each to the identity its
 new manifest has: a statement that the recorded answer holds for the new
@@ -84,6 +92,9 @@ is computed as every recording computes it.
   --prefer newest|oldest
                       when two entries would end up under one key, keep this one
                       (by recording time); without it such a conflict changes nothing
+  --renormalize       entries recorded under an older normalization table (meta.normalization):
+                      those that hold under the current one are marked so; those that
+                      would need their raw prompt are listed to re-record, never guessed
   --stamps DIR        where to look for provenance stamps naming a moved identity
                       (default: the folder of the store or cassettes)
 
@@ -94,12 +105,14 @@ Options:
   --namespace NS     only this namespace
   -n, --dry-run      show what would change; change nothing
   --json             {"source", "dryRun", "matched", "unchanged", "moved", "retired",
-                     "replaced", "conflicts", "stamps", "changedMeanwhile"}
+                     "replaced", "conflicts", "stamps", "changedMeanwhile", "renormalized",
+                     "reRecord", "relinked"}
   -h, --help         this help
 
 Examples:
   invocache rekey --cassette cassettes --set params.parallel_tool_calls=true --dry-run
   invocache rekey --store redis://127.0.0.1:6379 --unset params.seed --where model=gpt-4o
+  invocache rekey --cassette cassettes --renormalize --dry-run
 `,
   async run(argv, io) {
     const { values } = parseCommandArgs("rekey", argv, OPTIONS, { min: 0, max: 0, names: "" });
@@ -107,9 +120,10 @@ Examples:
       ...(values.set ?? []).map(parseSet),
       ...(values.unset ?? []).map(parseUnset),
     ];
-    if (changes.length === 0) {
+    const renormalizing = values.renormalize === true;
+    if (changes.length === 0 && !renormalizing) {
       throw new UsageError(
-        "rekey: say what changes with --set PATH=JSON or --unset PATH (e.g. --set params.parallel_tool_calls=true); see `invocache rekey --help`",
+        "rekey: say what changes with --set PATH=JSON, --unset PATH (e.g. --set params.parallel_tool_calls=true) or --renormalize; see `invocache rekey --help`",
       );
     }
     const prefer = values.prefer;
@@ -130,6 +144,7 @@ Examples:
         picked,
         (m: JsonValue) => applyChanges(m, changes),
         prefer as Prefer | undefined,
+        renormalizing ? renormalize : undefined,
       );
     } finally {
       await source.close();
@@ -182,7 +197,7 @@ async function movedStamps(plan: RekeyPlan, root: string): Promise<MovedStamp[]>
   const out: MovedStamp[] = [];
   const seen = new Set<string>();
   for (const m of [...plan.moves, ...plan.retired]) {
-    if (seen.has(m.from.id)) continue;
+    if (seen.has(m.from.id) || m.toId === m.from.id) continue;
     seen.add(m.from.id);
     for (const ref of await index.referencing(m.from.id)) {
       out.push({ artifact: ref.artifact, line: ref.line, id: m.from.id, toId: m.toId });
@@ -204,13 +219,15 @@ function reportOf(
     dryRun,
     matched: plan.matched,
     unchanged: plan.unchanged,
-    moved: plan.moves.map((m) => ({
-      key: m.from.key,
-      toKey: m.toKey,
-      id: m.from.id,
-      toId: m.toId,
-      ...where(m.from.cassette),
-    })),
+    moved: plan.moves
+      .filter((m) => m.toId !== m.from.id)
+      .map((m) => ({
+        key: m.from.key,
+        toKey: m.toKey,
+        id: m.from.id,
+        toId: m.toId,
+        ...where(m.from.cassette),
+      })),
     retired: plan.retired.map((m) => ({
       key: m.from.key,
       toKey: m.toKey,
@@ -220,6 +237,9 @@ function reportOf(
     conflicts: plan.conflicts,
     stamps,
     changedMeanwhile: writes.changedMeanwhile,
+    renormalized: plan.renormalized,
+    reRecord: plan.reRecord,
+    relinked: plan.relinked,
   };
 }
 
@@ -236,6 +256,24 @@ function printReport(io: Io, r: RekeyReport, stampRoot: string, from: string): v
   for (const c of r.conflicts) {
     io.out(`  conflict at ${c.key}: ${c.keys.join(", ")}; kept ${c.kept ?? "none"}\n`);
   }
+  if (r.renormalized > 0) {
+    io.out(
+      `${plural(r.renormalized, "entry holds", "entries hold")} under the current normalization table as recorded (same identity; meta.normalization ${r.dryRun ? "would be" : "was"} updated).\n`,
+    );
+  }
+  if (r.relinked > 0) {
+    io.out(
+      `${plural(r.relinked, "retry names", "retries name")} a moved parent: meta.parent ${r.dryRun ? "would be" : "was"} updated in place.\n`,
+    );
+  }
+  if (r.reRecord.length > 0) {
+    io.out(
+      `${s.yellow("Re-record")} ${plural(r.reRecord.length, "entry", "entries")}: each would need its raw prompt under the current table, which the recording does not keep (left as ${r.reRecord.length === 1 ? "it is" : "they are"}):\n`,
+    );
+    for (const x of r.reRecord) {
+      io.out(`  ${x.cassette === undefined ? "" : `${x.cassette}: `}${x.key}  ${s.dim(x.why)}\n`);
+    }
+  }
   const verb = r.dryRun ? s.yellow("Would re-key") : "Re-keyed";
   io.out(
     `${verb} ${plural(r.moved.length, "entry", "entries")} in ${r.source} (${r.matched} matched, ${r.unchanged} unchanged${r.retired.length > 0 ? `, ${r.retired.length} dropped` : ""}).${r.dryRun ? " (dry run: nothing changed)" : ""}\n`,
@@ -244,9 +282,17 @@ function printReport(io: Io, r: RekeyReport, stampRoot: string, from: string): v
     io.out(
       `\n${plural(r.stamps.length, "provenance stamp", "provenance stamps")} under ${stampRoot} name a re-keyed identity. They still verify against their artifacts (a stamp records what produced the artifact then); to tie an artifact to the entry as it is now, stamp it again (a new line, the old one stays as history):\n`,
     );
+    // One command per artifact and new id, however many of its lines name the old one.
+    const byArtifact = new Map<string, MovedStamp[]>();
     for (const st of r.stamps) {
+      const k = `${st.artifact}\0${st.toId}`;
+      byArtifact.set(k, [...(byArtifact.get(k) ?? []), st]);
+    }
+    for (const group of byArtifact.values()) {
+      const st = group[0]!;
+      const lines = group.map((g) => g.line).join(", ");
       io.out(
-        `  ${st.artifact} (line ${st.line}): ${shortId(st.id)} → ${shortId(st.toId)}   invocache stamp ${shellQuote(resolve(stampRoot, st.artifact))} --id ${shortId(st.toId)}${from === "" ? "" : ` ${from}`}\n`,
+        `  ${st.artifact} (line${group.length === 1 ? "" : "s"} ${lines}): ${shortId(st.id)} → ${shortId(st.toId)}   invocache stamp ${shellQuote(resolve(stampRoot, st.artifact))} --id ${shortId(st.toId)}${from === "" ? "" : ` ${from}`}\n`,
       );
     }
   }

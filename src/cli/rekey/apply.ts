@@ -50,6 +50,8 @@ export async function applyToStore(
       const leaving = new Set(pending.map((m) => m.from.key));
       let ready = pending.filter((m) => !leaving.has(m.toKey) || m.toKey === m.from.key);
       // A cycle (entries trading keys): nothing is free; write them in turn.
+      // Only here can a crash between two writes lose the entry overwritten
+      // first; a cycle needs changes that turn two manifests into each other.
       if (ready.length === 0) ready = pending.slice();
       for (const m of ready) {
         await store.set(m.toKey, m.value as unknown as JsonValue);

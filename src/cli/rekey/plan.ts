@@ -11,6 +11,7 @@ import { type JsonValue, jsonEqual } from "../../json/index.js";
 import { type Entry, entryKey, validateEntry, valueDigest } from "../../store/index.js";
 import { CliError } from "../errors.js";
 import type { EntryRecord } from "../source.js";
+import type { Renormalized } from "./table-history.js";
 
 /** One entry that moves to a new identity. */
 export interface Move {
@@ -51,6 +52,12 @@ export interface RekeyPlan {
   /** Entries that stay under their key but are overwritten: `--prefer` chose a moved entry over them. */
   replaced: EntryRecord[];
   conflicts: Conflict[];
+  /** Under `--renormalize`: picked entries that would need their raw prompt (left as they are). */
+  reRecord: Array<{ key: string; cassette?: string; why: string }>;
+  /** Under `--renormalize`: entries whose `meta.normalization` moves to the current table. */
+  renormalized: number;
+  /** Entries that stay under their key, rewritten because their `meta.parent` moved. */
+  relinked: number;
 }
 
 /** What `--prefer` keeps of entries that meet under one key. */
@@ -68,6 +75,7 @@ export function planRekey(
   picked: (r: EntryRecord) => boolean,
   change: (manifest: JsonValue) => JsonValue,
   prefer: Prefer | undefined,
+  renormalizeEntry?: (r: EntryRecord) => Renormalized,
 ): RekeyPlan {
   const plan: RekeyPlan = {
     matched: 0,
@@ -76,24 +84,37 @@ export function planRekey(
     retired: [],
     replaced: [],
     conflicts: [],
+    reRecord: [],
+    renormalized: 0,
+    relinked: 0,
   };
   const place = (cassette: string | undefined, key: string) => `${cassette ?? ""}\0${key}`;
   const moving: Move[] = [];
   for (const r of records) {
     if (!picked(r)) continue;
     plan.matched++;
+    let meta = r.entry.meta;
+    const table = renormalizeEntry?.(r);
+    if (table?.kind === "re-record") {
+      plan.reRecord.push({
+        key: r.key,
+        ...(r.cassette === undefined ? {} : { cassette: r.cassette }),
+        why: table.why,
+      });
+      continue;
+    }
+    if (table?.kind === "holds") {
+      meta = { ...meta, normalization: table.normalization };
+      plan.renormalized++;
+    }
     const before = r.entry.manifest as unknown as JsonValue;
     const manifest = change(before);
-    if (manifest === before) {
+    const toId = manifest === before ? r.id : manifestIdentity(manifest as never);
+    if (toId === r.id && meta === r.entry.meta) {
       plan.unchanged++;
       continue;
     }
-    const toId = manifestIdentity(manifest as never);
-    if (toId === r.id) {
-      plan.unchanged++;
-      continue;
-    }
-    const candidate = { ...r.entry, id: toId, manifest } as unknown as JsonValue;
+    const candidate = { ...r.entry, id: toId, manifest, meta } as unknown as JsonValue;
     let value: Entry;
     try {
       value = validateEntry(candidate, `${r.key} after the changes`);
@@ -112,6 +133,17 @@ export function planRekey(
     const parent = m.value.meta.parent;
     const to = parent === undefined ? undefined : renamed.get(parent);
     if (to !== undefined) m.value = { ...m.value, meta: { ...m.value.meta, parent: to } };
+  }
+  // An entry that stays (not picked, or unchanged) whose parent moved is
+  // rewritten in place, so the retry still names its parent.
+  const moved = new Set(moving.map((m) => place(m.from.cassette, m.from.key)));
+  for (const r of records) {
+    const parent = r.entry.meta.parent;
+    const to = parent === undefined ? undefined : renamed.get(parent);
+    if (to === undefined || moved.has(place(r.cassette, r.key))) continue;
+    const value = { ...r.entry, meta: { ...r.entry.meta, parent: to } };
+    moving.push({ from: r, digest: valueDigest(r.value), toId: r.id, toKey: r.key, value });
+    plan.relinked++;
   }
   const leaving = new Set(moving.map((m) => place(m.from.cassette, m.from.key)));
   const staying = new Map<string, EntryRecord>();
