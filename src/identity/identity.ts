@@ -35,8 +35,14 @@ export function manifestIdentity(manifest: Manifest | ToolManifest): string {
     return toolManifestIdentity(manifest as ToolManifest);
   // A prompt made from a conversation comes with its pieces escaped again
   // (conversation.ts): hashed as they are, while the prompt is that text.
+  // Short prompts take the general path: one string, hashed in one call, is
+  // cheaper there than writing the members around the prompt apart.
   const pieces = escapedPrompts.get(manifest);
-  if (pieces?.escaped !== undefined && (manifest as Manifest).prompt === pieces.prompt) {
+  if (
+    pieces?.escaped !== undefined &&
+    pieces.prompt.length >= ESCAPED_MIN &&
+    (manifest as Manifest).prompt === pieces.prompt
+  ) {
     const id = escapedPromptIdentity(manifest as Manifest, pieces.escaped);
     if (id !== undefined) return id;
   }
@@ -69,6 +75,9 @@ export function manifestIdentity(manifest: Manifest | ToolManifest): string {
   if (h !== undefined) return h.hex();
   return sha256HexOfText(held ?? IDENTITY_DOMAIN_V1);
 }
+
+/** Prompts from this length on are hashed from their escaped pieces (see manifestIdentity). */
+const ESCAPED_MIN = 2048;
 
 /** Hash in slices of about this many code units (as writeCanonicalJson cuts its pieces). */
 const SLICE = 8192;
