@@ -17,8 +17,12 @@
  * objects, as from the wire) and anything reused across calls starts empty,
  * as in a process that runs the loop once.
  *
+ * Beside them, the fixed cost: the identity of a tiny request (one
+ * few-word message, as createFetch describes it) beside stringify + SHA-256
+ * of its body (part `tiny`).
+ *
  * Sizes (for quick checks): BENCH_AGENT_TURNS=10,40 (default 10,40,100),
- * BENCH_AGENT_ROUNDS=3 (default 7), BENCH_AGENT_PARTS=identity|replay,
+ * BENCH_AGENT_ROUNDS=3 (default 7), BENCH_AGENT_PARTS=identity,replay,tiny,
  * BENCH_AGENT_STORES=memory,sqlite,cassette. `npm run bench -- agent-loop`
  * runs only this module.
  */
@@ -33,6 +37,7 @@ import { createFetch } from "../src/adapters/index.js";
 import * as identityModule from "../src/identity/index.js";
 import { invocationIdentity } from "../src/identity/index.js";
 import { cassetteStore, createRecorder, openStore, type Store } from "../src/index.js";
+import { type SampleOptions, sampleInterleaved } from "./support/measure.js";
 import { buildPrompt } from "./support/prompt.js";
 import { type BenchRow, compare, type RowInput } from "./support/row.js";
 import type { BenchContext } from "./support/run-context.js";
@@ -42,7 +47,7 @@ const list = (v: string | undefined, dflt: string) =>
 const TURNS = list(process.env.BENCH_AGENT_TURNS, "10,40,100").map(Number);
 const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 7);
 const WARMUP = 2;
-const PARTS = list(process.env.BENCH_AGENT_PARTS, "identity,replay");
+const PARTS = list(process.env.BENCH_AGENT_PARTS, "identity,replay,tiny");
 const STORES = list(process.env.BENCH_AGENT_STORES, "memory,sqlite,cassette");
 
 const MESSAGE_BYTES = 2 * 1024;
@@ -298,9 +303,52 @@ async function replayRows(turns: number, ctx: BenchContext): Promise<BenchRow[]>
   return rows;
 }
 
+/** The identity of a tiny request vs stringify + SHA-256 of its body. */
+async function tinyRow(ctx: BenchContext): Promise<BenchRow> {
+  const body = JSON.stringify({
+    model: MODEL,
+    messages: [{ role: "user", content: "Say hello in three words." }],
+    temperature: 0,
+  });
+  const parsed = JSON.parse(body) as Record<string, unknown>;
+  const [req, opts] = invocationCall(
+    describeHttpCall(CHAT_URL, parsed as never, new Set(VOLATILE_BODY_FIELDS), undefined),
+  );
+  const idOpts = { ...MACHINE, attempt: opts.attempt };
+  const sampling: SampleOptions = { rounds: Math.max(ROUNDS * 3, 9), warmup: 4, minSampleMs: 30 };
+  const [a, b] = await sampleInterleaved(
+    [
+      { name: "invocationIdentity", run: () => invocationIdentity(req, idOpts) },
+      {
+        name: "stringify+sha256",
+        run: () => createHash("sha256").update(JSON.stringify(parsed), "utf8").digest("hex"),
+      },
+    ],
+    sampling,
+  );
+  ctx.log(
+    `tiny request: identity ${(a!.medianNs / 1e3).toFixed(1)} µs vs stringify+sha256 ${(b!.medianNs / 1e3).toFixed(1)} µs`,
+  );
+  return compare(
+    {
+      suite: "agent-loop",
+      measurement: `identity of a tiny request (${body.length} B body, via createFetch's request)`,
+      unit: "µs/call",
+      better: "lower",
+      baselineName: "JSON.stringify + node:crypto SHA-256 of its body",
+      target: 3,
+      note: `median of ${sampling.rounds} interleaved samples after ${sampling.warmup} warmup`,
+    },
+    a!.medianNs / 1e3,
+    b!.medianNs / 1e3,
+    { invocache: a!.spread, baseline: b!.spread },
+  );
+}
+
 export default async function agentLoopBench(ctx: BenchContext): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   if (PARTS.includes("identity")) for (const n of TURNS) rows.push(identityRow(n, ctx));
   if (PARTS.includes("replay")) for (const n of TURNS) rows.push(...(await replayRows(n, ctx)));
+  if (PARTS.includes("tiny")) rows.push(await tinyRow(ctx));
   return rows;
 }
