@@ -48,6 +48,7 @@ export {
   UnusedEntriesError,
 } from "./errors.js";
 export {
+  configureNormalizationReuse,
   explainIdentity,
   type FieldDiff,
   hashArtifact,
@@ -57,6 +58,7 @@ export {
   invocationManifest,
   type Manifest,
   type ManifestValue,
+  type NormalizationReuseOptions,
   shortId,
 } from "./identity/index.js";
 export { type ToolArgRules, ToolArgRulesError } from "./identity/tool-arg-rules.js";

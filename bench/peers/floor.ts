@@ -2,8 +2,12 @@
  * The SDK floor verdicts of `npm run bench:peers`: every tool's replayed
  * calls per second as a fraction of the real openai client answering from
  * constant bytes (child.ts, `floor`). Nothing replays faster than the SDK
- * itself; the target is at least 0.7 of it for the invocache stores. Also
- * the whole-process cold start beside nock.back's.
+ * itself. The ratio is printed without a target: the former "≥ 0.7× the
+ * floor" on these ~4 KiB one-shot calls was shown out of reach (a request's
+ * identity alone costs about the floor's time; docs/performance.md) and
+ * retired in issue 32, whose agent-loop rows (bench/agent-loop.bench.ts)
+ * set the floor target that matters now. Also the whole-process cold start
+ * beside nock.back's.
  */
 import type { RunResult } from "./child.js";
 import { type Collected, median } from "./report.js";
@@ -12,10 +16,7 @@ import type { ToolId } from "./tools.js";
 /** Replayed calls/s of one run: calls 2..N over their time. */
 const rate = (r: RunResult) => (r.calls - 1) / ((r.steadyMs ?? Number.NaN) / 1e3);
 
-/** The target fraction of the floor for invocache's own stores. */
-export const FLOOR_TARGET = 0.7;
-
-/** The stores the floor target applies to; the shared ones are reported beside them. */
+/** invocache's embedded stores: the cold-start target applies to them. */
 const FLOOR_TARGETED: readonly ToolId[] = [
   "invocache-cassette",
   "invocache-sqlite",
@@ -27,7 +28,7 @@ export function floorRate(c: Collected): number {
   return median(c.floor.map(rate));
 }
 
-/** One line per tool: calls/s, fraction of the floor, PASS/MISS for invocache's stores. */
+/** One line per tool: calls/s and fraction of the floor (no verdict: see the header). */
 export function renderFloor(c: Collected): string {
   const floor = floorRate(c);
   const lines = [
@@ -36,11 +37,8 @@ export function renderFloor(c: Collected): string {
   for (const id of c.tools) {
     const r = median(c.replay[id].map(rate));
     const fraction = r / floor;
-    const verdict = FLOOR_TARGETED.includes(id)
-      ? `  ${fraction >= FLOOR_TARGET ? "PASS" : "MISS"} (target ≥ ${FLOOR_TARGET})`
-      : "";
     lines.push(
-      `  ${id.padEnd(24)} ${r.toFixed(0).padStart(7)} calls/s  ${fraction.toFixed(2)}× the floor${verdict}`,
+      `  ${id.padEnd(24)} ${r.toFixed(0).padStart(7)} calls/s  ${fraction.toFixed(2)}× the floor`,
     );
   }
   lines.push(...renderColdStart(c));

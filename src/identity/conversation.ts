@@ -15,9 +15,11 @@ import {
   type NormalizeOptions,
   type PreparedNormalizer,
   prepareNormalizer,
+  reuseToken,
 } from "../normalize/normalize.js";
 import { canonicalJson, canonicalString } from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
+import { reusing, type Written } from "./normalized-reuse.js";
 
 /**
  * Strings up to this length are normalized once per conversation: roles,
@@ -52,18 +54,55 @@ export function preparedConversationPrompt(
   prepared: PreparedNormalizer,
   counts?: Record<string, number>,
 ): string {
+  return preparedConversationPieces(value, prepared, counts).prompt;
+}
+
+/** The manifest prompt of a conversation, with that prompt as the manifest's canonical JSON spells it. */
+export interface ConversationPieces {
+  prompt: string;
+  /**
+   * The prompt's inside as a canonical JSON string (escaped again, without
+   * the quotes), in pieces whose concatenation it is; undefined when it was
+   * not worked out (a conversation with a hole).
+   */
+  escaped: string[] | undefined;
+}
+
+/**
+ * Manifests whose prompt came from a conversation, with that prompt escaped
+ * again in pieces (set by invocationManifest, read by manifestIdentity, which
+ * uses the pieces only while the manifest's prompt is still that text).
+ */
+export const escapedPrompts = new WeakMap<object, ConversationPieces>();
+
+/**
+ * {@link preparedConversationPrompt}, also giving the prompt escaped again
+ * as the manifest's canonical JSON holds it, string by string (escaping
+ * is per code unit, so escaping the pieces is escaping the whole): the
+ * identity hashes those pieces instead of escaping a prompt of the whole
+ * conversation once more on every call (identity.ts).
+ */
+export function preparedConversationPieces(
+  value: unknown,
+  prepared: PreparedNormalizer,
+  counts?: Record<string, number>,
+): ConversationPieces {
   const text = normalizer(prepared, counts);
   // One pass: each string normalized and written as canonical JSON where it
   // stands, members sorted as they are written, no copy of the tree.
-  const w: FusedWriter = { out: [], hole: false };
-  write(value, "request.conversation", text, new Set(), w);
+  const w: FusedWriter = { out: [], out2: [], hole: false };
+  write(value, "request.conversation", written(prepared, text, counts), new Set(), w);
   // A hole in an array (never from JSON.parse) is refused by the canonical
   // writer after the whole walk: the original two passes say it, in their order.
-  if (w.hole) return canonicalJson(walk(value, "request.conversation", text, new Set()));
-  return w.out.join("");
+  if (w.hole)
+    return {
+      prompt: canonicalJson(walk(value, "request.conversation", text, new Set())),
+      escaped: undefined,
+    };
+  return { prompt: w.out.join(""), escaped: w.out2 };
 }
 
-/** How each string is normalized: counted for miss reports, else short ones memoized. */
+/** How each string is normalized: counted for miss reports, else as it is. */
 function normalizer(
   prepared: PreparedNormalizer,
   counts?: Record<string, number>,
@@ -75,28 +114,79 @@ function normalizer(
       return report.output;
     };
   }
-  // Pure: the table, the roots, the secret scanner and caller rules (a
-  // pattern and a replacement string) give one string one answer.
-  const memo = new Map<string, string>();
+  return (s) => prepared.normalize(s);
+}
+
+/**
+ * Each string as the prompt holds it: normalized, then written as a
+ * canonical JSON string. Pure: the table, the roots, the secret scanner and
+ * caller rules (a pattern and a replacement string) give one string one
+ * answer, so the written form is kept across calls (normalized-reuse.ts):
+ * an agent re-sends every earlier message on each turn. Kept written, not
+ * only normalized: escaping a reused string again would be most of what is
+ * left of its cost.
+ */
+function written(
+  prepared: PreparedNormalizer,
+  text: (s: string) => string,
+  counts?: Record<string, number>,
+): (s: string) => Piece {
+  const piece = (s: string): Piece => {
+    const p = canonicalString(text(s));
+    return [p, escapeAgain(p)];
+  };
+  if (counts !== undefined) return piece;
+  const kept = reusing(() => reuseToken(prepared), piece);
+  if (kept !== piece) return kept;
+  // Reuse is off: short strings (roles, part types, tool names) once per request.
+  const memo = new Map<string, Piece>();
   return (s) => {
-    if (s.length > MEMO_MAX) return prepared.normalize(s);
+    if (s.length > MEMO_MAX) return piece(s);
     let out = memo.get(s);
     if (out === undefined) {
-      out = prepared.normalize(s);
+      out = piece(s);
       memo.set(s, out);
     }
     return out;
   };
 }
 
+type Piece = Written;
+
+/** The inside of `p`'s canonical JSON string. */
+function escapeAgain(p: string): string {
+  const q = canonicalString(p);
+  return q.length === p.length + 2 ? p : q.slice(1, -1);
+}
+
+/** Members' names as written (`"name":`) and escaped again: the few names of a conversation repeat. */
+const names = new Map<string, Piece>();
+const NAMES_MAX = 1024;
+
+function namePiece(k: string): Piece {
+  let n = names.get(k);
+  if (n === undefined) {
+    const p = `${canonicalString(k)}:`;
+    n = [p, escapeAgain(p)];
+    if (k.length <= MEMO_MAX) {
+      if (names.size >= NAMES_MAX) names.clear();
+      names.set(k, n);
+    }
+  }
+  return n;
+}
+
 interface FusedWriter {
   out: string[];
+  /** `out` piece by piece, escaped again (see ConversationPieces). */
+  out2: string[];
   /** An array hole was seen (the text in `out` is then unusable). */
   hole: boolean;
 }
 
 /**
- * Write the canonical JSON of `v` with each string normalized into `w.out`.
+ * Write the canonical JSON of `v` with each string normalized into `w.out`
+ * (`piece`: a string's normalized canonical JSON).
  * The same checks, errors and order of visits as {@link walk} (members in
  * their own order, so the first bad one named is the same), then the members
  * sorted as canonicalJson sorts them (UTF-16 code units).
@@ -104,20 +194,23 @@ interface FusedWriter {
 function write(
   v: unknown,
   path: string,
-  text: (s: string) => string,
+  piece: (s: string) => Piece,
   seen: Set<object>,
   w: FusedWriter,
 ): void {
   switch (typeof v) {
-    case "string":
-      w.out.push(canonicalString(text(v)));
+    case "string": {
+      const p = piece(v);
+      w.out.push(p[0]);
+      w.out2.push(p[1]);
       return;
+    }
     case "boolean":
-      w.out.push(v ? "true" : "false");
+      push(w, v ? "true" : "false");
       return;
     case "number":
       // ECMAScript Number::toString, as canonicalJson writes it (-0 -> "0").
-      if (Number.isFinite(v)) w.out.push(String(v));
+      if (Number.isFinite(v)) push(w, String(v));
       else
         throw new TypeError(
           `${path} is ${v}, which JSON cannot represent; use null or a finite number`,
@@ -129,7 +222,7 @@ function write(
       throw new TypeError(`${path} is a ${typeof v}, which is not a JSON value`);
   }
   if (v === null) {
-    w.out.push("null");
+    push(w, "null");
     return;
   }
   if (seen.has(v))
@@ -137,13 +230,13 @@ function write(
   seen.add(v);
   try {
     if (Array.isArray(v)) {
-      w.out.push("[");
+      push(w, "[");
       for (let i = 0; i < v.length; i++) {
-        if (i > 0) w.out.push(",");
+        if (i > 0) push(w, ",");
         if (!(i in v)) w.hole = true;
-        else write(v[i], `${path}[${i}]`, text, seen, w);
+        else write(v[i], `${path}[${i}]`, piece, seen, w);
       }
-      w.out.push("]");
+      push(w, "]");
       return;
     }
     const proto = Object.getPrototypeOf(v);
@@ -154,24 +247,34 @@ function write(
     }
     // Each member's pieces as they were written (moved, never joined: a long
     // string is copied once, when the whole prompt is joined).
-    const members: [string, string[]][] = [];
+    const members: [string, string[], string[]][] = [];
     for (const [k, x] of Object.entries(v)) {
       if (x === undefined) continue; // as JSON.stringify does
       const mark = w.out.length;
-      write(x, `${path}.${k}`, text, seen, w);
-      members.push([k, w.out.splice(mark)]);
+      write(x, `${path}.${k}`, piece, seen, w);
+      members.push([k, w.out.splice(mark), w.out2.splice(mark)]);
     }
     if (members.length > 1) members.sort(([a], [b]) => (a < b ? -1 : 1)); // keys are distinct
-    w.out.push("{");
+    push(w, "{");
     for (let i = 0; i < members.length; i++) {
-      const [k, pieces] = members[i]!;
-      w.out.push(i > 0 ? "," : "", canonicalString(k), ":");
-      for (const piece of pieces) w.out.push(piece);
+      const [k, pieces, pieces2] = members[i]!;
+      if (i > 0) push(w, ",");
+      const n = namePiece(k);
+      w.out.push(n[0]);
+      w.out2.push(n[1]);
+      for (const p of pieces) w.out.push(p);
+      for (const p of pieces2) w.out2.push(p);
     }
-    w.out.push("}");
+    push(w, "}");
   } finally {
     seen.delete(v);
   }
+}
+
+/** A structural piece: JSON punctuation and literals need no escaping again. */
+function push(w: FusedWriter, p: string): void {
+  w.out.push(p);
+  w.out2.push(p);
 }
 
 /** A copy of `v` with each string normalized; anything that is not plain JSON is a TypeError. */

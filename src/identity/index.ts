@@ -18,6 +18,14 @@ export {
 } from "./manifest.js";
 export type { Manifest, ManifestValue } from "./manifest-types.js";
 export {
+  clearNormalizationReuse,
+  configureNormalizationReuse,
+  DEFAULT_REUSE_BYTES,
+  type NormalizationReuseOptions,
+  type NormalizationReuseStats,
+  normalizationReuseStats,
+} from "./normalized-reuse.js";
+export {
   isIdentity,
   isIdentityPrefix,
   isManifestField,

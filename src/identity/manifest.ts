@@ -13,7 +13,11 @@ import {
 } from "../normalize/normalize.js";
 import type { NormalizationRule } from "../normalize/rules.js";
 import { type SecretRedactor, scannerFor } from "../normalize/secrets-rule.js";
-import { preparedConversationPrompt } from "./conversation.js";
+import {
+  escapedPrompts,
+  preparedConversationPieces,
+  preparedConversationPrompt,
+} from "./conversation.js";
 import type { Manifest, ManifestValue } from "./manifest-types.js";
 
 export { assertManifest } from "./schema.js";
@@ -104,17 +108,18 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
   }
 
   const normalize = normalizeOptions(projectPath, opts);
+  const inputHashes = inputs(opts.inputArtifactHashes);
+  const pieces =
+    req.prompt === undefined ? preparedConversationPieces(req.conversation, normalize) : undefined;
   const manifest: Manifest = {
     attempt,
-    inputs: inputs(opts.inputArtifactHashes),
+    inputs: inputHashes,
     model,
-    prompt:
-      req.prompt === undefined
-        ? preparedConversationPrompt(req.conversation, normalize)
-        : normalize.normalize(req.prompt),
+    prompt: pieces === undefined ? normalize.normalize(req.prompt!) : pieces.prompt,
     role: req.role,
     task: task === "" ? "" : normalize.normalize(task),
   };
+  if (pieces?.escaped !== undefined) escapedPrompts.set(manifest, pieces);
   if (req.params != null) {
     if (typeof req.params !== "object" || Array.isArray(req.params)) {
       throw new TypeError(

@@ -126,6 +126,91 @@ class Prepared implements PreparedNormalizer {
     checkText(text);
     return explain(text, this.#resolved());
   }
+
+  #token: object | undefined | null = null;
+
+  /** See {@link reuseToken}. */
+  token(): object | undefined {
+    if (this.#token === null) this.#token = tokenOf(this.#resolved());
+    return this.#token;
+  }
+}
+
+/**
+ * A token standing for what a prepared normalizer's options resolved to:
+ * the same object exactly when two normalizers give every string the same
+ * output (the same rules turned off, the same compiled roots, the same
+ * secret scanner, the same caller rules), so a cache of outputs kept across
+ * requests (identity/normalized-reuse.ts) can key on it. Undefined when no
+ * such promise can be made (caller rules that are not well-formed: those
+ * throw in `run`, and must keep throwing). Resolves the options, so it
+ * throws what `normalize` would (call it after checking the text).
+ *
+ * Why these parts are the whole story: `run` reads nothing but the text and
+ * the {@link Resolved} parts; the disabled-rule set, the root matcher and the
+ * default scanner are each cached per value they came from, so a change of
+ * environment or options that changes them (a new root spelling,
+ * `refreshSecretEnv`, another `disableRules`) gives a new object and so a
+ * new token. Caller rules are not objects the library owns (a caller may
+ * change a rule's replacement in place), so they take part by value: name,
+ * pattern source and flags, replacement.
+ */
+export function reuseToken(prepared: PreparedNormalizer): object | undefined {
+  if (!(prepared instanceof Prepared)) return undefined;
+  return prepared.token();
+}
+
+const NO_SCANNER = {};
+/** scanner → roots → disabled rules → caller rules (by value) → token. */
+const tokens = new WeakMap<
+  object,
+  WeakMap<RootMatcher, WeakMap<DisabledRules, Map<string, object>>>
+>();
+/** Distinct caller-rule sets remembered per (scanner, roots, rules off): a bound, not a cache size. */
+const MAX_RULE_KEYS = 64;
+
+function tokenOf(r: Resolved): object | undefined {
+  let rulesKey = "";
+  if (r.rules !== undefined) {
+    if (!Array.isArray(r.rules)) return undefined;
+    const parts: string[] = [];
+    for (const rule of r.rules as readonly NormalizationRule[]) {
+      if (
+        rule === null ||
+        typeof rule !== "object" ||
+        !(rule.pattern instanceof RegExp) ||
+        typeof rule.replacement !== "string" ||
+        typeof rule.name !== "string"
+      )
+        return undefined;
+      parts.push(rule.name, rule.pattern.source, rule.pattern.flags, rule.replacement);
+    }
+    // JSON of an array of strings: a faithful, unambiguous spelling of the list.
+    rulesKey = JSON.stringify(parts);
+  }
+  const scannerKey = r.scanner ?? NO_SCANNER;
+  let byRoots = tokens.get(scannerKey);
+  if (byRoots === undefined) {
+    byRoots = new WeakMap();
+    tokens.set(scannerKey, byRoots);
+  }
+  let byOff = byRoots.get(r.roots);
+  if (byOff === undefined) {
+    byOff = new WeakMap();
+    byRoots.set(r.roots, byOff);
+  }
+  let byRules = byOff.get(r.off);
+  if (byRules === undefined) {
+    byRules = new Map();
+    byOff.set(r.off, byRules);
+  }
+  let token = byRules.get(rulesKey);
+  if (token === undefined) {
+    if (byRules.size >= MAX_RULE_KEYS) byRules.clear();
+    token = {};
+    byRules.set(rulesKey, token);
+  }
+  return token;
 }
 
 /** What an option set resolves to: everything `run` needs besides the text. */

@@ -1,0 +1,354 @@
+/**
+ * The agent loop (issue 32): every call re-sends the whole conversation so
+ * far plus one new message. Turn t sends a system prompt and t user messages
+ * (~2 KiB each) with the t − 1 assistant answers (~2 KiB each) between them,
+ * through the real `openai` SDK. Two kinds of rows, per loop length:
+ *
+ * - identity: `invocationIdentity` of every turn's request beside
+ *   `JSON.stringify` + SHA-256 of that turn's body (what any cache must at
+ *   least do), summed over the loop; the note gives the ratio turn by turn
+ *   (first, quarter, half, last) so a cost that grows with the number of
+ *   earlier turns shows.
+ * - replay: the whole loop replayed through `createFetch` on a memory,
+ *   SQLite and cassette store, beside the SDK floor (the same client whose
+ *   fetch answers each turn's bytes at once).
+ *
+ * Each round is one fresh loop: every turn's body is parsed anew (new string
+ * objects, as from the wire) and anything reused across calls starts empty,
+ * as in a process that runs the loop once.
+ *
+ * Beside them, the fixed cost: the identity of a tiny request (one
+ * few-word message, as createFetch describes it) beside stringify + SHA-256
+ * of its body (part `tiny`).
+ *
+ * Sizes (for quick checks): BENCH_AGENT_TURNS=10,40 (default 10,40,100),
+ * BENCH_AGENT_ROUNDS=3 (default 7), BENCH_AGENT_PARTS=identity,replay,tiny,
+ * BENCH_AGENT_STORES=memory,sqlite,cassette. `npm run bench -- agent-loop`
+ * runs only this module.
+ */
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { invocationCall } from "../src/adapters/context.js";
+import { describeHttpCall, VOLATILE_BODY_FIELDS } from "../src/adapters/http-identity.js";
+import { createFetch } from "../src/adapters/index.js";
+import * as identityModule from "../src/identity/index.js";
+import { invocationIdentity } from "../src/identity/index.js";
+import { cassetteStore, createRecorder, openStore, type Store } from "../src/index.js";
+import { type SampleOptions, sampleInterleaved } from "./support/measure.js";
+import { buildPrompt } from "./support/prompt.js";
+import { type BenchRow, compare, type RowInput } from "./support/row.js";
+import type { BenchContext } from "./support/run-context.js";
+
+const list = (v: string | undefined, dflt: string) =>
+  (v === undefined || v === "" ? dflt : v).split(",").map((s) => s.trim());
+const TURNS = list(process.env.BENCH_AGENT_TURNS, "10,40,100").map(Number);
+const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 7);
+const WARMUP = 2;
+const PARTS = list(process.env.BENCH_AGENT_PARTS, "identity,replay,tiny");
+const STORES = list(process.env.BENCH_AGENT_STORES, "memory,sqlite,cassette");
+
+const MESSAGE_BYTES = 2 * 1024;
+const MODEL = "gpt-bench";
+const BASE_URL = "http://127.0.0.1:9/v1";
+const CHAT_URL = new URL(`${BASE_URL}/chat/completions`);
+const SYSTEM =
+  "You are the builder step of a coding agent. Apply the requested change and answer with a short summary.";
+/** The recorder's identity options: explicit roots, so every machine computes the same. */
+const MACHINE = { homeDir: "/home/dev", tmpDirs: ["/tmp"] };
+
+type Message = { role: "system" | "user" | "assistant"; content: string };
+
+const user = (k: number) => `Turn ${k}: ${buildPrompt(MESSAGE_BYTES, 1000 + k)}`;
+const assistant = (k: number) => `Answer ${k}: ${buildPrompt(MESSAGE_BYTES, 5000 + k)}`;
+
+/** The messages turn t (1-based) sends. */
+function messagesOf(t: number): Message[] {
+  const out: Message[] = [{ role: "system", content: SYSTEM }];
+  for (let k = 1; k <= t; k++) {
+    out.push({ role: "user", content: user(k) });
+    if (k < t) out.push({ role: "assistant", content: assistant(k) });
+  }
+  return out;
+}
+
+function completion(t: number): string {
+  return JSON.stringify({
+    id: `chatcmpl-${t}`,
+    object: "chat.completion",
+    created: 1_700_000_000,
+    model: MODEL,
+    choices: [
+      {
+        index: 0,
+        finish_reason: "stop",
+        message: { role: "assistant", content: assistant(t) },
+      },
+    ],
+    usage: { prompt_tokens: 100 * t, completion_tokens: 500, total_tokens: 100 * t + 500 },
+  });
+}
+
+/** Forget what identities reuse across calls, when this build has such a cache. */
+function freshProcessState(): void {
+  const clear = (identityModule as Record<string, unknown>).clearNormalizationReuse;
+  if (typeof clear === "function") (clear as () => void)();
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const nowNs = () => process.hrtime.bigint();
+
+/** Identity of each turn vs stringify + SHA-256 of its body, summed over one loop. */
+function identityRow(turns: number, ctx: BenchContext): BenchRow {
+  const bodies = Array.from({ length: turns }, (_, i) =>
+    JSON.stringify({ model: MODEL, messages: messagesOf(i + 1), temperature: 0 }),
+  );
+  const volatile = new Set(VOLATILE_BODY_FIELDS);
+  // Per turn, per round: ns of each side.
+  const ours: number[][] = bodies.map(() => []);
+  const base: number[][] = bodies.map(() => []);
+  let sink = "";
+  for (let round = 0; round < WARMUP + ROUNDS; round++) {
+    freshProcessState();
+    for (let t = 0; t < turns; t++) {
+      const parsed = JSON.parse(bodies[t]!) as Record<string, unknown>;
+      const [req, opts] = invocationCall(
+        describeHttpCall(CHAT_URL, parsed as never, volatile, undefined),
+      );
+      const idOpts = { ...MACHINE, attempt: opts.attempt };
+      // Alternate which side goes first (the second may find the strings' hashes cached).
+      for (const which of (round + t) % 2 === 0 ? [0, 1] : [1, 0]) {
+        const t0 = nowNs();
+        sink =
+          which === 0
+            ? invocationIdentity(req, idOpts)
+            : createHash("sha256").update(JSON.stringify(parsed), "utf8").digest("hex");
+        const ns = Number(nowNs() - t0);
+        if (round >= WARMUP) (which === 0 ? ours : base)[t]!.push(ns);
+      }
+    }
+  }
+  if (sink.length !== 64) throw new Error("bench: no digest");
+  const perTurnOurs = ours.map(median);
+  const perTurnBase = base.map(median);
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const at = [0, Math.floor(turns / 4), Math.floor(turns / 2), turns - 1];
+  const perTurn = at
+    .map(
+      (i) =>
+        `turn ${i + 1}: ${(perTurnOurs[i]! / 1e3).toFixed(0)} vs ${(perTurnBase[i]! / 1e3).toFixed(0)} µs (${(perTurnOurs[i]! / perTurnBase[i]!).toFixed(2)}×)`,
+    )
+    .join("; ");
+  ctx.log(`agent loop ${turns} turns, identity per turn: ${perTurn}`);
+  const kib = Math.round(bodies[turns - 1]!.length / 1024);
+  return compare(
+    {
+      suite: "agent-loop",
+      measurement: `agent loop, ${turns} turns (last body ${kib} KiB): identity of every turn, per loop`,
+      unit: "ms",
+      better: "lower",
+      baselineName: "JSON.stringify + node:crypto SHA-256 of each turn's body",
+      target: 1.5,
+      note: `per turn (median of ${ROUNDS} fresh loops after ${WARMUP}): ${perTurn}`,
+    },
+    sum(perTurnOurs) / 1e6,
+    sum(perTurnBase) / 1e6,
+  );
+}
+
+interface StoreKind {
+  name: string;
+  /** A store for recording, then one for replaying what it recorded. */
+  open(dir: string, mode: "record" | "replay"): Store;
+  /** Close after replay (memory: kept until the end). */
+  close(store: Store): Promise<void>;
+}
+
+function storeKinds(): StoreKind[] {
+  let memory: Store | undefined;
+  const kinds: Record<string, StoreKind> = {
+    memory: {
+      name: "memory",
+      open: () => {
+        memory ??= openStore("memory://");
+        return memory;
+      },
+      close: async () => {},
+    },
+    sqlite: {
+      name: "SQLite",
+      open: (dir) => openStore(`sqlite://${join(dir, "loop.sqlite")}`),
+      close: (s) => s.close(),
+    },
+    cassette: {
+      name: "cassette",
+      open: (dir) =>
+        cassetteStore(join(dir, "loop.yaml"), {
+          write: "on-close",
+          parseCache: join(dir, "parse-cache"),
+        }),
+      close: (s) => s.close(),
+    },
+  };
+  return STORES.map((s) => {
+    const k = kinds[s];
+    if (k === undefined) throw new Error(`BENCH_AGENT_STORES: no store "${s}"`);
+    return k;
+  });
+}
+
+/** One loop through `openai`: turn t sends messagesOf(t); `onTurn` learns the turn first. */
+async function runLoop(
+  openai: OpenAI,
+  turns: number,
+  onTurn: (t: number) => void,
+  check: boolean,
+): Promise<void> {
+  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: "system", content: SYSTEM }];
+  for (let t = 1; t <= turns; t++) {
+    onTurn(t);
+    messages.push({ role: "user", content: user(t) });
+    const c = await openai.chat.completions.create({ model: MODEL, messages, temperature: 0 });
+    const content = c.choices[0]?.message.content ?? "";
+    if (check && content !== assistant(t)) throw new Error(`bench: turn ${t} answered wrong`);
+    messages.push({ role: "assistant", content });
+  }
+}
+
+const client = (fetch: typeof globalThis.fetch) =>
+  new OpenAI({ apiKey: "sk-bench-not-a-secret", baseURL: BASE_URL, maxRetries: 0, fetch });
+
+async function replayRows(turns: number, ctx: BenchContext): Promise<BenchRow[]> {
+  const answers = Array.from({ length: turns + 1 }, (_, t) => (t === 0 ? "" : completion(t)));
+  let turn = 0;
+  // The SDK floor and the recording upstream: each turn's bytes, at once.
+  const constant: typeof fetch = async () =>
+    new Response(answers[turn]!, { status: 200, headers: { "content-type": "application/json" } });
+  const floorClient = client(constant);
+  const rows: BenchRow[] = [];
+  for (const kind of storeKinds()) {
+    const dir = mkdtempSync(join(tmpdir(), "invocache-agent-loop-"));
+    try {
+      const recStore = kind.open(dir, "record");
+      const rec = createRecorder({ store: recStore, mode: "record", identity: MACHINE, env: {} });
+      await runLoop(
+        client(createFetch({ recorder: rec, fetch: constant })),
+        turns,
+        (t) => {
+          turn = t;
+        },
+        true,
+      );
+      await rec.close();
+      if (kind.name !== "memory") await recStore.close();
+      const store = kind.open(dir, "replay");
+      const recorder = createRecorder({ store, mode: "replay", identity: MACHINE, env: {} });
+      const replayClient = client(
+        createFetch({
+          recorder,
+          fetch: async () => {
+            throw new Error("bench: replay went upstream");
+          },
+        }),
+      );
+      const ours: number[] = [];
+      const floor: number[] = [];
+      for (let round = 0; round < WARMUP + ROUNDS; round++) {
+        for (const which of round % 2 === 0 ? [0, 1] : [1, 0]) {
+          freshProcessState();
+          const t0 = nowNs();
+          if (which === 0) await runLoop(replayClient, turns, () => {}, round === 0);
+          else
+            await runLoop(
+              floorClient,
+              turns,
+              (t) => {
+                turn = t;
+              },
+              false,
+            );
+          const ms = Number(nowNs() - t0) / 1e6;
+          if (round >= WARMUP) (which === 0 ? ours : floor).push(ms);
+        }
+      }
+      if (recorder.stats.hits !== turns * (WARMUP + ROUNDS))
+        throw new Error(`bench: ${kind.name}: not every replayed call hit`);
+      await recorder.close();
+      await kind.close(store);
+      const o = median(ours);
+      const f = median(floor);
+      ctx.log(
+        `agent loop ${turns} turns, ${kind.name}: replay ${o.toFixed(1)} ms/loop, SDK floor ${f.toFixed(1)} ms/loop`,
+      );
+      const row: RowInput = {
+        suite: "agent-loop",
+        measurement: `agent loop, ${turns} turns: replay via the openai SDK, ${kind.name} store`,
+        unit: "turns/s",
+        better: "higher",
+        baselineName: "the SDK floor (same client, fetch answering each turn's bytes at once)",
+        target: 0.5,
+        note: `whole loop per sample (${o.toFixed(1)} vs ${f.toFixed(1)} ms); median of ${ROUNDS} interleaved fresh loops after ${WARMUP}`,
+      };
+      rows.push(compare(row, (turns * 1e3) / o, (turns * 1e3) / f));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return rows;
+}
+
+/** The identity of a tiny request vs stringify + SHA-256 of its body. */
+async function tinyRow(ctx: BenchContext): Promise<BenchRow> {
+  const body = JSON.stringify({
+    model: MODEL,
+    messages: [{ role: "user", content: "Say hello in three words." }],
+    temperature: 0,
+  });
+  const parsed = JSON.parse(body) as Record<string, unknown>;
+  const [req, opts] = invocationCall(
+    describeHttpCall(CHAT_URL, parsed as never, new Set(VOLATILE_BODY_FIELDS), undefined),
+  );
+  const idOpts = { ...MACHINE, attempt: opts.attempt };
+  const sampling: SampleOptions = { rounds: Math.max(ROUNDS * 3, 9), warmup: 4, minSampleMs: 30 };
+  const [a, b] = await sampleInterleaved(
+    [
+      { name: "invocationIdentity", run: () => invocationIdentity(req, idOpts) },
+      {
+        name: "stringify+sha256",
+        run: () => createHash("sha256").update(JSON.stringify(parsed), "utf8").digest("hex"),
+      },
+    ],
+    sampling,
+  );
+  ctx.log(
+    `tiny request: identity ${(a!.medianNs / 1e3).toFixed(1)} µs vs stringify+sha256 ${(b!.medianNs / 1e3).toFixed(1)} µs`,
+  );
+  return compare(
+    {
+      suite: "agent-loop",
+      measurement: `identity of a tiny request (${body.length} B body, via createFetch's request)`,
+      unit: "µs/call",
+      better: "lower",
+      baselineName: "JSON.stringify + node:crypto SHA-256 of its body",
+      target: 3,
+      note: `median of ${sampling.rounds} interleaved samples after ${sampling.warmup} warmup`,
+    },
+    a!.medianNs / 1e3,
+    b!.medianNs / 1e3,
+    { invocache: a!.spread, baseline: b!.spread },
+  );
+}
+
+export default async function agentLoopBench(ctx: BenchContext): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  if (PARTS.includes("identity")) for (const n of TURNS) rows.push(identityRow(n, ctx));
+  if (PARTS.includes("replay")) for (const n of TURNS) rows.push(...(await replayRows(n, ctx)));
+  if (PARTS.includes("tiny")) rows.push(await tinyRow(ctx));
+  return rows;
+}

@@ -1,0 +1,209 @@
+/**
+ * Cross-call reuse of normalized strings (issue 32): an agent re-sends its
+ * whole conversation on every turn, and normalizing every earlier message
+ * again made the identity's work grow with the square of the conversation.
+ * Normalization is a pure function of a string and what the options resolve
+ * to, so its output is kept here and handed back the next time the same
+ * string is normalized under the same options.
+ *
+ * What is kept: for each option set (a token from `reuseToken`, the same
+ * object exactly when the options give every string the same output), a map
+ * from a string of a conversation to its normalized form, as the manifest's
+ * prompt writes it (a canonical JSON string), and that escaped once more, as
+ * the manifest's own canonical JSON holds the prompt. Only
+ * strings the secret rule has already run over are kept as outputs; the
+ * inputs kept as keys are strings the caller sent (in memory anyway while
+ * the request is built). Nothing is written anywhere.
+ *
+ * The key is collision-free: a string up to {@link LONG_KEY} code units is
+ * its own key (Map compares keys by value, so a hit is the same text);
+ * a longer one is keyed by the SHA-256 of its UTF-8 (a collision would be
+ * a break of SHA-256; a long text with a lone surrogate, whose UTF-8 is not
+ * faithful, is not kept). Why not the string itself for long ones: V8 hashes a string of
+ * more than 16,383 characters by its length alone (String::kMaxHashCalcLength),
+ * so long keys of one length share one hash bucket and each lookup compares
+ * them in full, one by one; a 64-character digest costs one SHA-256 pass
+ * (several times cheaper than normalizing the text) and hashes properly.
+ *
+ * The bound: an LRU by (estimated) bytes, two per UTF-16 code unit of each
+ * kept key and its two outputs (the written form and that escaped again)
+ * plus a fixed overhead per entry, over all option sets together; default
+ * {@link DEFAULT_REUSE_BYTES}. `configureNormalizationReuse({ maxBytes: 0 })`
+ * turns reuse off (and empties it); identities are the same either way
+ * (test/identity/normalized-reuse.test.ts).
+ */
+import { InvalidOptionError } from "../errors.js";
+import { sha256HexOfText } from "./sha256.js";
+
+/** The default bound of the reuse cache: 32 MiB. */
+export const DEFAULT_REUSE_BYTES = 32 * 1024 * 1024;
+/** Longer strings are keyed by their SHA-256 (see the header). */
+export const LONG_KEY = 16_383;
+/** Map entry, key and value headers: an estimate, so the bound is never underestimated by much. */
+const ENTRY_OVERHEAD = 96;
+
+/** Options of {@link configureNormalizationReuse}. */
+export interface NormalizationReuseOptions {
+  /**
+   * Bound of the reuse cache in bytes (estimated: two per character of each
+   * kept string). 0 turns reuse off. Default 32 MiB.
+   */
+  maxBytes?: number | undefined;
+}
+
+/** What {@link normalizationReuseStats} reports. */
+export interface NormalizationReuseStats {
+  /** The bound in force (0: off). */
+  maxBytes: number;
+  /** Estimated bytes held now. */
+  bytes: number;
+  /** Strings held now. */
+  entries: number;
+  /** Strings found kept, since the process started. */
+  hits: number;
+  /** Strings normalized because they were not kept, since the process started. */
+  misses: number;
+}
+
+/** The outputs of one option set, short and long keys apart (a digest key could spell a short text). */
+interface Outputs {
+  short: Map<string, Written>;
+  long: Map<string, Written>;
+}
+
+/** A string's output as the prompt writes it, and that again as the manifest's JSON writes the prompt. */
+export type Written = readonly [written: string, escaped: string];
+
+let maxBytes = DEFAULT_REUSE_BYTES;
+let bytes = 0;
+let entries = 0;
+let hits = 0;
+let misses = 0;
+/** Option sets by token, least recently used first (each one's maps are in use order too). */
+let sets = new Map<object, Outputs>();
+
+/**
+ * Set the bound of the cache that identities keep normalized strings in
+ * across calls (an agent re-sends its conversation on every turn); 0 turns
+ * it off. Process-wide; returns the bound that was in force. Identities do
+ * not depend on it.
+ *
+ * @example
+ * configureNormalizationReuse({ maxBytes: 0 }); // off
+ * configureNormalizationReuse({ maxBytes: 8 * 1024 * 1024 }); // 8 MiB
+ */
+export function configureNormalizationReuse(opts: NormalizationReuseOptions): number {
+  if (opts === null || typeof opts !== "object") {
+    throw new InvalidOptionError(
+      "configureNormalizationReuse",
+      "configureNormalizationReuse: options must be an object like { maxBytes: 8388608 } (0 turns reuse off)",
+    );
+  }
+  const next = opts.maxBytes ?? DEFAULT_REUSE_BYTES;
+  if (typeof next !== "number" || !Number.isSafeInteger(next) || next < 0) {
+    throw new InvalidOptionError(
+      "maxBytes",
+      `configureNormalizationReuse: maxBytes must be an integer >= 0 (bytes; 0 turns reuse off), got ${String(next)}`,
+    );
+  }
+  const previous = maxBytes;
+  maxBytes = next;
+  evict();
+  return previous;
+}
+
+/** Forget every kept string (the bound stays). */
+export function clearNormalizationReuse(): void {
+  sets = new Map();
+  bytes = 0;
+  entries = 0;
+}
+
+/** The cache's bound, size and counts. */
+export function normalizationReuseStats(): NormalizationReuseStats {
+  return { maxBytes, bytes, entries, hits, misses };
+}
+
+/**
+ * The normalizer of one request with reuse: `normalize` for each string,
+ * its output taken from, or put in, the cache of the option set `token()`
+ * stands for. The token is asked for on the first string (resolving the
+ * options then, as `normalize` itself would: errors keep their order). With
+ * reuse off this returns `normalize` itself; without a token each string
+ * goes to `normalize`.
+ */
+export function reusing(
+  token: () => object | undefined,
+  normalize: (s: string) => Written,
+): (s: string) => Written {
+  if (maxBytes === 0) return normalize;
+  let own: Outputs | undefined;
+  let tok: object | undefined;
+  let started = false;
+  return (s) => {
+    if (!started) {
+      started = true;
+      tok = token();
+      if (tok !== undefined) {
+        own = sets.get(tok);
+        if (own === undefined) own = { short: new Map(), long: new Map() };
+        else sets.delete(tok); // re-inserted: most recently used
+        sets.set(tok, own);
+      }
+    }
+    if (own === undefined) return normalize(s);
+    const long = s.length > LONG_KEY;
+    // The digest reads UTF-8, which spells every lone surrogate as U+FFFD:
+    // two such texts could share a digest, so they are not kept.
+    if (long && !s.isWellFormed()) return normalize(s);
+    const map = long ? own.long : own.short;
+    const key = long ? sha256HexOfText(s) : s;
+    const kept = map.get(key);
+    if (kept !== undefined) {
+      hits++;
+      map.delete(key);
+      map.set(key, kept);
+      return kept;
+    }
+    misses++;
+    const out = normalize(s);
+    const size = cost(key, out);
+    // One string larger than a quarter of the bound would push out most of
+    // the rest for a text unlikely to come back whole: not kept. Nor after
+    // this option set was evicted or the cache cleared mid-request.
+    if (size * 4 <= maxBytes && sets.get(tok!) === own) {
+      map.set(key, out);
+      bytes += size;
+      entries++;
+      evict();
+    }
+    return out;
+  };
+}
+
+function cost(key: string, out: Written): number {
+  // The escaped form is often the written one itself (nothing to escape again).
+  const escaped = out[1] === out[0] ? 0 : out[1].length;
+  return ENTRY_OVERHEAD + 2 * (key.length + out[0].length + escaped);
+}
+
+/** Drop the least recently used strings until the bound holds. */
+function evict(): void {
+  while (bytes > maxBytes) {
+    const first = sets.entries().next();
+    if (first.done === true) break;
+    const [token, outputs] = first.value;
+    const map = outputs.short.size > 0 ? outputs.short : outputs.long;
+    const oldest = map.entries().next();
+    if (oldest.done === true) {
+      sets.delete(token);
+      continue;
+    }
+    const [key, out] = oldest.value;
+    map.delete(key);
+    bytes -= cost(key, out);
+    entries--;
+    if (outputs.short.size === 0 && outputs.long.size === 0) sets.delete(token);
+  }
+  if (maxBytes === 0) clearNormalizationReuse();
+}
