@@ -104,12 +104,11 @@ export async function interceptGlobally(
       "interceptGlobally: pass either { recorder } or { store, mode? }, not both: the store and mode belong to the recorder",
     );
   }
-  const [{ BatchInterceptor }, { FetchInterceptor }, { ClientRequestInterceptor }] =
-    await Promise.all([
-      import("@mswjs/interceptors"),
-      import("@mswjs/interceptors/fetch"),
-      import("@mswjs/interceptors/ClientRequest"),
-    ]);
+  // One after the other: Jest's ESM loader fails concurrent imports that
+  // share a dependency ("request for '@open-draft/logger' is not in cache").
+  const { BatchInterceptor } = await import("@mswjs/interceptors");
+  const { FetchInterceptor } = await import("@mswjs/interceptors/fetch");
+  const { ClientRequestInterceptor } = await import("@mswjs/interceptors/ClientRequest");
   const recorder =
     given ??
     createRecorder({
