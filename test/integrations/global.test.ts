@@ -141,6 +141,8 @@ describe("interceptGlobally", () => {
       "GET /health",
       "GET /v1/models",
     ]);
+    // Sent by node:http itself, not re-made through fetch (which adds a user-agent).
+    expect(provider.requests[0]?.headers["user-agent"]).toBeUndefined();
     expect(handle.recorder.stats.recorded).toBe(0);
   });
 
