@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const dir = fileURLToPath(new URL("../../src/integrations/", import.meta.url));
-const FRAMEWORKS = /^(@langchain\/[a-z-]+(\/[a-z/_-]+)?|@openai\/agents)$/;
+const FRAMEWORKS =
+  /^(@langchain\/[a-z-]+(\/[a-z/_-]+)?|@openai\/agents|@mswjs\/interceptors(\/[A-Za-z]+)?)$/;
 
 describe("src/integrations layering", () => {
   const files = readdirSync(dir).filter((f) => f.endsWith(".ts"));

@@ -1,6 +1,6 @@
 """Where a test's cassette lives: the same layout rules as ``invocache/vitest``.
 
-The TypeScript helper (``src/testing/vitest.ts``: ``cassettePathFor``,
+The TypeScript helper (``src/testing/cassette-paths.ts``: ``cassettePathFor``,
 ``namedCassettePath``) defines the layout; this module mirrors it line by line
 so that a project's Python and TypeScript tests share one ``cassettes/``
 folder with one set of rules. ``test/python/pytest-plugin.test.ts`` checks
