@@ -78,10 +78,32 @@ module.exports = {
       name: "store-below-recorder",
       severity: "error",
       comment:
-        "Stores keep values: they know nothing of replay policy, adapters, the CLI or provenance.",
+        "Stores keep values: they know nothing of replay policy, adapters, the CLI or provenance, nor of accounting (the stored form of usage is the envelope's, src/store/usage-format.ts).",
       from: { path: "^src/(store|cassette)/" },
       to: {
-        path: "^src/(recorder|adapters|cli|provenance|testing|integrations|viewer|source|proxy)/",
+        path: "^src/(recorder|adapters|cli|provenance|testing|integrations|viewer|source|proxy|usage|observability)/",
+      },
+    },
+    {
+      name: "usage-only-reads-and-sums",
+      severity: "error",
+      comment:
+        "src/usage reads token usage out of responses, prices it and sums it: it may use the leaves and the stored usage format (the store's index), nothing that calls, replays or shows.",
+      from: { path: "^src/usage/" },
+      to: {
+        path: "^src/",
+        pathNot: "^src/usage/|^src/store/index\\.ts$|^src/(json|secrets)/|^src/(errors|version)\\.ts$",
+      },
+    },
+    {
+      name: "observability-only-exports",
+      severity: "error",
+      comment:
+        "src/observability turns the recorder's call summaries into spans and counters: it may use the leaves and src/usage (the summary's shape), never the recorder, the stores or anything above them.",
+      from: { path: "^src/observability/" },
+      to: {
+        path: "^src/",
+        pathNot: "^src/observability/|^src/usage/|^src/(json|secrets)/|^src/(errors|version)\\.ts$",
       },
     },
     {
@@ -135,10 +157,10 @@ module.exports = {
       name: "readers-use-the-public-api",
       severity: "error",
       comment:
-        "The CLI and the viewer read stores through the public API: the root and the modules' index files (the package's subpaths), never a module's internals.",
+        "The CLI and the viewer read stores through the public API: the root and the modules' index files (the package's subpaths), never a module's internals; identity's internal.ts (the kind table) is the one face for invocache's own modules beside them.",
       from: { path: "^src/(cli|viewer)/" },
       to: {
-        path: "^src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage|source|proxy)/(?!index\\.ts$)",
+        path: "^(?!src/identity/internal\\.ts$)src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage|source|proxy)/(?!index\\.ts$)",
       },
     },
     {

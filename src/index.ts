@@ -57,6 +57,7 @@ export {
   invocationManifest,
   type Manifest,
   type ManifestValue,
+  type ModelManifest,
   shortId,
 } from "./identity/index.js";
 export { type ToolArgRules, ToolArgRulesError } from "./identity/tool-arg-rules.js";

@@ -29,7 +29,7 @@
 import { readFile } from "node:fs/promises";
 import type { CassetteError } from "../errors.js";
 import { manifestIdentity } from "../identity/identity.js";
-import type { Manifest } from "../identity/manifest-types.js";
+import type { Manifest } from "../identity/index.js";
 import { jsonEqual } from "../json/equal.js";
 import type { JsonValue } from "../json/value.js";
 import type { CassetteItem } from "./item.js";

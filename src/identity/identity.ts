@@ -2,14 +2,12 @@
  * Identity recipe v1 (docs/identity.md):
  *   sha256( "invocache/invocation/v1\n" ‖ WTF-8( JCS(manifest) ) ), lowercase hex.
  */
-import { type CanonicalValue, canonicalJson, writeCanonicalJson, wtf8 } from "./canonical-json.js";
+import { type CanonicalValue, canonicalJson, wtf8 } from "./canonical-json.js";
+import { callKind, type Manifest } from "./kinds.js";
 import { type IdentityOptions, type InvocationRequest, invocationManifest } from "./manifest.js";
-import type { Manifest } from "./manifest-types.js";
-import { createSha256, type Sha256, sha256HexOfText } from "./sha256.js";
-import { type ToolManifest, toolManifestIdentity } from "./tool-manifest.js";
+import { IDENTITY_DOMAIN_V1, modelManifestIdentity } from "./model-identity.js";
 
-/** Domain tag of recipe v1: no other invocache digest starts with these bytes. */
-export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
+export { IDENTITY_DOMAIN_V1 };
 /** The recipe version this build computes. */
 export const IDENTITY_VERSION = 1;
 
@@ -19,41 +17,12 @@ export function manifestBytes(manifest: Manifest): Uint8Array {
 }
 
 /**
- * The identity of a manifest: what {@link invocationIdentity} returns for the
- * request it came from. Used to re-check stored entries and stamps.
+ * The identity of a manifest of any kind: what {@link invocationIdentity} (or
+ * `toolIdentity`) returns for the request it came from, under its kind's
+ * recipe and domain tag (kinds.ts). Used to re-check stored entries and stamps.
  */
-export function manifestIdentity(manifest: Manifest | ToolManifest): string {
-  // Tool kind (issue 13): its own recipe and domain tag, see tool-manifest.ts.
-  if ((manifest as { kind?: unknown }).kind === "tool")
-    return toolManifestIdentity(manifest as ToolManifest);
-  // Hash the canonical text piece by piece: the same bytes as
-  // manifestBytes(manifest), without ever building a copy of a large prompt
-  // (docs/performance.md, "Identity core"). Well-formed pieces go in as text
-  // (their UTF-8 is their WTF-8); a piece with a lone surrogate as WTF-8. The
-  // ASCII domain tag rides on the first piece: one hash update fewer.
-  // Most manifests are one piece (under 8 K code units): that one is held
-  // and hashed in one call (sha256HexOfText), with no incremental hash
-  // object; a second piece starts one.
-  let held: string | undefined;
-  let h: Sha256 | undefined;
-  let first = true;
-  writeCanonicalJson(manifest as unknown as CanonicalValue, (piece, wellFormed) => {
-    const text = first ? IDENTITY_DOMAIN_V1 + piece : piece;
-    const isFirst = first;
-    first = false;
-    if (isFirst && wellFormed) {
-      held = text;
-      return;
-    }
-    if (h === undefined) {
-      h = createSha256();
-      if (held !== undefined) h.update(held);
-      held = undefined;
-    }
-    h.update(wellFormed ? text : wtf8(text));
-  });
-  if (h !== undefined) return h.hex();
-  return sha256HexOfText(held ?? IDENTITY_DOMAIN_V1);
+export function manifestIdentity(manifest: Manifest): string {
+  return callKind(manifest).identity(manifest);
 }
 
 /**
@@ -69,5 +38,5 @@ export function manifestIdentity(manifest: Manifest | ToolManifest): string {
  * );
  */
 export function invocationIdentity(req: InvocationRequest, opts: IdentityOptions = {}): string {
-  return manifestIdentity(invocationManifest(req, opts));
+  return modelManifestIdentity(invocationManifest(req, opts));
 }

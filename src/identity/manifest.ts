@@ -14,7 +14,7 @@ import {
 import type { NormalizationRule } from "../normalize/rules.js";
 import { type SecretRedactor, scannerFor } from "../normalize/secrets-rule.js";
 import { preparedConversationPrompt } from "./conversation.js";
-import type { Manifest, ManifestValue } from "./manifest-types.js";
+import type { ManifestValue, ModelManifest } from "./manifest-types.js";
 
 export { assertManifest } from "./schema.js";
 
@@ -62,7 +62,10 @@ export interface IdentityOptions
  * invocationManifest({ role: "builder", prompt: "Build it", model: "gpt-5" }, { attempt: 1 })
  * // { attempt: 1, inputs: [], model: "gpt-5", prompt: "Build it", role: "builder", task: "" }
  */
-export function invocationManifest(req: InvocationRequest, opts: IdentityOptions = {}): Manifest {
+export function invocationManifest(
+  req: InvocationRequest,
+  opts: IdentityOptions = {},
+): ModelManifest {
   if (req === null || typeof req !== "object") {
     throw new TypeError("request must be an object like { role, prompt, model?, task?, params? }");
   }
@@ -104,7 +107,7 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
   }
 
   const normalize = normalizeOptions(projectPath, opts);
-  const manifest: Manifest = {
+  const manifest: ModelManifest = {
     attempt,
     inputs: inputs(opts.inputArtifactHashes),
     model,

@@ -87,6 +87,6 @@ export function streamOversize(
  * the identity attempt n-1 would have had with the same manifest.
  */
 function parentId(c: CallContext): string {
-  const served = c.scope?.previousAttempt(servedStep(c.kind, c.manifest));
+  const served = c.scope?.previousAttempt(servedStep(c.manifest));
   return served?.id ?? manifestIdentity({ ...c.manifest, attempt: c.manifest.attempt - 1 });
 }

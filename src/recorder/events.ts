@@ -4,10 +4,10 @@
  * must never break a model call.
  */
 import type { FieldDiff } from "../identity/explain.js";
-import type { Manifest } from "../identity/manifest-types.js";
+import type { Manifest } from "../identity/index.js";
+import type { ValueDiff } from "../json/diff.js";
 import type { Usage } from "../usage/extract.js";
 import type { CallSummary, Tally } from "../usage/summary.js";
-import type { ValueDiff } from "./json-diff.js";
 
 /** Everything a recorder reports. */
 export interface RecorderEvents {

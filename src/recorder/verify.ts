@@ -7,12 +7,12 @@
  * the tools against a fixed model: a changed tool result fails it).
  */
 
-import type { ToolManifest } from "../identity/tool-manifest.js";
+import { callKindNamed } from "../identity/internal.js";
+import { diffJson } from "../json/diff.js";
 import { jsonEqual } from "../json/equal.js";
 import { validateEntry } from "../store/envelope.js";
 import type { JsonValue } from "../store/types.js";
 import { type Answer, type CallContext, type Core, storable, TRUSTED } from "./core.js";
-import { diffJson } from "./json-diff.js";
 import { ToolDivergenceError } from "./tool-errors.js";
 import { callUpstream } from "./upstream.js";
 
@@ -46,7 +46,8 @@ export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
   const actual = storable(core, value as JsonValue);
   if (recorded === undefined ? actual !== undefined : !jsonEqual(recorded, actual)) {
     core.stats.divergences++;
-    const fields = c.kind === "tool" ? diffJson(recorded, actual) : undefined;
+    const spec = callKindNamed(c.kind);
+    const fields = spec.diffsResponses ? diffJson(recorded, actual) : undefined;
     core.events.emit("divergence", {
       kind: "response",
       id: c.id,
@@ -56,8 +57,7 @@ export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
       ...(fields === undefined ? {} : { fields }),
     });
     if (fields !== undefined && core.mode === "replay") {
-      const name = (c.manifest as unknown as ToolManifest).name;
-      throw new ToolDivergenceError(name, c.id, c.occurrence, fields);
+      throw new ToolDivergenceError(spec.callee(c.manifest), c.id, c.occurrence, fields);
     }
     return { value, hit: false, divergence: "response" };
   }

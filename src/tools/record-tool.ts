@@ -9,7 +9,6 @@ import type { ToolArgRules, ToolInvocationRequest, ToolMethod } from "../identit
 import { assertJsonValue } from "../json/value.js";
 import type { CallOptions, Recorder } from "../recorder/index.js";
 import {
-  checkToolPolicy,
   EntryTooLargeError,
   ToolCallError,
   type ToolPolicy,
@@ -25,6 +24,11 @@ export interface ToolCall {
   args: Record<string, unknown> | undefined;
   /** Which normalization rules the arguments go through (default "roots": data is kept exact). */
   argRules?: ToolArgRules | undefined;
+  /**
+   * The tool's side-effect hints, already checked by the translator
+   * (`checkToolPolicy`: wrapTool once when it wraps, the MCP client once per
+   * call from the server's annotations), so never checked twice.
+   */
   policy: ToolPolicy | undefined;
   signal?: AbortSignal | undefined;
   /** The live call. */
@@ -35,7 +39,7 @@ export interface ToolCall {
 export async function recordTool<R>(call: ToolCall): Promise<R> {
   const { name } = call;
   const label = `${call.server ? `${call.server}/` : ""}${name}`;
-  const policy = checkToolPolicy(call.policy, name);
+  const { policy } = call;
   const ctx = currentInvocation();
   const req: ToolInvocationRequest = {
     kind: "tool",
