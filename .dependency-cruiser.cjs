@@ -147,8 +147,8 @@ module.exports = {
       name: "adapters-only-translate",
       severity: "error",
       comment:
-        "Adapters translate a framework call into an InvocationRequest: they never normalize or hash, and reach the recorder only through its public index.",
-      from: { path: "^src/(adapters|integrations|tools)/" },
+        "Adapters (and the translation base, src/invocation) translate a framework call into an InvocationRequest: they never normalize or hash, and reach identity and the recorder only through their public index.",
+      from: { path: "^src/(adapters|integrations|tools|invocation)/" },
       to: {
         path: "^src/(normalize|store|cassette)/|^src/(identity|recorder)/(?!index\\.ts$)",
       },
@@ -162,6 +162,30 @@ module.exports = {
       to: {
         path: "^(?!src/identity/internal\\.ts$)src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage|source|proxy)/(?!index\\.ts$)",
       },
+    },
+    {
+      name: "modules-meet-at-their-index",
+      severity: "error",
+      comment:
+        "Every module is imported through its face: its index.ts (the public one, which the package's subpaths point at) or its internal.ts (names invocache's own modules need and users must not see: no subpath points at it). Never a file behind them.",
+      from: { path: "^src/([^/]+)/" },
+      to: { path: "^src/[^/]+/", pathNot: ["^src/$1/", "^src/[^/]+/(index|internal)\\.ts$"] },
+    },
+    {
+      name: "root-meets-modules-at-their-index",
+      severity: "error",
+      comment:
+        "The root's public names are re-exported from the modules' faces (index.ts, internal.ts), never from a file behind them.",
+      from: { path: "^src/[^/]+\\.ts$" },
+      to: { path: "^src/[^/]+/", pathNot: ["^src/[^/]+/(index|internal)\\.ts$"] },
+    },
+    {
+      name: "tools-do-not-import-adapters",
+      severity: "error",
+      comment:
+        "Tool wrappers and SDK adapters are siblings: both translate a foreign call through the one contract in src/invocation (invocationCall, toolInvocationCall), neither imports the other.",
+      from: { path: "^src/tools/" },
+      to: { path: "^src/adapters/" },
     },
     {
       name: "library-does-not-import-cli",

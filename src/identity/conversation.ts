@@ -15,7 +15,7 @@ import {
   type NormalizeOptions,
   type PreparedNormalizer,
   prepareNormalizer,
-} from "../normalize/normalize.js";
+} from "../normalize/internal.js";
 import { canonicalJson, canonicalString } from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
 

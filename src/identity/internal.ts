@@ -17,3 +17,23 @@ export {
   callKindNamed,
   kindOf,
 } from "./kinds.js";
+export {
+  assertToolManifest,
+  isToolKind,
+  TOOL_IDENTITY_DOMAIN_V1,
+  TOOL_IDENTITY_DOMAIN_V2,
+  TOOL_IDENTITY_VERSION,
+  TOOL_METHODS,
+  type ToolInvocationRequest,
+  type ToolManifest,
+  type ToolManifestV1,
+  type ToolManifestV2,
+  type ToolMethod,
+  toolIdentity,
+  toolIdentityV1,
+  toolManifest,
+  toolManifestBytes,
+  toolManifestIdentity,
+  toolManifestV1,
+  toolRecipeVersion,
+} from "./tool-manifest.js";

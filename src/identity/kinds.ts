@@ -11,7 +11,7 @@
  * here plus its recipe file and its translator (docs/architecture.md,
  * "Kinds of call").
  */
-import { diffJson } from "../json/diff.js";
+import { diffJson } from "../json/index.js";
 import { explainModel, type FieldDiff } from "./explain.js";
 import { type IdentityOptions, type InvocationRequest, invocationManifest } from "./manifest.js";
 import type { ModelManifest } from "./manifest-types.js";

@@ -4,15 +4,16 @@
  * `TypeError` naming it, before anything is hashed.
  */
 
-import type { JsonValue } from "../json/value.js";
-import { toJsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
+import { toJsonValue } from "../json/index.js";
+import type { NormalizationRule } from "../normalize/index.js";
 import {
   type NormalizeOptions,
   type PreparedNormalizer,
   prepareNormalizer,
-} from "../normalize/normalize.js";
-import type { NormalizationRule } from "../normalize/rules.js";
-import { type SecretRedactor, scannerFor } from "../normalize/secrets-rule.js";
+  type SecretRedactor,
+  scannerFor,
+} from "../normalize/internal.js";
 import { preparedConversationPrompt } from "./conversation.js";
 import type { ManifestValue, ModelManifest } from "./manifest-types.js";
 

@@ -3,7 +3,7 @@
  * identity. Every reader (the store envelope, cassettes, provenance, the
  * CLI) takes them from here instead of spelling its own list or regex.
  */
-import { assertJsonValue } from "../json/value.js";
+import { assertJsonValue } from "../json/index.js";
 import type { ModelManifest } from "./manifest-types.js";
 
 /** Every field a v1 manifest may hold, in canonical (sorted) order. */

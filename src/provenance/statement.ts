@@ -25,7 +25,7 @@ import {
   sha256Hex,
   wtf8,
 } from "../identity/index.js";
-import { type Entry, type EntryMeta, validateEntry } from "../store/envelope.js";
+import { type Entry, type EntryMeta, validateEntry } from "../store/index.js";
 import { INVOCACHE_VERSION } from "../version.js";
 import {
   IDENTITY_BYPRODUCT,

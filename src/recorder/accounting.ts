@@ -5,10 +5,16 @@
  * pipeline returned (the Answer) and the call's facts; it decides nothing.
  */
 import { callKind } from "../identity/internal.js";
-import type { CallSpan } from "../observability/otel.js";
-import { priceTableLoaded } from "../usage/cost.js";
-import { readUsage, type Usage } from "../usage/extract.js";
-import { addToAccounts, type CallSummary, priceCall, settleAccounts } from "../usage/summary.js";
+import type { CallSpan } from "../observability/index.js";
+import {
+  addToAccounts,
+  type CallSummary,
+  priceCall,
+  priceTableLoaded,
+  readUsage,
+  settleAccounts,
+  type Usage,
+} from "../usage/index.js";
 import type { Answer, CallContext, Core } from "./core.js";
 import type { RunInfo } from "./run-scope.js";
 

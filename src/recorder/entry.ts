@@ -4,10 +4,9 @@
  * names the part that is large.
  */
 import { manifestIdentity } from "../identity/index.js";
-import { NORMALIZATION_VERSION } from "../normalize/rules.js";
-import type { Entry } from "../store/envelope.js";
-import type { JsonValue } from "../store/types.js";
-import { extractUsage } from "../usage/extract.js";
+import { NORMALIZATION_VERSION } from "../normalize/index.js";
+import type { Entry, JsonValue } from "../store/index.js";
+import { extractUsage } from "../usage/index.js";
 import { INVOCACHE_VERSION } from "../version.js";
 import { type CallContext, type Core, storable } from "./core.js";
 import { EntryTooLargeError } from "./errors.js";

@@ -1,4 +1,4 @@
-export { diffJson, type ValueDiff } from "../json/diff.js";
+export { diffJson, type ValueDiff } from "../json/index.js";
 export {
   DivergenceError,
   type EntrySizes,

@@ -6,8 +6,8 @@
 import type { ModelManifest } from "../identity/index.js";
 import { explainIdentity } from "../identity/index.js";
 import { asModelManifest } from "../identity/internal.js";
-import { entryPrefix, validateEntry } from "../store/envelope.js";
-import type { Store } from "../store/types.js";
+import type { Store } from "../store/index.js";
+import { entryPrefix, validateEntry } from "../store/index.js";
 import { type MissDetails, type NearestEntry, ReplayMissError } from "./errors.js";
 
 /** At most this many entries are read to find the nearest recordings. */

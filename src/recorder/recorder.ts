@@ -24,10 +24,10 @@ import type {
   ToolInvocationRequest,
 } from "../identity/index.js";
 import { callKind } from "../identity/internal.js";
-import type { CallTelemetry } from "../observability/otel.js";
-import { entryPrefix } from "../store/envelope.js";
-import type { JsonValue, Store } from "../store/types.js";
-import { emptyAccounts, settleAccounts } from "../usage/summary.js";
+import type { CallTelemetry } from "../observability/index.js";
+import type { JsonValue, Store } from "../store/index.js";
+import { entryPrefix } from "../store/index.js";
+import { emptyAccounts, settleAccounts } from "../usage/index.js";
 import { endCall } from "./accounting.js";
 import type { Answer, CallContext, CallFacts, Core } from "./core.js";
 import { UnknownInvocationError } from "./errors.js";

@@ -15,8 +15,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Manifest } from "../identity/index.js";
+import { sha256Hex } from "../identity/index.js";
 import { callKind } from "../identity/internal.js";
-import { sha256Hex } from "../identity/sha256.js";
 
 /** Domain tag of run content hashes, distinct from the identity tag. */
 export const RUN_DOMAIN_V1 = "invocache/run/v1\n";

@@ -4,8 +4,8 @@
  */
 import { explainIdentity, type ToolManifest } from "../identity/index.js";
 import { asToolManifest, callKind } from "../identity/internal.js";
-import { diffJson, formatDiffs } from "../json/diff.js";
-import type { Store } from "../store/types.js";
+import { diffJson, formatDiffs } from "../json/index.js";
+import type { Store } from "../store/index.js";
 import { ReplayMissError } from "./errors.js";
 import { DEFAULT_RERECORD, recordedEntries } from "./miss-report.js";
 

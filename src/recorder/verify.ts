@@ -8,10 +8,9 @@
  */
 
 import { callKindNamed } from "../identity/internal.js";
-import { diffJson } from "../json/diff.js";
-import { jsonEqual } from "../json/equal.js";
-import { validateEntry } from "../store/envelope.js";
-import type { JsonValue } from "../store/types.js";
+import { diffJson, jsonEqual } from "../json/index.js";
+import type { JsonValue } from "../store/index.js";
+import { validateEntry } from "../store/index.js";
 import { type Answer, type CallContext, type Core, storable, TRUSTED } from "./core.js";
 import { ToolDivergenceError } from "./tool-errors.js";
 import { callUpstream } from "./upstream.js";

@@ -18,7 +18,7 @@
 import { EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
 import { isIdentity, type Manifest } from "../identity/index.js";
 import { callKind } from "../identity/internal.js";
-import { assertJsonValue } from "../json/value.js";
+import { assertJsonValue } from "../json/index.js";
 import type { JsonValue } from "./types.js";
 import { type Usage, usageProblem } from "./usage-format.js";
 

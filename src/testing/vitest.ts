@@ -29,11 +29,16 @@
 import { createHash } from "node:crypto";
 import { dirname, extname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { TestContext } from "vitest";
-import { type CassetteOptions, type CassetteStore, cassetteStore } from "../cassette/store.js";
+import { type CassetteOptions, type CassetteStore, cassetteStore } from "../cassette/index.js";
 import { CassetteError, UnusedEntriesError } from "../errors.js";
-import { type Mode, resolveMode } from "../recorder/mode.js";
-import { createRecorder, type Recorder, type RecorderOptions } from "../recorder/recorder.js";
-import type { RunInfo } from "../recorder/run-scope.js";
+import type { RunInfo } from "../recorder/index.js";
+import {
+  createRecorder,
+  type Mode,
+  type Recorder,
+  type RecorderOptions,
+  resolveMode,
+} from "../recorder/index.js";
 import { shellQuote } from "../shell/index.js";
 
 import { META_KEY, testAccounts } from "./summary.js";
