@@ -9,7 +9,12 @@ import { CALL_KINDS, type CallKind, callKindNamed } from "../identity/internal.j
 import { MODES, type Mode, resolveMode } from "./mode.js";
 
 /** The kinds of invocation a recorder answers (identity's kind table). */
-export type InvocationKind = CallKind;
+export type InvocationKind = "model" | "tool";
+
+// Spelled out above for the public API report; the table's list must agree
+// (a kind added to identity's table fails to compile here until it is added).
+const SAME_KINDS: [InvocationKind, CallKind] extends [CallKind, InvocationKind] ? true : never = true;
+void SAME_KINDS;
 
 /** A mode per kind. */
 export interface KindModes {
