@@ -13,7 +13,8 @@ export type InvocationKind = "model" | "tool";
 
 // Spelled out above for the public API report; the table's list must agree
 // (a kind added to identity's table fails to compile here until it is added).
-const SAME_KINDS: [InvocationKind, CallKind] extends [CallKind, InvocationKind] ? true : never = true;
+const SAME_KINDS: [InvocationKind, CallKind] extends [CallKind, InvocationKind] ? true : never =
+  true;
 void SAME_KINDS;
 
 /** A mode per kind. */
