@@ -78,10 +78,32 @@ module.exports = {
       name: "store-below-recorder",
       severity: "error",
       comment:
-        "Stores keep values: they know nothing of replay policy, adapters, the CLI or provenance.",
+        "Stores keep values: they know nothing of replay policy, adapters, the CLI or provenance, nor of accounting (the stored form of usage is the envelope's, src/store/usage-format.ts).",
       from: { path: "^src/(store|cassette)/" },
       to: {
-        path: "^src/(recorder|adapters|cli|provenance|testing|integrations|viewer|source|proxy)/",
+        path: "^src/(recorder|adapters|cli|provenance|testing|integrations|viewer|source|proxy|usage|observability)/",
+      },
+    },
+    {
+      name: "usage-only-reads-and-sums",
+      severity: "error",
+      comment:
+        "src/usage reads token usage out of responses, prices it and sums it: it may use the leaves and the stored usage format (the store's index), nothing that calls, replays or shows.",
+      from: { path: "^src/usage/" },
+      to: {
+        path: "^src/",
+        pathNot: "^src/usage/|^src/store/index\\.ts$|^src/(json|secrets)/|^src/(errors|version)\\.ts$",
+      },
+    },
+    {
+      name: "observability-only-exports",
+      severity: "error",
+      comment:
+        "src/observability turns the recorder's call summaries into spans and counters: it may use the leaves and src/usage (the summary's shape), never the recorder, the stores or anything above them.",
+      from: { path: "^src/observability/" },
+      to: {
+        path: "^src/",
+        pathNot: "^src/observability/|^src/usage/|^src/(json|secrets)/|^src/(errors|version)\\.ts$",
       },
     },
     {
@@ -125,8 +147,8 @@ module.exports = {
       name: "adapters-only-translate",
       severity: "error",
       comment:
-        "Adapters translate a framework call into an InvocationRequest: they never normalize or hash, and reach the recorder only through its public index.",
-      from: { path: "^src/(adapters|integrations|tools)/" },
+        "Adapters (and the translation base, src/invocation) translate a framework call into an InvocationRequest: they never normalize or hash, and reach identity and the recorder only through their public index.",
+      from: { path: "^src/(adapters|integrations|tools|invocation)/" },
       to: {
         path: "^src/(normalize|store|cassette)/|^src/(identity|recorder)/(?!index\\.ts$)",
       },
@@ -135,10 +157,10 @@ module.exports = {
       name: "readers-use-the-public-api",
       severity: "error",
       comment:
-        "The CLI and the viewer read stores through the public API: the root and the modules' index files (the package's subpaths), never a module's internals.",
+        "The CLI and the viewer read stores through the public API: the root and the modules' index files (the package's subpaths), never a module's internals; identity's internal.ts (the kind table) is the one face for invocache's own modules beside them.",
       from: { path: "^src/(cli|viewer)/" },
       to: {
-        path: "^src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage|source|proxy|import)/(?!index\\.ts$)",
+        path: "^(?!src/identity/internal\\.ts$)src/(normalize|identity|secrets|json|files|shell|store|cassette|recorder|adapters|tools|provenance|testing|integrations|observability|usage|source|proxy|import)/(?!index\\.ts$)",
       },
     },
     {
@@ -157,6 +179,34 @@ module.exports = {
       comment: "Import is a CLI feature built on the library: nothing in the library depends on it.",
       from: { path: "^src/", pathNot: "^src/(cli|import)/" },
       to: { path: "^src/import/" },
+    },
+    {
+      name: "modules-meet-at-their-index",
+      severity: "error",
+      comment:
+        "Every module is imported through its face: its index.ts (the public one, which the package's subpaths point at) or its internal.ts (names invocache's own modules need and users must not see: no subpath points at it). Never a file behind them.",
+      from: { path: "^src/([^/]+)/" },
+      // An integration file is its own face: each is a package subpath of its own (invocache/global, …).
+      to: {
+        path: "^src/[^/]+/",
+        pathNot: ["^src/$1/", "^src/[^/]+/(index|internal)\\.ts$", "^src/integrations/[^/]+\\.ts$"],
+      },
+    },
+    {
+      name: "root-meets-modules-at-their-index",
+      severity: "error",
+      comment:
+        "The root's public names are re-exported from the modules' faces (index.ts, internal.ts), never from a file behind them.",
+      from: { path: "^src/[^/]+\\.ts$" },
+      to: { path: "^src/[^/]+/", pathNot: ["^src/[^/]+/(index|internal)\\.ts$"] },
+    },
+    {
+      name: "tools-do-not-import-adapters",
+      severity: "error",
+      comment:
+        "Tool wrappers and SDK adapters are siblings: both translate a foreign call through the one contract in src/invocation (invocationCall, toolInvocationCall), neither imports the other.",
+      from: { path: "^src/tools/" },
+      to: { path: "^src/adapters/" },
     },
     {
       name: "library-does-not-import-cli",

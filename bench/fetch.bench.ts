@@ -13,6 +13,7 @@
 import { describeHttpCall } from "../src/adapters/http-identity.js";
 import { createFetch, invocationCall, VOLATILE_BODY_FIELDS } from "../src/adapters/index.js";
 import { createRecorder, invocationManifest, openStore } from "../src/index.js";
+import { modelOf } from "../test/helpers/model-manifest.js";
 import { buildPrompt } from "./support/prompt.js";
 import type { BenchRow } from "./support/row.js";
 import { compare, type RowInput } from "./support/row.js";
@@ -56,7 +57,7 @@ export default async function fetchBench(ctx: BenchContext): Promise<BenchRow[]>
   const [plain] = invocationCall(
     describeHttpCall(new URL(URL_), JSON.parse(body), new Set(VOLATILE_BODY_FIELDS)),
   );
-  if (invocationManifest(plain, machine).prompt !== auto.last!.manifest.prompt)
+  if (invocationManifest(plain, machine).prompt !== modelOf(auto.last!.manifest).prompt)
     throw new Error("bench: prompt drift");
 
   const ours: number[] = [];

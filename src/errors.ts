@@ -3,7 +3,7 @@
  * stable `code`, context fields and an optional `cause`; messages end with
  * what to do about it (the habit we take from ky and Polly.js).
  */
-import { redactOutward } from "./secrets/outward.js";
+import { redactOutward } from "./secrets/index.js";
 
 /** Options shared by every invocache error. */
 export interface InvocacheErrorOptions {

@@ -58,10 +58,12 @@ export {
   invocationManifest,
   type Manifest,
   type ManifestValue,
+  type ModelManifest,
   type NormalizationReuseOptions,
   shortId,
+  type ToolArgRules,
+  ToolArgRulesError,
 } from "./identity/index.js";
-export { type ToolArgRules, ToolArgRulesError } from "./identity/tool-arg-rules.js";
 // Tool calls and MCP (issue 13): the tool identity kind, the side-effect
 // rule, per-kind modes and wrapTool. wrapMcpClient lives in "invocache/mcp".
 export {
@@ -83,7 +85,7 @@ export {
   toolManifestIdentity,
   toolManifestV1,
   toolRecipeVersion,
-} from "./identity/tool-manifest.js";
+} from "./identity/internal.js";
 export {
   NORMALIZATION_RULES,
   NORMALIZATION_VERSION,
@@ -100,7 +102,7 @@ export {
   type MeterProviderLike,
   type TelemetryOptions,
   type TracerProviderLike,
-} from "./observability/otel.js";
+} from "./observability/index.js";
 export {
   type StampArtifactOptions,
   type StampCheck,

@@ -25,9 +25,9 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
 } from "@ai-sdk/provider";
-import type { JsonValue } from "../json/value.js";
+import { invocationCall } from "../invocation/index.js";
+import type { JsonValue } from "../json/index.js";
 import type { RecordedStream, Recorder } from "../recorder/index.js";
-import { invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import { decodeJson, encodeJson } from "./json-codec.js";
 import { requireRecorder } from "./recorder-option.js";

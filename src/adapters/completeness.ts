@@ -4,7 +4,7 @@
  * stream that stopped before its protocol's final event is not: it is
  * returned to the caller and never stored.
  */
-import type { JsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
 import type { SseEvent } from "./sse.js";
 
 type Obj = { [key: string]: JsonValue };

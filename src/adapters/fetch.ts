@@ -10,7 +10,8 @@
  * streams that did not finish.
  */
 import { InvalidOptionError } from "../errors.js";
-import type { JsonValue } from "../json/value.js";
+import { invocationCall } from "../invocation/index.js";
+import type { JsonValue } from "../json/index.js";
 import {
   answerLive,
   isRecordedStream,
@@ -21,7 +22,6 @@ import {
   resolveReplaySpeed,
 } from "../recorder/index.js";
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
-import { invocationCall } from "./context.js";
 import { safeResponseHeaders } from "./headers.js";
 import { checkRecordErrors, retryHeaders } from "./http-errors.js";
 import {

@@ -6,8 +6,8 @@
  * never stored.
  */
 
-import type { JsonValue } from "../json/value.js";
-import type { CallDescription } from "./context.js";
+import type { CallDescription } from "../invocation/index.js";
+import type { JsonValue } from "../json/index.js";
 import { setMember } from "./prompt-text.js";
 
 /**

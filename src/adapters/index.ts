@@ -1,10 +1,5 @@
 // Adapters: put invocache in front of real SDKs and workflow steps. Re-exports only.
-export {
-  type InvocacheMiddleware,
-  type InvocacheMiddlewareOptions,
-  invocacheMiddleware,
-} from "./ai-sdk.js";
-export { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
+
 export {
   type CallDescription,
   currentInvocation,
@@ -13,7 +8,13 @@ export {
   invocationCall,
   type ResolvedInvocation,
   withInvocation,
-} from "./context.js";
+} from "../invocation/index.js";
+export {
+  type InvocacheMiddleware,
+  type InvocacheMiddlewareOptions,
+  invocacheMiddleware,
+} from "./ai-sdk.js";
+export { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 export {
   type CreateFetchOptions,
   createFetch,

@@ -18,7 +18,7 @@
  * `{ "$invocache": "unstorable", "type": "…" }` and the whole encoding is
  * reported lossy, so the adapter hands the live value back and never stores it.
  */
-import { isPlainPrototype, type JsonValue } from "../json/value.js";
+import { isPlainPrototype, type JsonValue } from "../json/index.js";
 
 /** The tag key. */
 export const TAG = "$invocache";

@@ -7,7 +7,7 @@
  * message and does not retry it (a 4xx other than 408/409/429, plus
  * `x-should-retry: false`, which the OpenAI and Anthropic SDKs read first).
  */
-import type { JsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
 
 /** The error shapes a miss is answered in. */
 export type MissShape = "openai" | "anthropic" | "gemini";

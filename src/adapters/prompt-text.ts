@@ -6,7 +6,7 @@
  * code that wants to see the text.
  */
 import { conversationPrompt } from "../identity/index.js";
-import type { JsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
 
 /**
  * Canonical JSON of `value` with each string normalized with `opts` (roots,

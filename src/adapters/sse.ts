@@ -7,7 +7,7 @@
  * `data:` without a space, CRLF line ends…), the block's text is kept in
  * `raw` and replayed instead.
  */
-import type { JsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
 
 /** One recorded SSE block. */
 export type SseEvent = {

@@ -3,8 +3,9 @@
  * in a workflow engine (Temporal activities, Inngest steps, LangGraph nodes,
  * hand-written loops). The step keeps its signature; its result must be JSON.
  */
+
+import { invocationCall } from "../invocation/index.js";
 import type { Recorder } from "../recorder/index.js";
-import { invocationCall } from "./context.js";
 
 /** What a step contributes to its identity; role, task, attempt… come from the context. */
 export interface StepRequest {

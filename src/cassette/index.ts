@@ -1,5 +1,5 @@
 // Compatibility: the entry-age helpers live in src/store; the staleness policy in the recorder.
-export { type OnStale, parseMaxAge } from "../store/staleness.js";
+export { type OnStale, parseMaxAge } from "../store/index.js";
 export { type BinaryValue, decodeBinary, encodeBinary, isBinaryValue } from "./binary.js";
 export { CASSETTE_FORMAT, emitCassette } from "./emit.js";
 export { type CassetteItem, DEFAULT_NAMESPACE, isEntryKey, parseEntryKey } from "./item.js";

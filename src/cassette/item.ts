@@ -10,15 +10,15 @@
  * the exact item, so the file choice never changes what `get` returns.
  */
 
-import type { ManifestField } from "../identity/schema.js";
-import type { JsonValue } from "../json/value.js";
+import type { ManifestField } from "../identity/index.js";
+import type { JsonValue } from "../json/index.js";
 import {
   ENTRY_VERSION,
   type Entry,
   isEntryKey,
   parseEntryKey,
   validateEntry,
-} from "../store/envelope.js";
+} from "../store/index.js";
 
 /** One stored key. Immutable once created: caches hang off its identity. */
 export interface CassetteItem {

@@ -4,8 +4,8 @@
  * the store, they refuse to touch a cassette they cannot parse.
  */
 import { CassetteError, SecretLeakError } from "../errors.js";
-import type { JsonValue } from "../json/value.js";
-import { createSecretScanner, type SecretFinding, type SecretOptions } from "../secrets/redact.js";
+import type { JsonValue } from "../json/index.js";
+import { createSecretScanner, type SecretFinding, type SecretOptions } from "../secrets/index.js";
 import { emitCassette } from "./emit.js";
 import { readWithStamp, writeFileAtomic } from "./files.js";
 import { type CassetteItem, isEntryKey } from "./item.js";

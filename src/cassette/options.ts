@@ -4,9 +4,9 @@
  * rather than anything the cassette does itself.
  */
 import { resolve } from "node:path";
-import type { SecretOptions } from "../secrets/redact.js";
-import type { StorePolicy } from "../store/policy.js";
-import { checkOnStale, type OnStale, parseMaxAge } from "../store/staleness.js";
+import type { SecretOptions } from "../secrets/index.js";
+import type { StorePolicy } from "../store/index.js";
+import { checkOnStale, type OnStale, parseMaxAge } from "../store/internal.js";
 
 /** Options of {@link cassetteStore}. */
 export interface CassetteOptions {

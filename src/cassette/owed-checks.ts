@@ -28,10 +28,10 @@
  */
 import { readFile } from "node:fs/promises";
 import type { CassetteError } from "../errors.js";
-import { manifestIdentity } from "../identity/identity.js";
-import type { Manifest } from "../identity/manifest-types.js";
-import { jsonEqual } from "../json/equal.js";
-import type { JsonValue } from "../json/value.js";
+import type { Manifest } from "../identity/index.js";
+import { manifestIdentity } from "../identity/index.js";
+import type { JsonValue } from "../json/index.js";
+import { jsonEqual } from "../json/index.js";
 import type { CassetteItem } from "./item.js";
 
 /** Which check failed. */

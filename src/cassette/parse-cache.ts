@@ -30,7 +30,7 @@ import { constants } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { makeDirectory } from "../files/index.js";
-import type { JsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
 import type { FileStamp } from "./files.js";
 import type { CassetteItem } from "./item.js";
 import { owedIdCheckIndex } from "./owed-checks.js";

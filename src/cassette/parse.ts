@@ -21,12 +21,12 @@
  */
 import type { Document, YAMLError } from "yaml";
 import { CassetteError, EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
-import { manifestIdentity } from "../identity/identity.js";
-import type { Manifest } from "../identity/manifest-types.js";
-import type { JsonValue } from "../json/value.js";
-import { assertJsonValue } from "../json/value.js";
-import { validateEntry } from "../store/envelope.js";
-import { assertStoreKey } from "../store/keys.js";
+import type { Manifest } from "../identity/index.js";
+import { manifestIdentity } from "../identity/index.js";
+import type { JsonValue } from "../json/index.js";
+import { assertJsonValue } from "../json/index.js";
+import { validateEntry } from "../store/index.js";
+import { assertStoreKey } from "../store/internal.js";
 import { CASSETTE_FORMAT } from "./emit.js";
 import { parseEmitted } from "./fast-parse.js";
 import { type CassetteItem, type FileEntry, fromFileEntry } from "./item.js";
@@ -428,8 +428,10 @@ class Checker {
       return item;
     }
     this.envelope(item, at);
-    if (!entryIdMatches(e.id as string, e.manifest as unknown as Manifest)) {
-      this.fail([...at, "id"], idMismatch(e.id, e.manifest as unknown as Manifest));
+    // The envelope check above made it a manifest of its kind (identity's kind table).
+    const manifest = e.manifest as Manifest;
+    if (!entryIdMatches(e.id as string, manifest)) {
+      this.fail([...at, "id"], idMismatch(e.id, manifest));
     }
     return item;
   }

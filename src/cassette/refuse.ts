@@ -6,7 +6,7 @@
  * anything is written (src/recorder/core.ts, `storable`).
  */
 import { SecretLeakError } from "../errors.js";
-import { createSecretScanner, type SecretFinding, type SecretOptions } from "../secrets/redact.js";
+import { createSecretScanner, type SecretFinding, type SecretOptions } from "../secrets/index.js";
 import type { CassetteItem } from "./item.js";
 
 /**

@@ -8,9 +8,10 @@
  * response, occurrence, normalization version, parent, verdict and reason)
  * must be equal, compared as JSON values (key order does not matter).
  */
-import { jsonEqual } from "../json/equal.js";
-import type { JsonValue } from "../json/value.js";
-import { parseEntryKey, parseRunKey } from "../store/envelope.js";
+
+import type { JsonValue } from "../json/index.js";
+import { jsonEqual } from "../json/index.js";
+import { parseEntryKey, parseRunKey } from "../store/index.js";
 
 /** Compatibility: `jsonEqual` lives in src/json. */
 export { jsonEqual };

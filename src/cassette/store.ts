@@ -17,11 +17,17 @@
  */
 import { resolve } from "node:path";
 import { CassetteError } from "../errors.js";
-import { assertJsonValue, cloneJsonValue, type JsonValue } from "../json/value.js";
-import { assertDigest, valueDigest } from "../store/digest.js";
-import type { StorePolicy } from "../store/policy.js";
-import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "../store/shell.js";
-import type { GetOptions, SetOptions, Store } from "../store/types.js";
+import { assertJsonValue, cloneJsonValue, type JsonValue } from "../json/index.js";
+import type { GetOptions, SetOptions, Store, StorePolicy } from "../store/index.js";
+import {
+  assertDigest,
+  checkKey,
+  checkLease,
+  checkPrefix,
+  checkSet,
+  StoreShell,
+  valueDigest,
+} from "../store/internal.js";
 import { CassetteFile, live } from "./file-state.js";
 import type { CassetteItem } from "./item.js";
 import { acquireFileLease, releaseFileLease } from "./leases.js";

@@ -3,7 +3,7 @@
  * unused-entry reports and pruning (the vitest helper's `strict` and `prune`).
  * Bookkeeping only: nothing here changes what is read or written.
  */
-import { isStale } from "../store/staleness.js";
+import { isStale } from "../store/internal.js";
 import { type CassetteItem, isEntryKey } from "./item.js";
 
 /** Which entries of a cassette this handle used, for unused-entry reports and pruning. */

@@ -6,7 +6,7 @@
  * lose nothing; concurrent calls of one handle share a write (group commit).
  */
 import { CassetteError } from "../errors.js";
-import { redactOutward } from "../secrets/outward.js";
+import { redactOutward } from "../secrets/index.js";
 import { emitCassette, emittedChunk } from "./emit.js";
 import { type CassetteFile, live } from "./file-state.js";
 import {

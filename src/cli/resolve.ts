@@ -5,6 +5,7 @@
  */
 import { AmbiguousIdError } from "../errors.js";
 import { isIdentityPrefix, resolvePrefix } from "../identity/index.js";
+import { callKind } from "../identity/internal.js";
 import { CliError, UsageError } from "./errors.js";
 import { shortTime } from "./format.js";
 import type { EntryRecord, EntrySource } from "./source.js";
@@ -59,7 +60,7 @@ export function resolveEntries(
       const details = error.candidates.map((candidate) => {
         const e = entries.find((r) => r.id === candidate);
         const m = e?.entry.manifest;
-        return `  ${candidate.slice(0, 16)}  ${m?.role ?? ""}  ${m?.model ?? ""}  attempt ${m?.attempt ?? "?"}  ${e ? shortTime(e.entry.meta.recordedAt) : ""}`.trimEnd();
+        return `  ${candidate.slice(0, 16)}  ${m?.role ?? ""}  ${m === undefined ? "" : (callKind(m).model(m) ?? "")}  attempt ${m?.attempt ?? "?"}  ${e ? shortTime(e.entry.meta.recordedAt) : ""}`.trimEnd();
       });
       throw new CliError(
         "ERR_ID_AMBIGUOUS",

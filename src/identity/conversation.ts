@@ -16,7 +16,7 @@ import {
   type PreparedNormalizer,
   prepareNormalizer,
   reuseToken,
-} from "../normalize/normalize.js";
+} from "../normalize/internal.js";
 import { canonicalJson, canonicalString } from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
 import { reusing, type Written } from "./normalized-reuse.js";

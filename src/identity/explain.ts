@@ -1,15 +1,25 @@
 /**
- * explainIdentity: which manifest fields make two identities differ, in words
- * a person can act on. Used by miss reports and `invocache explain`.
+ * Which fields make two model manifests' identities differ, in words a person
+ * can act on: the model entry of the kind table (kinds.ts), through which
+ * `explainIdentity`, miss reports, `invocache explain` and the viewer read.
  */
 import { createRequire } from "node:module";
 import type * as Diff from "diff";
 import { type CanonicalValue, canonicalJson } from "./canonical-json.js";
-import type { Manifest, ManifestValue } from "./manifest-types.js";
+import type { ManifestValue, ModelManifest } from "./manifest-types.js";
+import type { ToolManifestV2 } from "./tool-manifest.js";
 
-/** One differing manifest field. */
+/** One differing manifest field (of a model manifest, or of a tool manifest). */
 export interface FieldDiff {
-  field: "attempt" | "inputs" | "model" | "params" | "prompt" | "role" | "task";
+  field:
+    | "attempt"
+    | "inputs"
+    | "model"
+    | "params"
+    | "prompt"
+    | "role"
+    | "task"
+    | keyof ToolManifestV2;
   /** One line: `attempt: 0 → 1`, `params.temperature: 0.2 → 0.7`, `prompt: 2 changes`. */
   summary: string;
   /** For prompt and task, a word diff with `[-removed-]{+added+}` marks and context. */
@@ -24,13 +34,8 @@ const MAX_HUNKS = 6;
 // fall back to the common prefix/suffix window.
 const MAX_DIFF_EDIT = 200;
 
-/**
- * The fields in which two manifests differ (empty when they share an identity).
- *
- * @example
- * explainIdentity(m0, m1) // [{ field: "attempt", summary: "attempt: 0 → 1" }]
- */
-export function explainIdentity(a: Manifest, b: Manifest): FieldDiff[] {
+/** The fields in which two model manifests differ (empty when they share an identity). */
+export function explainModel(a: ModelManifest, b: ModelManifest): FieldDiff[] {
   const out: FieldDiff[] = [];
   if (a.attempt !== b.attempt)
     out.push({ field: "attempt", summary: `attempt: ${a.attempt} → ${b.attempt}` });

@@ -2,21 +2,12 @@
  * Identity recipe v1 (docs/identity.md):
  *   sha256( "invocache/invocation/v1\n" ‖ WTF-8( JCS(manifest) ) ), lowercase hex.
  */
-import {
-  type CanonicalValue,
-  canonicalJson,
-  canonicalString,
-  writeCanonicalJson,
-  wtf8,
-} from "./canonical-json.js";
-import { escapedPrompts } from "./conversation.js";
+import { type CanonicalValue, canonicalJson, wtf8 } from "./canonical-json.js";
+import { callKind, type Manifest } from "./kinds.js";
 import { type IdentityOptions, type InvocationRequest, invocationManifest } from "./manifest.js";
-import type { Manifest } from "./manifest-types.js";
-import { createSha256, type Sha256, sha256HexOfText } from "./sha256.js";
-import { type ToolManifest, toolManifestIdentity } from "./tool-manifest.js";
+import { IDENTITY_DOMAIN_V1, modelManifestIdentity } from "./model-identity.js";
 
-/** Domain tag of recipe v1: no other invocache digest starts with these bytes. */
-export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
+export { IDENTITY_DOMAIN_V1 };
 /** The recipe version this build computes. */
 export const IDENTITY_VERSION = 1;
 
@@ -26,107 +17,12 @@ export function manifestBytes(manifest: Manifest): Uint8Array {
 }
 
 /**
- * The identity of a manifest: what {@link invocationIdentity} returns for the
- * request it came from. Used to re-check stored entries and stamps.
+ * The identity of a manifest of any kind: what {@link invocationIdentity} (or
+ * `toolIdentity`) returns for the request it came from, under its kind's
+ * recipe and domain tag (kinds.ts). Used to re-check stored entries and stamps.
  */
-export function manifestIdentity(manifest: Manifest | ToolManifest): string {
-  // Tool kind (issue 13): its own recipe and domain tag, see tool-manifest.ts.
-  if ((manifest as { kind?: unknown }).kind === "tool")
-    return toolManifestIdentity(manifest as ToolManifest);
-  // A prompt made from a conversation comes with its pieces escaped again
-  // (conversation.ts): hashed as they are, while the prompt is that text.
-  // Short prompts take the general path: one string, hashed in one call, is
-  // cheaper there than writing the members around the prompt apart.
-  const pieces = escapedPrompts.get(manifest);
-  if (
-    pieces?.escaped !== undefined &&
-    pieces.prompt.length >= ESCAPED_MIN &&
-    (manifest as Manifest).prompt === pieces.prompt
-  ) {
-    const id = escapedPromptIdentity(manifest as Manifest, pieces.escaped);
-    if (id !== undefined) return id;
-  }
-  // Hash the canonical text piece by piece: the same bytes as
-  // manifestBytes(manifest), without ever building a copy of a large prompt
-  // (docs/performance.md, "Identity core"). Well-formed pieces go in as text
-  // (their UTF-8 is their WTF-8); a piece with a lone surrogate as WTF-8. The
-  // ASCII domain tag rides on the first piece: one hash update fewer.
-  // Most manifests are one piece (under 8 K code units): that one is held
-  // and hashed in one call (sha256HexOfText), with no incremental hash
-  // object; a second piece starts one.
-  let held: string | undefined;
-  let h: Sha256 | undefined;
-  let first = true;
-  writeCanonicalJson(manifest as unknown as CanonicalValue, (piece, wellFormed) => {
-    const text = first ? IDENTITY_DOMAIN_V1 + piece : piece;
-    const isFirst = first;
-    first = false;
-    if (isFirst && wellFormed) {
-      held = text;
-      return;
-    }
-    if (h === undefined) {
-      h = createSha256();
-      if (held !== undefined) h.update(held);
-      held = undefined;
-    }
-    h.update(wellFormed ? text : wtf8(text));
-  });
-  if (h !== undefined) return h.hex();
-  return sha256HexOfText(held ?? IDENTITY_DOMAIN_V1);
-}
-
-/** Prompts from this length on are hashed from their escaped pieces (see manifestIdentity). */
-const ESCAPED_MIN = 2048;
-
-/** Hash in slices of about this many code units (as writeCanonicalJson cuts its pieces). */
-const SLICE = 8192;
-
-/**
- * The identity of a manifest whose prompt's canonical JSON (the inside of
- * its quotes) is `escaped` joined: the same bytes as manifestIdentity's
- * general path, the members around the prompt written by canonicalJson in
- * canonical order, the prompt's inside taken as it is. Undefined (use the
- * general path) for a member canonicalJson would not write as a member.
- */
-function escapedPromptIdentity(manifest: Manifest, escaped: readonly string[]): string | undefined {
-  let head = `${IDENTITY_DOMAIN_V1}{`;
-  let tail = '"';
-  let after = false;
-  let first = true;
-  // Member names sorted by UTF-16 code units, as canonicalJson sorts them.
-  for (const k of Object.keys(manifest).sort()) {
-    const v = (manifest as unknown as Record<string, unknown>)[k];
-    if (v === undefined) return undefined;
-    const name = `${first ? "" : ","}${canonicalString(k)}:`;
-    first = false;
-    if (k === "prompt") {
-      head += `${name}"`;
-      after = true;
-      continue;
-    }
-    const member = name + canonicalJson(v as CanonicalValue);
-    if (after) tail += member;
-    else head += member;
-  }
-  tail += "}";
-  // No piece ends inside a surrogate pair (each is whole JSON strings or
-  // punctuation), so encoding slice by slice gives the bytes of the whole.
-  let h: Sha256 | undefined;
-  let text = head;
-  for (const p of escaped) {
-    text += p;
-    if (text.length >= SLICE) {
-      h ??= createSha256();
-      h.update(text.isWellFormed() ? text : wtf8(text));
-      text = "";
-    }
-  }
-  text += tail;
-  if (h === undefined && text.isWellFormed()) return sha256HexOfText(text);
-  h ??= createSha256();
-  h.update(text.isWellFormed() ? text : wtf8(text));
-  return h.hex();
+export function manifestIdentity(manifest: Manifest): string {
+  return callKind(manifest).identity(manifest);
 }
 
 /**
@@ -142,5 +38,5 @@ function escapedPromptIdentity(manifest: Manifest, escaped: readonly string[]): 
  * );
  */
 export function invocationIdentity(req: InvocationRequest, opts: IdentityOptions = {}): string {
-  return manifestIdentity(invocationManifest(req, opts));
+  return modelManifestIdentity(invocationManifest(req, opts));
 }

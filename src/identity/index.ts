@@ -1,7 +1,7 @@
 export { hashArtifact } from "./artifact.js";
 export { canonicalJson, wtf8 } from "./canonical-json.js";
 export { conversationPrompt } from "./conversation.js";
-export { explainIdentity, type FieldDiff } from "./explain.js";
+export type { FieldDiff } from "./explain.js";
 export {
   IDENTITY_DOMAIN_V1,
   IDENTITY_VERSION,
@@ -9,6 +9,7 @@ export {
   manifestBytes,
   manifestIdentity,
 } from "./identity.js";
+export { explainIdentity, type Manifest } from "./kinds.js";
 export {
   assertManifest,
   type IdentityOptions,
@@ -16,7 +17,7 @@ export {
   invocationManifest,
   requestRulesFired,
 } from "./manifest.js";
-export type { Manifest, ManifestValue } from "./manifest-types.js";
+export type { ManifestValue, ModelManifest } from "./manifest-types.js";
 export {
   clearNormalizationReuse,
   configureNormalizationReuse,

@@ -4,21 +4,22 @@
  * `TypeError` naming it, before anything is hashed.
  */
 
-import type { JsonValue } from "../json/value.js";
-import { toJsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
+import { toJsonValue } from "../json/index.js";
+import type { NormalizationRule } from "../normalize/index.js";
 import {
   type NormalizeOptions,
   type PreparedNormalizer,
   prepareNormalizer,
-} from "../normalize/normalize.js";
-import type { NormalizationRule } from "../normalize/rules.js";
-import { type SecretRedactor, scannerFor } from "../normalize/secrets-rule.js";
+  type SecretRedactor,
+  scannerFor,
+} from "../normalize/internal.js";
 import {
   escapedPrompts,
   preparedConversationPieces,
   preparedConversationPrompt,
 } from "./conversation.js";
-import type { Manifest, ManifestValue } from "./manifest-types.js";
+import type { ManifestValue, ModelManifest } from "./manifest-types.js";
 
 export { assertManifest } from "./schema.js";
 
@@ -66,7 +67,10 @@ export interface IdentityOptions
  * invocationManifest({ role: "builder", prompt: "Build it", model: "gpt-5" }, { attempt: 1 })
  * // { attempt: 1, inputs: [], model: "gpt-5", prompt: "Build it", role: "builder", task: "" }
  */
-export function invocationManifest(req: InvocationRequest, opts: IdentityOptions = {}): Manifest {
+export function invocationManifest(
+  req: InvocationRequest,
+  opts: IdentityOptions = {},
+): ModelManifest {
   if (req === null || typeof req !== "object") {
     throw new TypeError("request must be an object like { role, prompt, model?, task?, params? }");
   }
@@ -111,7 +115,7 @@ export function invocationManifest(req: InvocationRequest, opts: IdentityOptions
   const inputHashes = inputs(opts.inputArtifactHashes);
   const pieces =
     req.prompt === undefined ? preparedConversationPieces(req.conversation, normalize) : undefined;
-  const manifest: Manifest = {
+  const manifest: ModelManifest = {
     attempt,
     inputs: inputHashes,
     model,

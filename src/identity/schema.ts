@@ -3,8 +3,8 @@
  * identity. Every reader (the store envelope, cassettes, provenance, the
  * CLI) takes them from here instead of spelling its own list or regex.
  */
-import { assertJsonValue } from "../json/value.js";
-import type { Manifest } from "./manifest-types.js";
+import { assertJsonValue } from "../json/index.js";
+import type { ModelManifest } from "./manifest-types.js";
 
 /** Every field a v1 manifest may hold, in canonical (sorted) order. */
 export const MANIFEST_FIELDS = [
@@ -116,13 +116,13 @@ export function manifestProblem(
  *
  * @throws TypeError naming `where` and the field.
  * @example
- * assertManifest(JSON.parse(text), "plan.json") // Manifest
+ * assertManifest(JSON.parse(text), "plan.json") // ModelManifest
  */
 export function assertManifest(
   value: unknown,
   where: string,
   options: { deep?: boolean } = {},
-): Manifest {
+): ModelManifest {
   const problem = manifestProblem(value, options);
   if (problem !== undefined) {
     const what =
@@ -133,5 +133,5 @@ export function assertManifest(
           : `${problem.field} ${problem.why}`;
     throw new TypeError(`${where} is not an invocache v1 manifest: ${what}`);
   }
-  return value as Manifest;
+  return value as ModelManifest;
 }

@@ -9,7 +9,7 @@
  * nothing, explicitly.
  */
 import { InvocacheError } from "../errors.js";
-import { DISABLEABLE_RULES } from "../normalize/disable-rules.js";
+import { DISABLEABLE_RULES } from "../normalize/internal.js";
 
 /**
  * `"roots"` (default): only the root rules (`root:project`, `root:tmp`,

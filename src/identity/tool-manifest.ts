@@ -19,10 +19,9 @@
  * domain tag, so a v1 entry is never served for a v2 request.
  */
 
-import { toJsonValue } from "../json/value.js";
-import { type PreparedNormalizer, prepareNormalizer } from "../normalize/normalize.js";
-import type { NormalizationRule } from "../normalize/rules.js";
-import { scannerFor } from "../normalize/secrets-rule.js";
+import { toJsonValue } from "../json/index.js";
+import type { NormalizationRule } from "../normalize/index.js";
+import { type PreparedNormalizer, prepareNormalizer, scannerFor } from "../normalize/internal.js";
 import { type CanonicalValue, canonicalJson, writeCanonicalJson, wtf8 } from "./canonical-json.js";
 import type { IdentityOptions } from "./manifest.js";
 import type { ManifestValue } from "./manifest-types.js";

@@ -8,7 +8,7 @@
  * the test suite compares the two on random and adversarial text.
  */
 
-import { nextLongRun } from "../secrets/long-runs.js";
+import { nextLongRun } from "../secrets/internal.js";
 import { daysInMonth, MAX_OFFSET_MINUTES } from "./datetime.js";
 import * as disable from "./disable-rules.js";
 import * as classes from "./root-matcher.js";

@@ -6,8 +6,12 @@
  * snapshot of `process.env` taken on first use (and again after
  * {@link refreshSecretEnv}). Recorders build their own at creation.
  */
-import { looksLikeKeyMaterial } from "../secrets/env-names.js";
-import { createSecretScanner, type SecretOptions, type SecretScanner } from "../secrets/redact.js";
+import {
+  createSecretScanner,
+  looksLikeKeyMaterial,
+  type SecretOptions,
+  type SecretScanner,
+} from "../secrets/index.js";
 
 /** What the secret rule needs from a scanner: redact a string, redact a JSON value. */
 export type SecretRedactor = Pick<SecretScanner, "redactString" | "redact">;

@@ -9,7 +9,7 @@
  * Where that comes from when the caller gives none (a snapshot of the
  * environment) is secret-env.ts, the rule's one contact with the machine.
  */
-import type { SecretOptions } from "../secrets/redact.js";
+import type { SecretOptions } from "../secrets/index.js";
 import { defaultSecretRedactor, type SecretRedactor, secretRedactorFor } from "./secret-env.js";
 
 export {

@@ -12,9 +12,9 @@
  * API is a no-op, so "on by default" costs a property read per call.
  */
 
-import { redactOutward, redactOutwardError } from "../secrets/outward.js";
-import type { SecretScanner } from "../secrets/redact.js";
-import type { CallSummary } from "../usage/summary.js";
+import type { SecretScanner } from "../secrets/index.js";
+import { redactOutward, redactOutwardError } from "../secrets/index.js";
+import type { CallSummary } from "../usage/index.js";
 import { INVOCACHE_VERSION } from "../version.js";
 
 /** Structural slices of the OpenTelemetry API used here (no type import: the peer may be absent). */

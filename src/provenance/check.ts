@@ -8,7 +8,7 @@ import {
   assertManifest,
   canonicalJson,
   isIdentity,
-  type Manifest,
+  type ModelManifest,
   manifestIdentity,
 } from "../identity/index.js";
 import {
@@ -36,7 +36,7 @@ export type LineCheck =
       id: string | undefined;
       invocationId: string | undefined;
       replayed: boolean | undefined;
-      manifest: Manifest | undefined;
+      manifest: ModelManifest | undefined;
     };
 
 type Obj = Record<string, unknown>;
@@ -204,7 +204,7 @@ function checkStamp(
   return out;
 }
 
-function checkManifest(def: Obj, problems: string[]): Manifest | undefined {
+function checkManifest(def: Obj, problems: string[]): ModelManifest | undefined {
   const internal = def.internalParameters;
   if (!isObject(internal)) {
     problems.push(
@@ -266,7 +266,7 @@ function checkByproducts(run: unknown, problems: string[]): string | undefined {
  * v1: "Verifiers SHOULD reject unrecognized or unexpected fields within
  * externalParameters", so extra fields are problems too.
  */
-function compareParameters(actual: unknown, manifest: Manifest, problems: string[]): void {
+function compareParameters(actual: unknown, manifest: ModelManifest, problems: string[]): void {
   if (!isObject(actual)) {
     problems.push("predicate.buildDefinition.externalParameters must be an object");
     return;
@@ -288,7 +288,7 @@ function compareParameters(actual: unknown, manifest: Manifest, problems: string
 }
 
 /** resolvedDependencies must be the manifest's inputs and model; SLSA calls the list unordered. */
-function compareDependencies(actual: unknown, manifest: Manifest, problems: string[]): void {
+function compareDependencies(actual: unknown, manifest: ModelManifest, problems: string[]): void {
   if (!Array.isArray(actual)) {
     problems.push("predicate.buildDefinition.resolvedDependencies must be an array");
     return;

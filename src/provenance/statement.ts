@@ -20,11 +20,12 @@ import {
   canonicalJson,
   isIdentity,
   type Manifest,
+  type ModelManifest,
   manifestIdentity,
   sha256Hex,
   wtf8,
 } from "../identity/index.js";
-import { type Entry, type EntryMeta, validateEntry } from "../store/envelope.js";
+import { type Entry, type EntryMeta, validateEntry } from "../store/index.js";
 import { INVOCACHE_VERSION } from "../version.js";
 import {
   IDENTITY_BYPRODUCT,
@@ -72,7 +73,7 @@ export interface InvocationParameters {
 /** `internalParameters`: what invocache itself resolved for this invocation. */
 export interface InvocationInternalParameters {
   /** The manifest, exactly as hashed: a verifier recomputes the identity from it. */
-  manifest: Manifest;
+  manifest: ModelManifest;
   /** n-th call with this identity in its run (0 outside runs). */
   occurrence: number;
   /** The stored entry's metadata (recordedAt, durationMs, verdict…), when stamped with an entry. */
@@ -238,7 +239,7 @@ export function buildStatement(
  * invocationParameters(manifest)
  * // { role: "planner", model: "gpt-5", task: "T-1", attempt: 0, promptDigest: { sha256: "1ea0…" } }
  */
-export function invocationParameters(manifest: Manifest): InvocationParameters {
+export function invocationParameters(manifest: ModelManifest): InvocationParameters {
   const p: InvocationParameters = {
     role: manifest.role,
     model: manifest.model,
@@ -263,7 +264,7 @@ export function invocationParameters(manifest: Manifest): InvocationParameters {
  * resolvedDependencies(manifest)
  * // [{ digest: { sha256: "4b2d…" } }, { name: "model", uri: "model:gpt-5" }]
  */
-export function resolvedDependencies(manifest: Manifest): ResourceDescriptor[] {
+export function resolvedDependencies(manifest: ModelManifest): ResourceDescriptor[] {
   const deps = manifest.inputs.map(inputDescriptor);
   if (manifest.model !== "") deps.push({ name: MODEL_DEPENDENCY, uri: modelUri(manifest.model) });
   return deps;
@@ -363,7 +364,7 @@ export function jsonDigest(value: CanonicalValue): string {
 /** {@link StampOptions} after validation, with defaults filled in. */
 export interface CheckedStampOptions {
   id: string;
-  manifest: Manifest;
+  manifest: ModelManifest;
   entry: Entry | undefined;
   occurrence: number;
   replayed: boolean;

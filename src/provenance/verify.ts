@@ -9,7 +9,7 @@
 import type { KeyObject } from "node:crypto";
 import { basename } from "node:path";
 import { StampError } from "../errors.js";
-import { hashArtifact, type Manifest } from "../identity/index.js";
+import { hashArtifact, type ModelManifest } from "../identity/index.js";
 import { checkLine } from "./check.js";
 import { isEnvelope, openEnvelope, type SignatureCheck } from "./envelope-check.js";
 import { type TrustedKey, trustedKey } from "./keys.js";
@@ -53,7 +53,7 @@ export interface StampCheck {
   /** `runDetails.metadata.invocache_replayed`. */
   replayed: boolean | undefined;
   /** The stamped manifest, when it is a valid v1 manifest. */
-  manifest: Manifest | undefined;
+  manifest: ModelManifest | undefined;
   /** The line is a DSSE envelope (signed, or at least meant to be). */
   signed: boolean;
   /** Each signature of the envelope and what it turned out to be ([] for an unsigned stamp). */

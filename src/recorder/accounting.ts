@@ -4,10 +4,17 @@
  * its `call` event is emitted and its span ends. It only reads what the
  * pipeline returned (the Answer) and the call's facts; it decides nothing.
  */
-import type { CallSpan } from "../observability/otel.js";
-import { priceTableLoaded } from "../usage/cost.js";
-import { readUsage, type Usage } from "../usage/extract.js";
-import { addToAccounts, type CallSummary, priceCall, settleAccounts } from "../usage/summary.js";
+import { callKind } from "../identity/internal.js";
+import type { CallSpan } from "../observability/index.js";
+import {
+  addToAccounts,
+  type CallSummary,
+  priceCall,
+  priceTableLoaded,
+  readUsage,
+  settleAccounts,
+  type Usage,
+} from "../usage/index.js";
 import type { Answer, CallContext, Core } from "./core.js";
 import type { RunInfo } from "./run-scope.js";
 
@@ -39,14 +46,15 @@ export function endCall(
   // the calls kept before it go first.
   const priceNow = span !== undefined || core.events.listening("call") || priceTableLoaded();
   if (priceNow) settleAccounts(core.stats);
-  const cost = priceNow ? priceCall(c.manifest.model, usage) : undefined;
   const m = c.manifest;
+  const model = callKind(m).model(m);
+  const cost = priceNow ? priceCall(model, usage) : undefined;
   const summary: CallSummary = {
     id: c.id,
     occurrence: c.occurrence,
     attempt: m.attempt,
     role: m.role,
-    model: m.model,
+    model,
     namespace: core.namespace,
     mode: core.mode,
     runIds,

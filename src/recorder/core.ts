@@ -6,9 +6,9 @@
  * setting a field.
  */
 import type { IdentityOptions, InvocationRequest, Manifest } from "../identity/index.js";
-import type { SecretScanner } from "../secrets/redact.js";
-import type { JsonValue, Store } from "../store/types.js";
-import type { Usage } from "../usage/extract.js";
+import type { SecretScanner } from "../secrets/index.js";
+import type { JsonValue, Store } from "../store/index.js";
+import type { Usage } from "../usage/index.js";
 import type { Emitter } from "./events.js";
 import type { FailOpen } from "./fail-open.js";
 import type { InvocationKind } from "./kind-modes.js";

@@ -4,10 +4,9 @@
  * names the part that is large.
  */
 import { manifestIdentity } from "../identity/index.js";
-import { NORMALIZATION_VERSION } from "../normalize/rules.js";
-import type { Entry } from "../store/envelope.js";
-import type { JsonValue } from "../store/types.js";
-import { extractUsage } from "../usage/extract.js";
+import { NORMALIZATION_VERSION } from "../normalize/index.js";
+import type { Entry, JsonValue } from "../store/index.js";
+import { extractUsage } from "../usage/index.js";
 import { INVOCACHE_VERSION } from "../version.js";
 import { type CallContext, type Core, storable } from "./core.js";
 import { EntryTooLargeError } from "./errors.js";
@@ -87,6 +86,6 @@ export function streamOversize(
  * the identity attempt n-1 would have had with the same manifest.
  */
 function parentId(c: CallContext): string {
-  const served = c.scope?.previousAttempt(servedStep(c.kind, c.manifest));
+  const served = c.scope?.previousAttempt(servedStep(c.manifest));
   return served?.id ?? manifestIdentity({ ...c.manifest, attempt: c.manifest.attempt - 1 });
 }

@@ -1,7 +1,6 @@
 /** Errors of the replay policy. */
 import { InvocacheError } from "../errors.js";
-import type { FieldDiff } from "../identity/explain.js";
-import type { Manifest } from "../identity/manifest-types.js";
+import type { FieldDiff, Manifest } from "../identity/index.js";
 
 /** A recording that came close: what differs from the request that missed. */
 export interface NearestEntry {

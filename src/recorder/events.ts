@@ -3,11 +3,9 @@
  * runs wherever its store does). Listener errors are isolated: observability
  * must never break a model call.
  */
-import type { FieldDiff } from "../identity/explain.js";
-import type { Manifest } from "../identity/manifest-types.js";
-import type { Usage } from "../usage/extract.js";
-import type { CallSummary, Tally } from "../usage/summary.js";
-import type { ValueDiff } from "./json-diff.js";
+import type { FieldDiff, Manifest } from "../identity/index.js";
+import type { ValueDiff } from "../json/index.js";
+import type { CallSummary, Tally, Usage } from "../usage/index.js";
 
 /** Everything a recorder reports. */
 export interface RecorderEvents {

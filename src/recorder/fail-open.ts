@@ -6,9 +6,9 @@
  * wait for them.
  */
 import { CassetteError } from "../errors.js";
-import { redactOutward } from "../secrets/outward.js";
-import type { SecretScanner } from "../secrets/redact.js";
-import type { JsonValue, Store } from "../store/types.js";
+import type { SecretScanner } from "../secrets/index.js";
+import { redactOutward } from "../secrets/index.js";
+import type { JsonValue, Store } from "../store/index.js";
 import { StaleEntryError } from "./errors.js";
 import type { Emitter } from "./events.js";
 import type { Mode } from "./mode.js";

@@ -1,3 +1,4 @@
+export { diffJson, type ValueDiff } from "../json/index.js";
 export {
   DivergenceError,
   type EntrySizes,
@@ -9,7 +10,6 @@ export {
   UnknownInvocationError,
 } from "./errors.js";
 export type { Listener, RecorderEvents } from "./events.js";
-export { diffJson, type ValueDiff } from "./json-diff.js";
 export {
   type InvocationKind,
   type KindModes,

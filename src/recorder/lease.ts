@@ -3,7 +3,7 @@
  * for the entry and record, or wait (with backoff) for its holder's
  * recording; a holder that takes too long is given up on.
  */
-import { entryLeaseKey } from "../store/envelope.js";
+import { entryLeaseKey } from "../store/index.js";
 import type { Answer, CallContext, Core } from "./core.js";
 import { hitFrom } from "./lookup.js";
 import { recordLive } from "./record.js";

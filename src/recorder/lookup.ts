@@ -3,10 +3,10 @@
  * a store that is down (an error in replay, a bypass otherwise). The result
  * says which, so the caller never has to remember it elsewhere.
  */
-import { restoreSecrets } from "../secrets/redact.js";
-import { type Entry, validateEntry } from "../store/envelope.js";
-import type { JsonValue } from "../store/types.js";
-import { extractUsage, plausibleUsage } from "../usage/extract.js";
+import { restoreSecrets } from "../secrets/index.js";
+import type { JsonValue } from "../store/index.js";
+import { type Entry, validateEntry } from "../store/index.js";
+import { extractUsage, plausibleUsage } from "../usage/index.js";
 import { type Answer, type CallContext, type Core, TRUSTED } from "./core.js";
 
 /** What answered a lookup: the hit's answer, or why there was none (no object is made for those). */

@@ -5,7 +5,7 @@
  * name the fix (`createFetch`'s `hostAliases`), instead of leaving a reader
  * to spot one changed number in a params diff.
  */
-import type { Manifest } from "../identity/manifest-types.js";
+import type { ModelManifest } from "../identity/index.js";
 
 const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
@@ -17,7 +17,7 @@ const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
  * loopbackPortHint(recorded, now)
  * // "Only the loopback port differs: :host was http://127.0.0.1:53811, now http://127.0.0.1:53907 …"
  */
-export function loopbackPortHint(recorded: Manifest, now: Manifest): string | undefined {
+export function loopbackPortHint(recorded: ModelManifest, now: ModelManifest): string | undefined {
   const a = recorded.params?.[":host"];
   const b = now.params?.[":host"];
   if (typeof a !== "string" || typeof b !== "string" || a === b) return undefined;

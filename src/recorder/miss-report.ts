@@ -2,10 +2,12 @@
  * Miss reports: what a person needs to fix a replay miss without guessing.
  * Runs only on the miss path, so it may list the namespace (bounded).
  */
-import { explainIdentity } from "../identity/explain.js";
-import type { Manifest } from "../identity/manifest-types.js";
-import { entryPrefix, validateEntry } from "../store/envelope.js";
-import type { Store } from "../store/types.js";
+
+import type { ModelManifest } from "../identity/index.js";
+import { explainIdentity } from "../identity/index.js";
+import { asModelManifest } from "../identity/internal.js";
+import type { Store } from "../store/index.js";
+import { entryPrefix, validateEntry } from "../store/index.js";
 import { type MissDetails, type NearestEntry, ReplayMissError } from "./errors.js";
 import { loopbackPortHint } from "./loopback-hint.js";
 
@@ -50,7 +52,7 @@ export interface MissContext {
   id: string;
   occurrence: number;
   mode: string;
-  manifest: Manifest;
+  manifest: ModelManifest;
   /** How often each normalization rule fired on the request (`requestRulesFired`). */
   rulesFired: Record<string, number>;
   /** The command that re-records, e.g. from the vitest helper. */
@@ -62,10 +64,11 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
   const recordedOccurrences: number[] = [];
   const candidates = new Map<
     string,
-    { manifest: Manifest; occurrence: number; recordedAt: string }
+    { manifest: ModelManifest; occurrence: number; recordedAt: string }
   >();
   for await (const entry of recordedEntries(ctx.store, ctx.namespace)) {
-    if ((entry.manifest as { kind?: unknown }).kind === "tool") continue; // a tool call: another recipe (tool-manifest.ts)
+    const manifest = asModelManifest(entry.manifest);
+    if (manifest === undefined) continue; // another kind: another recipe, another report
     if (entry.id === ctx.id) {
       recordedOccurrences.push(entry.meta.occurrence);
       continue;
@@ -73,7 +76,7 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
     const prev = candidates.get(entry.id);
     if (prev === undefined || entry.meta.occurrence < prev.occurrence) {
       candidates.set(entry.id, {
-        manifest: entry.manifest,
+        manifest,
         occurrence: entry.meta.occurrence,
         recordedAt: entry.meta.recordedAt,
       });
@@ -109,11 +112,11 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
     rulesFired: ctx.rulesFired,
     rerecord,
   };
-  return new ReplayMissError(details, render(details, ctx.inRun, hint));
+  return new ReplayMissError(details, render(details, ctx.manifest, ctx.inRun, hint));
 }
 
 /** Lower is nearer: differing fields weigh by how surprising they are. */
-function score(a: Manifest, b: Manifest): number {
+function score(a: ModelManifest, b: ModelManifest): number {
   let s = 0;
   if (a.role !== b.role) s += 8;
   if (a.model !== b.model) s += 4;
@@ -132,8 +135,12 @@ function commonPrefix(a: string, b: string): number {
   return i;
 }
 
-function render(d: MissDetails, inRun: boolean, hint: string | undefined): string {
-  const m = d.manifest;
+function render(
+  d: MissDetails,
+  m: ModelManifest,
+  inRun: boolean,
+  hint: string | undefined,
+): string {
   const lines = [
     `invocache: no recording for ${m.role}${m.model ? ` (${m.model})` : ""} call ${d.id.slice(0, 12)}, attempt ${m.attempt}, occurrence ${d.occurrence} in ${d.store} [mode ${d.mode}]`,
   ];

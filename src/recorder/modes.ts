@@ -13,11 +13,13 @@
  * shared store runs live and unstored (tool-policy.ts).
  */
 import { requestRulesFired } from "../identity/index.js";
-import type { ToolManifest } from "../identity/tool-manifest.js";
+import { asModelManifest, asToolManifest, callKindNamed } from "../identity/internal.js";
 import type { Answer, CallContext, Core } from "./core.js";
+import type { ReplayMissError } from "./errors.js";
+import type { InvocationKind } from "./kind-modes.js";
 import { recordUnderLease } from "./lease.js";
 import { countMiss, lookup } from "./lookup.js";
-import { missError } from "./miss-report.js";
+import { type MissContext, missError } from "./miss-report.js";
 import { recordLive } from "./record.js";
 import { bypass, type SingleFlight } from "./single-flight.js";
 import { toolMissError } from "./tool-miss.js";
@@ -29,10 +31,10 @@ import { verifyCall } from "./verify.js";
  * resolves with `replayOrRecord`'s own promise, not through another layer.
  */
 export function answerByMode(core: Core, flights: SingleFlight, c: CallContext): Promise<Answer> {
-  if (c.kind === "tool") {
+  const spec = callKindNamed(c.kind);
+  if (spec.sideEffects) {
     // Never replay "send the email" from a shared cache (tool-policy.ts).
-    const name = (c.manifest as unknown as ToolManifest).name;
-    const reason = sideEffectBypass(name, c.mode, core.store.url, c.opts.tool);
+    const reason = sideEffectBypass(spec.callee(c.manifest), c.mode, core.store.url, c.opts.tool);
     if (reason !== undefined) return uncached(core, c, reason);
   }
   switch (c.mode) {
@@ -67,29 +69,7 @@ async function replayOrRecord(core: Core, flights: SingleFlight, c: CallContext)
   if (typeof found === "object") return found;
   if (c.mode === "replay") {
     countMiss(core, c);
-    if (c.kind === "tool") {
-      // A tool miss names the tool and its nearest recordings.
-      throw await toolMissError({
-        store: core.store,
-        namespace: core.namespace,
-        id: c.id,
-        occurrence: c.occurrence,
-        mode: c.mode,
-        manifest: c.manifest as unknown as ToolManifest,
-        rerecord: core.opts.rerecordHint,
-      });
-    }
-    throw await missError({
-      store: core.store,
-      namespace: core.namespace,
-      id: c.id,
-      occurrence: c.occurrence,
-      mode: c.mode,
-      manifest: c.manifest,
-      rulesFired: requestRulesFired(c.req, c.identityOpts),
-      rerecord: core.opts.rerecordHint,
-      inRun: c.scope !== undefined,
-    });
+    throw await missErrorOf(core, c);
   }
   return flights.run(core, c, () => {
     countMiss(core, c);
@@ -97,3 +77,37 @@ async function replayOrRecord(core: Core, flights: SingleFlight, c: CallContext)
     return recordUnderLease(core, c);
   });
 }
+
+/**
+ * The miss error of a replayed call, by its kind: a model miss ranks the
+ * recordings by what differs (miss-report.ts); a tool miss names the tool
+ * and its recordings (tool-miss.ts). Both explain through identity's
+ * `explainIdentity`.
+ */
+function missErrorOf(core: Core, c: CallContext): Promise<ReplayMissError> {
+  const ctx = {
+    store: core.store,
+    namespace: core.namespace,
+    id: c.id,
+    occurrence: c.occurrence,
+    mode: c.mode,
+    rerecord: core.opts.rerecordHint,
+  };
+  return MISS_REPORTS[c.kind](ctx, c);
+}
+
+const MISS_REPORTS: {
+  readonly [K in InvocationKind]: (
+    ctx: Omit<MissContext, "manifest" | "rulesFired" | "inRun">,
+    c: CallContext,
+  ) => Promise<ReplayMissError>;
+} = {
+  model: (ctx, c) =>
+    missError({
+      ...ctx,
+      manifest: asModelManifest(c.manifest)!,
+      rulesFired: requestRulesFired(c.req, c.identityOpts),
+      inRun: c.scope !== undefined,
+    }),
+  tool: (ctx, c) => toolMissError({ ...ctx, manifest: asToolManifest(c.manifest)! }),
+};

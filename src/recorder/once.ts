@@ -5,8 +5,7 @@
  * kept for the recorder's life, so a test that starts on an empty cassette
  * records every one of its calls, not just the first.
  */
-import { entryPrefix } from "../store/envelope.js";
-import type { Store } from "../store/types.js";
+import { entryPrefix, type Store } from "../store/index.js";
 import type { Mode } from "./mode.js";
 
 /** What `once` becomes for one recorder. */

@@ -5,13 +5,11 @@
  * Options left unset take the store's replay defaults (`store.policy`, e.g.
  * a cassette's `maxAge` or `env`): the policy runs here, whatever the store.
  */
-import { IDENTITY_SECRETS } from "../normalize/secrets-rule.js";
-import { type CallTelemetry, createTelemetry } from "../observability/otel.js";
-import { createSecretScanner, type SecretScanner } from "../secrets/redact.js";
-import { entryKey } from "../store/envelope.js";
-import { openStore } from "../store/open.js";
-import type { Store } from "../store/types.js";
-import { defaultStoreUrl } from "../store/url.js";
+import { IDENTITY_SECRETS } from "../normalize/internal.js";
+import { type CallTelemetry, createTelemetry } from "../observability/index.js";
+import { createSecretScanner, type SecretScanner } from "../secrets/index.js";
+import type { Store } from "../store/index.js";
+import { defaultStoreUrl, entryKey, openStore } from "../store/index.js";
 import { type ResolvedModes, resolveKindModes } from "./kind-modes.js";
 import type { Mode } from "./mode.js";
 import { resolveStaleness, type Staleness } from "./staleness.js";

@@ -3,8 +3,8 @@
  * and store the answer when it is storable: complete, JSON, within the entry
  * limit. What is not storable still reaches the caller; it is never stored.
  */
-import { jsonSnapshot } from "../json/value.js";
-import type { JsonValue } from "../store/types.js";
+import { jsonSnapshot } from "../json/index.js";
+import type { JsonValue } from "../store/index.js";
 import { type Answer, type CallContext, type Core, completeness } from "./core.js";
 import { buildEntry, oversize, streamOversize } from "./entry.js";
 import { countBypass } from "./lookup.js";

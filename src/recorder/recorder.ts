@@ -17,18 +17,17 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-import {
-  type IdentityOptions,
-  type InvocationRequest,
-  invocationManifest,
-  type Manifest,
-  manifestIdentity,
+import type {
+  IdentityOptions,
+  InvocationRequest,
+  Manifest,
+  ToolInvocationRequest,
 } from "../identity/index.js";
-import { isToolKind, type ToolInvocationRequest, toolManifest } from "../identity/tool-manifest.js";
-import type { CallTelemetry } from "../observability/otel.js";
-import { entryPrefix } from "../store/envelope.js";
-import type { JsonValue, Store } from "../store/types.js";
-import { emptyAccounts, settleAccounts } from "../usage/summary.js";
+import { callKind } from "../identity/internal.js";
+import type { CallTelemetry } from "../observability/index.js";
+import type { JsonValue, Store } from "../store/index.js";
+import { entryPrefix } from "../store/index.js";
+import { emptyAccounts, settleAccounts } from "../usage/index.js";
 import { endCall } from "./accounting.js";
 import type { Answer, CallContext, CallFacts, Core } from "./core.js";
 import { UnknownInvocationError } from "./errors.js";
@@ -172,18 +171,16 @@ class RecorderImpl implements Recorder {
     const identityOpts: IdentityOptions = onlyCallOptions(opts)
       ? this.identity
       : { ...this.identity, ...stripCallOnly(opts) };
-    // The request's kind picks the recipe and the mode (tool-manifest.ts, kind-modes.ts).
-    const kind = isToolKind(req) ? "tool" : "model";
+    // The request's kind picks the recipe and the mode (identity's kind table, kind-modes.ts).
+    const spec = callKind(req);
+    const { kind } = spec;
     let mode = this.modes[kind];
     if (mode === "once") mode = this.#once.as ?? (await this.#settleOnce());
-    const manifest =
-      kind === "tool"
-        ? (toolManifest(req as ToolInvocationRequest, identityOpts) as unknown as Manifest)
-        : invocationManifest(req as InvocationRequest, identityOpts);
-    const id = manifestIdentity(manifest);
+    const manifest = spec.manifest(req, identityOpts);
+    const id = spec.identity(manifest);
     const scope = this.#scopeOf(opts.run, "recorder.call: opts.run");
     if (scope === undefined && this.#activeRoots.size > 0) this.#checkLostRun(id);
-    const served: ServedCall = scope?.reserve(id, servedStep(kind, manifest)) ?? new OutsideRun(id);
+    const served: ServedCall = scope?.reserve(id, servedStep(manifest)) ?? new OutsideRun(id);
     const { occurrence } = served;
     // `id` is a hash this recorder just made and the namespace was checked
     // when it was created: the key needs no second check (envelope.ts, entryKey).
@@ -213,7 +210,7 @@ class RecorderImpl implements Recorder {
             occurrence,
             attempt: manifest.attempt,
             role: manifest.role,
-            model: manifest.model,
+            model: spec.model(manifest),
             namespace: this.namespace,
             mode,
             store: this.store.url,

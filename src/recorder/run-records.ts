@@ -12,9 +12,10 @@
  * nothing (the first record stays, never overwritten by a replay). So a hit
  * still writes nothing itself.
  */
-import { runKey } from "../store/envelope.js";
-import type { JsonValue } from "../store/types.js";
-import { emptyTally, settleAccounts } from "../usage/summary.js";
+
+import type { JsonValue } from "../store/index.js";
+import { runKey } from "../store/index.js";
+import { emptyTally, settleAccounts } from "../usage/index.js";
 import type { Core } from "./core.js";
 import { DivergenceError } from "./errors.js";
 import type { RunScope } from "./run-scope.js";

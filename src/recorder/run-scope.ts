@@ -14,7 +14,9 @@
  * verdict also belongs to each enclosing run.
  */
 import { randomUUID } from "node:crypto";
-import { sha256Hex } from "../identity/sha256.js";
+import type { Manifest } from "../identity/index.js";
+import { sha256Hex } from "../identity/index.js";
+import { callKind } from "../identity/internal.js";
 
 /** Domain tag of run content hashes, distinct from the identity tag. */
 export const RUN_DOMAIN_V1 = "invocache/run/v1\n";
@@ -31,16 +33,10 @@ export interface ServedStep {
   readonly attempt: number;
 }
 
-/** The step of a call with this kind and manifest (a tool manifest has `server` and `name`). */
-export function servedStep(
-  kind: "model" | "tool",
-  manifest: { role: string; task: string; attempt: number },
-): ServedStep {
+/** The step of a call: its kind's step name (a tool's server and name), role, task, attempt. */
+export function servedStep(manifest: Manifest): ServedStep {
   const { role, task, attempt } = manifest;
-  const tool = manifest as { server?: unknown; name?: unknown };
-  const of =
-    kind === "tool" ? `tool:${String(tool.server ?? "")}/${String(tool.name ?? "")}` : kind;
-  return { kind: of, role, task, attempt };
+  return { kind: callKind(manifest).step(manifest), role, task, attempt };
 }
 
 /** One call made inside a run. */

@@ -19,17 +19,10 @@
  * re-recording is a refresh and its age starts over.
  */
 
-import { redactOutward } from "../secrets/outward.js";
-import { isEntryKey } from "../store/envelope.js";
-import type { StorePolicy } from "../store/policy.js";
-import {
-  checkOnStale,
-  isStale,
-  type OnStale,
-  parseMaxAge,
-  recordedAt,
-} from "../store/staleness.js";
-import type { GetOptions, JsonValue, SetOptions, Store } from "../store/types.js";
+import { redactOutward } from "../secrets/index.js";
+import type { GetOptions, JsonValue, SetOptions, Store, StorePolicy } from "../store/index.js";
+import { isEntryKey } from "../store/index.js";
+import { checkOnStale, isStale, type OnStale, parseMaxAge, recordedAt } from "../store/internal.js";
 import { StaleEntryError } from "./errors.js";
 import type { Emitter } from "./events.js";
 import type { ResolvedModes } from "./kind-modes.js";

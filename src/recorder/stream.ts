@@ -17,7 +17,7 @@
  * that point and is not recorded, while the reader still gets every event.
  */
 import type { InvocationRequest } from "../identity/index.js";
-import type { JsonValue } from "../store/types.js";
+import type { JsonValue } from "../store/index.js";
 import { answerLive, Live } from "./live.js";
 import { replayWait, resolveReplaySpeed, sleep } from "./replay-speed.js";
 import { StreamTooLarge } from "./stream-limit.js";

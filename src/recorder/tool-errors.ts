@@ -3,7 +3,7 @@
  * each means nothing was stored.
  */
 import { InvocacheError } from "../errors.js";
-import { formatDiffs, type ValueDiff } from "./json-diff.js";
+import { formatDiffs, type ValueDiff } from "../json/index.js";
 
 /** A tool threw, was aborted, or its server failed mid-call: nothing was recorded. */
 export class ToolCallError extends InvocacheError {

@@ -2,11 +2,11 @@
  * Replay misses of tool calls: name the tool and the nearest recordings of
  * the same tool, field by field (args, attempt, role…), like a model miss.
  */
-import type { Manifest } from "../identity/manifest-types.js";
-import { isToolKind, type ToolManifest } from "../identity/tool-manifest.js";
-import type { Store } from "../store/types.js";
+import { explainIdentity, type ToolManifest } from "../identity/index.js";
+import { asToolManifest, callKind } from "../identity/internal.js";
+import { diffJson, formatDiffs } from "../json/index.js";
+import type { Store } from "../store/index.js";
 import { ReplayMissError } from "./errors.js";
-import { diffJson, formatDiffs } from "./json-diff.js";
 import { DEFAULT_RERECORD, recordedEntries } from "./miss-report.js";
 
 const NEAREST = 3;
@@ -25,14 +25,15 @@ export async function toolMissError(ctx: ToolMissContext): Promise<ReplayMissErr
   const m = ctx.manifest;
   const recordedOccurrences: number[] = [];
   const near: Array<{ id: string; manifest: ToolManifest; recordedAt: string }> = [];
+  const spec = callKind(m);
   for await (const entry of recordedEntries(ctx.store, ctx.namespace)) {
-    if (!isToolKind(entry.manifest)) continue;
+    const other = asToolManifest(entry.manifest);
+    if (other === undefined) continue;
     if (entry.id === ctx.id) {
       recordedOccurrences.push(entry.meta.occurrence);
       continue;
     }
-    const other = entry.manifest as unknown as ToolManifest;
-    if (other.name === m.name && other.server === m.server && !near.some((n) => n.id === entry.id))
+    if (spec.related(m, other) && !near.some((n) => n.id === entry.id))
       near.push({ id: entry.id, manifest: other, recordedAt: entry.meta.recordedAt });
   }
   recordedOccurrences.sort((a, b) => a - b);
@@ -55,10 +56,7 @@ export async function toolMissError(ctx: ToolMissContext): Promise<ReplayMissErr
       id: n.id,
       occurrence: 0,
       recordedAt: n.recordedAt,
-      diffs: diffs.map((d) => ({
-        field: d.path.replace(/^\$\.?/, "").split(/[.[]/)[0] as "params",
-        summary: `${d.path.replace(/^\$\./, "")}: ${JSON.stringify(d.expected)} → ${JSON.stringify(d.actual)}`,
-      })),
+      diffs: explainIdentity(n.manifest, m),
     };
   });
   lines.push(`  To record it: ${rerecord}`);
@@ -68,7 +66,7 @@ export async function toolMissError(ctx: ToolMissContext): Promise<ReplayMissErr
       occurrence: ctx.occurrence,
       mode: ctx.mode,
       store: ctx.store.url,
-      manifest: m as unknown as Manifest,
+      manifest: m,
       recordedOccurrences,
       nearest,
       rulesFired: {},

@@ -3,13 +3,16 @@
  * reports, and the `Recorder` interface itself. Types only, so every part of
  * the recorder (and stream.ts) can name them without importing the class.
  */
-import type { IdentityOptions, InvocationRequest, Manifest } from "../identity/index.js";
-import type { ToolInvocationRequest } from "../identity/tool-manifest.js";
-import type { TelemetryOptions } from "../observability/otel.js";
-import type { SecretOptions } from "../secrets/redact.js";
-import type { OnStale } from "../store/staleness.js";
-import type { JsonValue, Store } from "../store/types.js";
-import type { Accounts } from "../usage/summary.js";
+import type {
+  IdentityOptions,
+  InvocationRequest,
+  Manifest,
+  ToolInvocationRequest,
+} from "../identity/index.js";
+import type { TelemetryOptions } from "../observability/index.js";
+import type { SecretOptions } from "../secrets/index.js";
+import type { JsonValue, OnStale, Store } from "../store/index.js";
+import type { Accounts } from "../usage/index.js";
 import type { Listener, RecorderEvents } from "./events.js";
 import type { KindModes, ResolvedModes } from "./kind-modes.js";
 import type { Live } from "./live.js";

@@ -4,8 +4,9 @@
  * (a different verdict is a divergence: an error in replay); never attached
  * to what was answered live (passthrough, verify).
  */
-import { type Entry, entryKey, validateEntry } from "../store/envelope.js";
-import type { JsonValue } from "../store/types.js";
+
+import type { JsonValue } from "../store/index.js";
+import { type Entry, entryKey, validateEntry } from "../store/index.js";
 import type { Core } from "./core.js";
 import { DivergenceError, UnknownInvocationError } from "./errors.js";
 import type { RunScope, ServedCall } from "./run-scope.js";

@@ -8,12 +8,11 @@
  * the tools against a fixed model: a changed tool result fails it).
  */
 
-import type { ToolManifest } from "../identity/tool-manifest.js";
-import { jsonEqual } from "../json/equal.js";
-import { validateEntry } from "../store/envelope.js";
-import type { JsonValue } from "../store/types.js";
+import { callKindNamed } from "../identity/internal.js";
+import { diffJson, jsonEqual } from "../json/index.js";
+import type { JsonValue } from "../store/index.js";
+import { validateEntry } from "../store/index.js";
 import { type Answer, type CallContext, type Core, storable, TRUSTED } from "./core.js";
-import { diffJson } from "./json-diff.js";
 import { withoutTiming } from "./stream.js";
 import { ToolDivergenceError } from "./tool-errors.js";
 import { callUpstream } from "./upstream.js";
@@ -53,7 +52,8 @@ export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
       : !jsonEqual(withoutTiming(recorded) as JsonValue, withoutTiming(actual) as JsonValue);
   if (differs) {
     core.stats.divergences++;
-    const fields = c.kind === "tool" ? diffJson(recorded, actual) : undefined;
+    const spec = callKindNamed(c.kind);
+    const fields = spec.diffsResponses ? diffJson(recorded, actual) : undefined;
     core.events.emit("divergence", {
       kind: "response",
       id: c.id,
@@ -63,8 +63,7 @@ export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
       ...(fields === undefined ? {} : { fields }),
     });
     if (fields !== undefined && core.mode === "replay") {
-      const name = (c.manifest as unknown as ToolManifest).name;
-      throw new ToolDivergenceError(name, c.id, c.occurrence, fields);
+      throw new ToolDivergenceError(spec.callee(c.manifest), c.id, c.occurrence, fields);
     }
     return { value, hit: false, divergence: "response" };
   }

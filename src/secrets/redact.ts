@@ -10,7 +10,7 @@
  * placeholders cannot (the value was never known), which is why shape names
  * use dashes: no environment variable can be called that.
  */
-import type { JsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
 import { decodedMayHoldAnchor } from "./base64-anchors.js";
 import { classTableOf } from "./class-table.js";
 import { isSecretEnvName, type SecretEnvOptions, secretEnvValues } from "./env-names.js";

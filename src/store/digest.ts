@@ -3,9 +3,8 @@
  * compares, so that a caller who read a value can remove it later only if
  * nobody replaced it meanwhile, holding 64 characters instead of the value.
  */
-import { canonicalJson, wtf8 } from "../identity/canonical-json.js";
-import { sha256Hex } from "../identity/sha256.js";
-import type { JsonValue } from "../json/value.js";
+import { canonicalJson, sha256Hex, wtf8 } from "../identity/index.js";
+import type { JsonValue } from "../json/index.js";
 
 const DIGEST = /^[0-9a-f]{64}$/;
 

@@ -16,12 +16,11 @@
  * so `list("${ns}:e:")` never returns another namespace's entries.
  */
 import { EntryFormatError, UnsupportedEntryVersionError } from "../errors.js";
-import type { Manifest } from "../identity/manifest-types.js";
-import { isIdentity, manifestProblem } from "../identity/schema.js";
-import { assertToolManifest } from "../identity/tool-manifest.js";
-import { assertJsonValue } from "../json/value.js";
-import { type Usage, usageProblem } from "../usage/extract.js";
+import { isIdentity, type Manifest } from "../identity/index.js";
+import { callKind } from "../identity/internal.js";
+import { assertJsonValue } from "../json/index.js";
 import type { JsonValue } from "./types.js";
+import { type Usage, usageProblem } from "./usage-format.js";
 
 /** The envelope version this invocache writes and the highest it reads. */
 export const ENTRY_VERSION = 1;
@@ -41,7 +40,7 @@ export interface EntryMeta {
   recordedAt: string;
   /** Wall time of the live call, milliseconds (>= 0). */
   durationMs: number;
-  /** Tokens the response reported, when its shape is a known one (src/usage). */
+  /** Tokens the response reported, when its shape is a known one (read by src/usage, stored in the form of usage-format.ts). */
   usage?: Usage;
   /** `NORMALIZATION_VERSION` of the rule table that produced the manifest. */
   normalization: number;
@@ -295,18 +294,10 @@ function fail(where: string, path: string, why: string): never {
 }
 
 function checkManifest(value: unknown, where: string, deep: boolean): Manifest {
-  const m = record(value, "$.manifest", where);
-  if (m.kind === "tool") {
-    // Tool kind (issue 13): a tool call's manifest, checked by its own recipe.
-    try {
-      assertToolManifest(m, "$.manifest");
-    } catch (error) {
-      fail(where, "$.manifest", (error as Error).message);
-    }
-    return m as unknown as Manifest;
-  }
-  // The manifest schema has one home: identity's manifestProblem.
-  const problem = manifestProblem(value, deep ? DEEP : SHALLOW);
+  record(value, "$.manifest", where);
+  // The manifest schema has one home: identity's kind table (a model call's
+  // manifestProblem, a tool call's recipe check).
+  const problem = callKind(value).problem(value, deep);
   if (problem !== undefined) {
     fail(
       where,
@@ -316,9 +307,6 @@ function checkManifest(value: unknown, where: string, deep: boolean): Manifest {
   }
   return value as Manifest;
 }
-
-const DEEP = { deep: true } as const;
-const SHALLOW = { deep: false } as const;
 
 function record(value: unknown, path: string, where: string): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {

@@ -30,3 +30,4 @@ export {
   redactUrl,
   STORE_SCHEMES,
 } from "./url.js";
+export { type Usage, type UsageShape, usageProblem } from "./usage-format.js";

@@ -3,7 +3,7 @@
  * JSON (checked by `jsonSnapshot` in src/json), so that what comes out
  * (always a fresh `JSON.parse`) is exactly what went in.
  */
-import type { JsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
 
 /** The envelope keyv wraps every value in: `{ value, expires? }` (epoch ms). */
 export interface KeyvRecord {

@@ -5,7 +5,7 @@
  * how a cassette's `maxAge`, `onStale` and secret options keep working while
  * the policy behind them lives in the recorder, for every store alike.
  */
-import type { SecretOptions } from "../secrets/redact.js";
+import type { SecretOptions } from "../secrets/index.js";
 import type { OnStale } from "./staleness.js";
 
 /** Defaults for the recorder's options of the same names (its own options win). */

@@ -7,7 +7,7 @@
  * and the fix (never a miss). Backends only talk to their storage.
  */
 import { InvocacheError, StoreError } from "../errors.js";
-import { jsonSnapshot } from "../json/value.js";
+import { jsonSnapshot } from "../json/index.js";
 import { assertKeyPrefix, assertStoreKey, assertTtl } from "./keys.js";
 import type { JsonValue, SetOptions } from "./types.js";
 

@@ -5,7 +5,7 @@
  * the recorder; a store never interprets what it keeps beyond that.
  */
 
-import type { JsonValue } from "../json/value.js";
+import type { JsonValue } from "../json/index.js";
 import type { StorePolicy } from "./policy.js";
 
 /** Compatibility: the JSON value type lives in src/json. */

@@ -15,12 +15,17 @@
  */
 import { existsSync } from "node:fs";
 import { relative } from "node:path";
-import { type CassetteOptions, type CassetteStore, cassetteStore } from "../cassette/store.js";
+import { type CassetteOptions, type CassetteStore, cassetteStore } from "../cassette/index.js";
 import { CassetteError, UnusedEntriesError } from "../errors.js";
 import type { InterceptGloballyOptions } from "../integrations/global.js";
-import { type Mode, resolveMode } from "../recorder/mode.js";
-import { createRecorder, type Recorder, type RecorderOptions } from "../recorder/recorder.js";
-import type { RunInfo } from "../recorder/run-scope.js";
+import {
+  createRecorder,
+  type Mode,
+  type Recorder,
+  type RecorderOptions,
+  type RunInfo,
+  resolveMode,
+} from "../recorder/index.js";
 import { cassettePathFor, namedCassettePath } from "./cassette-paths.js";
 import { type TestAccounts, testAccounts } from "./summary.js";
 

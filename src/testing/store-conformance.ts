@@ -18,9 +18,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StoreError } from "../errors.js";
-import type { JsonValue } from "../json/value.js";
-import { valueDigest } from "../store/digest.js";
-import type { Store } from "../store/types.js";
+import type { JsonValue } from "../json/index.js";
+import type { Store } from "../store/index.js";
+import { valueDigest } from "../store/index.js";
 
 /** Options of {@link storeConformance}. */
 export interface StoreConformanceOptions {

@@ -14,9 +14,8 @@
  * export default { test: { reporters: ["default", new InvocacheReporter()] } };
  * ```
  */
-import type { RecorderStats } from "../recorder/recorder.js";
-import { PRICE_SNAPSHOT } from "../usage/cost.js";
-import { emptyTally, formatSpend, type Spend, type Tally } from "../usage/summary.js";
+import type { RecorderStats } from "../recorder/index.js";
+import { emptyTally, formatSpend, PRICE_SNAPSHOT, type Spend, type Tally } from "../usage/index.js";
 
 /** What one test leaves in `ctx.task.meta.invocache`. */
 export interface TestAccounts {

@@ -11,7 +11,7 @@
  */
 
 import { manifestArgRules, type ToolArgRules } from "../identity/index.js";
-import type { Recorder, ToolPolicy } from "../recorder/index.js";
+import { checkToolPolicy, type Recorder, type ToolPolicy } from "../recorder/index.js";
 import { mcpServerIdentity } from "./mcp-server-identity.js";
 import { recordTool } from "./record-tool.js";
 
@@ -162,7 +162,7 @@ export function wrapMcpClient<C extends McpClientLike>(
         method: "tools/call",
         args: params.arguments ?? {},
         argRules,
-        policy: await policyOf(params.name),
+        policy: checkToolPolicy(await policyOf(params.name), params.name),
         signal: opts?.signal,
         live: () => client.callTool(params, resultSchema, opts).then(wireJson),
       });
@@ -174,7 +174,10 @@ export function wrapMcpClient<C extends McpClientLike>(
         server: serverName(),
         method: "resources/read",
         args: {},
-        policy: { readOnlyHint: true, ...options.tools?.[params?.uri] },
+        policy: checkToolPolicy(
+          { readOnlyHint: true, ...options.tools?.[params?.uri] },
+          params?.uri,
+        ),
         signal: opts?.signal,
         live: () => client.readResource(params, opts).then(wireJson),
       });

@@ -4,29 +4,19 @@
  * only translation of failures happens (naming the tool); replay policy stays
  * in the recorder.
  */
-import { currentInvocation } from "../adapters/context.js";
-import type { ToolArgRules, ToolInvocationRequest, ToolMethod } from "../identity/index.js";
-import { assertJsonValue } from "../json/value.js";
-import type { CallOptions, Recorder } from "../recorder/index.js";
-import {
-  checkToolPolicy,
-  EntryTooLargeError,
-  ToolCallError,
-  type ToolPolicy,
-  ToolResultError,
-} from "../recorder/index.js";
 
-/** One tool call as an adapter describes it. */
-export interface ToolCall {
+import { type ToolCallDescription, toolInvocationCall } from "../invocation/index.js";
+import { assertJsonValue } from "../json/index.js";
+import type { Recorder } from "../recorder/index.js";
+import { EntryTooLargeError, ToolCallError, ToolResultError } from "../recorder/index.js";
+
+/**
+ * One tool call as an adapter describes it: the translator contract's tool
+ * description (src/invocation; its `policy` already checked by the
+ * translator, so never checked twice), the recorder and the live call.
+ */
+export interface ToolCall extends ToolCallDescription {
   recorder: Recorder;
-  name: string;
-  server: string;
-  method: ToolMethod;
-  args: Record<string, unknown> | undefined;
-  /** Which normalization rules the arguments go through (default "roots": data is kept exact). */
-  argRules?: ToolArgRules | undefined;
-  policy: ToolPolicy | undefined;
-  signal?: AbortSignal | undefined;
   /** The live call. */
   live: () => Promise<unknown>;
 }
@@ -35,25 +25,9 @@ export interface ToolCall {
 export async function recordTool<R>(call: ToolCall): Promise<R> {
   const { name } = call;
   const label = `${call.server ? `${call.server}/` : ""}${name}`;
-  const policy = checkToolPolicy(call.policy, name);
-  const ctx = currentInvocation();
-  const req: ToolInvocationRequest = {
-    kind: "tool",
-    name,
-    server: call.server,
-    method: call.method,
-    args: call.args ?? null,
-    ...(call.argRules === undefined ? {} : { argRules: call.argRules }),
-    role: ctx.role,
-    task: ctx.task,
-    projectPath: ctx.projectPath,
-  };
-  const opts: CallOptions = {
-    attempt: ctx.attempt,
-    ...(ctx.inputArtifactHashes.length > 0 ? { inputArtifactHashes: ctx.inputArtifactHashes } : {}),
-    ...(call.signal === undefined ? {} : { signal: call.signal }),
-    ...(policy === undefined ? {} : { tool: policy }),
-  };
+  // The one translator contract (src/invocation): the context's role, task,
+  // attempt and inputs, the tool's policy and signal.
+  const [req, opts] = toolInvocationCall(call);
   const live = async (): Promise<unknown> => {
     let result: unknown;
     try {

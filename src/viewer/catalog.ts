@@ -13,6 +13,7 @@
 import { stat } from "node:fs/promises";
 import { relative, resolve, sep } from "node:path";
 import { parseEntryKey, readCassette } from "../cassette/index.js";
+import { asModelManifest, asToolManifest, type CallKind, kindOf } from "../identity/internal.js";
 import type { JsonValue } from "../json/index.js";
 import { cassetteFiles, locateSource, openSourceStore } from "../source/index.js";
 import type { Store } from "../store/index.js";
@@ -24,8 +25,8 @@ export interface EntrySummary {
   namespace: string;
   id: string;
   occurrence: number;
-  /** A model call, or a tool call (`manifest.kind: "tool"`, docs/tools.md). */
-  kind: "model" | "tool";
+  /** A model call, or a tool call (docs/tools.md): identity's kind table names it. */
+  kind: CallKind;
   /** For a tool call: the tool, `server/name` (or `name` for a plain function tool). */
   tool: string | undefined;
   role: string;
@@ -341,15 +342,16 @@ function summarize(
 ): EntrySummary {
   const { manifest: m, meta } = e;
   const tool = toolOf(m);
+  const model = asModelManifest(m);
   return {
     key,
     namespace,
     id: e.id,
     occurrence: meta.occurrence,
-    kind: tool === undefined ? "model" : "tool",
+    kind: kindOf(m),
     tool: tool === undefined ? undefined : toolLabel(tool),
     role: m.role,
-    model: tool === undefined ? m.model : "",
+    model: model?.model ?? "",
     task: m.task,
     attempt: m.attempt,
     parent: meta.parent,
@@ -359,7 +361,7 @@ function summarize(
     durationMs: meta.durationMs,
     bytes: length,
     file,
-    text: `${m.task} ${tool === undefined ? m.prompt.slice(0, SEARCH_TEXT) : `${toolLabel(tool)} ${JSON.stringify(tool.args).slice(0, SEARCH_TEXT)}`}`.toLowerCase(),
+    text: `${m.task} ${tool === undefined ? (model?.prompt ?? "").slice(0, SEARCH_TEXT) : `${toolLabel(tool)} ${JSON.stringify(tool.args).slice(0, SEARCH_TEXT)}`}`.toLowerCase(),
   };
 }
 
@@ -375,14 +377,14 @@ export interface ToolFields {
 
 /** A tool call's manifest fields, or undefined for a model call's manifest. */
 export function toolOf(manifest: Entry["manifest"]): ToolFields | undefined {
-  const m = manifest as unknown as Record<string, JsonValue | undefined>;
-  if (m.kind !== "tool") return undefined;
+  const m = asToolManifest(manifest);
+  if (m === undefined) return undefined;
   return {
-    name: typeof m.name === "string" ? m.name : "",
-    server: typeof m.server === "string" ? m.server : "",
-    method: typeof m.method === "string" ? m.method : "tools/call",
-    args: m.args ?? {},
-    v1: m.version !== 2,
+    name: m.name,
+    server: m.server,
+    method: m.method,
+    args: m.args,
+    v1: !("version" in m),
   };
 }
 

@@ -8,6 +8,7 @@ import { generateText, jsonSchema, streamText, tool, wrapLanguageModel } from "a
 import { describe, expect, it } from "vitest";
 import { invocacheMiddleware, withInvocation } from "../../src/adapters/index.js";
 import { type Recorder, ReplayMissError } from "../../src/index.js";
+import { modelOf } from "../helpers/model-manifest.js";
 import { sdkSuite } from "../helpers/sdk-suite.js";
 import { collect, storedResponses } from "./helpers.js";
 
@@ -93,8 +94,8 @@ describe("AI SDK through invocacheMiddleware", () => {
     const m = model(recorder);
     await generateText({ model: m, prompt: "Hello", temperature: 0, maxRetries: 0 });
     const manifest = recorder.last?.manifest;
-    expect(manifest?.model).toBe("fake.chat:fake-chat");
-    expect(manifest?.params).toMatchObject({ temperature: 0, ":call": "generate" });
+    expect(modelOf(manifest).model).toBe("fake.chat:fake-chat");
+    expect(modelOf(manifest).params).toMatchObject({ temperature: 0, ":call": "generate" });
     await generateText({
       model: m,
       prompt: "Hello",

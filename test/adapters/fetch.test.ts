@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFetch, VOLATILE_BODY_FIELDS, withInvocation } from "../../src/adapters/index.js";
 import { createRecorder, type Recorder, ReplayMissError } from "../../src/index.js";
 import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
+import { modelOf } from "../helpers/model-manifest.js";
 
 let provider: FakeProvider;
 let recorders: Recorder[];
@@ -92,10 +93,10 @@ describe("createFetch", () => {
     );
     const m = r.last?.manifest;
     expect(m).toMatchObject({ role: "planner", task: "plan", model: "gpt-fake", attempt: 0 });
-    expect(m?.prompt).toBe(
+    expect(modelOf(m).prompt).toBe(
       '{"messages":[{"content":"Read {project}/src/a.ts now","role":"user"}]}',
     );
-    expect(m?.params).toEqual({
+    expect(modelOf(m).params).toEqual({
       ":host": provider.url,
       ":path": "/v1/chat/completions",
       ":query": { "api-version": "2025-01-01" },

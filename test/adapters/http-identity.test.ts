@@ -13,6 +13,7 @@ import {
 } from "../../src/adapters/index.js";
 import { createRecorder, type Recorder } from "../../src/index.js";
 import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
+import { modelOf } from "../helpers/model-manifest.js";
 
 let a: FakeProvider;
 let b: FakeProvider;
@@ -116,7 +117,7 @@ describe("host", () => {
     expect([a.calls, b.calls]).toEqual([1, 1]);
     expect(one).toBeDefined();
     expect(two).toBeDefined();
-    expect(r.last?.manifest.params?.[":host"]).toBe(b.url);
+    expect(modelOf(r.last?.manifest).params?.[":host"]).toBe(b.url);
   });
 
   it("hostAliases map gateway hosts to one name (object, by host or origin)", async () => {
@@ -125,7 +126,7 @@ describe("host", () => {
     const r = recorder("auto", store);
     const f = createFetch({ recorder: r, hostAliases: aliases });
     await (await f(`${a.url}/v1/chat/completions`, post(chat()))).json();
-    expect(r.last?.manifest.params?.[":host"]).toBe("openai");
+    expect(modelOf(r.last?.manifest).params?.[":host"]).toBe("openai");
     const replay = createFetch({ recorder: recorder("replay", store), hostAliases: aliases });
     expect((await replay(`${b.url}/v1/chat/completions`, post(chat()))).status).toBe(200);
     expect([a.calls, b.calls]).toEqual([1, 0]);
@@ -158,9 +159,9 @@ describe("fenced code in a conversation", () => {
     const r = recorder("auto");
     const f = createFetch({ recorder: r });
     await (await f(`${a.url}/v1/chat/completions`, post(chat(program("    "))))).json();
-    const inside = r.last?.manifest.prompt;
+    const inside = modelOf(r.last?.manifest).prompt;
     await (await f(`${a.url}/v1/chat/completions`, post(chat(program(""))))).json();
-    const after = r.last?.manifest.prompt;
+    const after = modelOf(r.last?.manifest).prompt;
     expect(a.calls).toBe(2);
     expect(inside).toContain("\\n    x = i\\n    print(x)\\n```");
     expect(after).toContain("\\n    x = i\\nprint(x)\\n```");
@@ -184,7 +185,7 @@ describe("fenced code through the AI SDK middleware", () => {
         prompt: `What prints?\n\n\`\`\`python\nfor i in range(3):\n    x = i\n${body}print(x)\n\`\`\``,
         maxRetries: 0,
       });
-      return r.last?.manifest.prompt;
+      return modelOf(r.last?.manifest).prompt;
     };
     const inside = await ask("    ");
     const after = await ask("");

@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFetch, invocacheMiddleware } from "../../src/adapters/index.js";
 import { createRecorder, type Recorder, type RecorderOptions } from "../../src/index.js";
 import { type FakeProvider, startFakeProvider } from "../fake-provider/index.js";
+import { modelOf } from "../helpers/model-manifest.js";
 
 let provider: FakeProvider;
 let recorders: Recorder[];
@@ -48,7 +49,7 @@ describe("adapters use the recorder's identity options", () => {
   it("createFetch: the recorder's homeDir and roots shape the prompt; another machine's recorder replays it", async () => {
     const alice = recorder("auto", ALICE);
     await (await chatOn(alice, "Read /home/alice/app/a.ts and /var/cache/a/x.json")).text();
-    expect(alice.last?.manifest.prompt).toBe(
+    expect(modelOf(alice.last?.manifest).prompt).toBe(
       '{"messages":[{"content":"Read {home}/app/a.ts and {cache}/x.json","role":"user"}]}',
     );
     expect(provider.calls).toBe(1);
@@ -65,7 +66,9 @@ describe("adapters use the recorder's identity options", () => {
     const r = recorder("auto", { ...ALICE, disableRules: ["uuid"] });
     const uuid = "0b8f9a62-5d0e-4c4b-9a3e-2f1d7c6b5a49";
     await (await chatOn(r, `job ${uuid}`)).text();
-    expect(r.last?.manifest.prompt).toBe(`{"messages":[{"content":"job ${uuid}","role":"user"}]}`);
+    expect(modelOf(r.last?.manifest).prompt).toBe(
+      `{"messages":[{"content":"job ${uuid}","role":"user"}]}`,
+    );
   });
 
   it("AI SDK middleware: the recorder's homeDir and roots shape the prompt; another machine's recorder replays it", async () => {
@@ -84,8 +87,10 @@ describe("adapters use the recorder's identity options", () => {
       prompt: "Read /home/alice/app/a.ts and /var/cache/a/x.json",
       maxRetries: 0,
     });
-    expect(alice.last?.manifest.prompt).toContain("Read {home}/app/a.ts and {cache}/x.json");
-    expect(alice.last?.manifest.prompt).not.toContain("/home/alice");
+    expect(modelOf(alice.last?.manifest).prompt).toContain(
+      "Read {home}/app/a.ts and {cache}/x.json",
+    );
+    expect(modelOf(alice.last?.manifest).prompt).not.toContain("/home/alice");
 
     const bob = recorder("replay", BOB, alice.store);
     const again = await generateText({

@@ -16,6 +16,7 @@ import { parseCassette } from "../../src/cassette/parse.js";
 import { CassetteError } from "../../src/errors.js";
 import { manifestIdentity } from "../../src/identity/identity.js";
 import { entryKey } from "../../src/store/envelope.js";
+import { modelOf } from "../helpers/model-manifest.js";
 import { jsonValue, makeEntry, trickyString } from "./helpers.js";
 
 const src = { file: "/x/t.yaml", display: "t.yaml", url: "cassette://t.yaml" };
@@ -36,7 +37,7 @@ function full(text: string): unknown {
 /** An entry whose manifest holds `prompt` as given (its id recomputed), answering `response`. */
 function entryItem(prompt: string, task: string, response: unknown): CassetteItem {
   const { entry } = makeEntry("p", response as never);
-  entry.manifest.prompt = prompt;
+  modelOf(entry.manifest).prompt = prompt;
   entry.manifest.task = task;
   entry.id = manifestIdentity(entry.manifest);
   return { key: entryKey("default", entry.id, 0), value: entry as never };

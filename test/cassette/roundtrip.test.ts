@@ -11,6 +11,7 @@ import type { CassetteItem } from "../../src/cassette/item.js";
 import { parseCassette } from "../../src/cassette/parse.js";
 import { manifestIdentity } from "../../src/identity/identity.js";
 import { entryKey } from "../../src/store/envelope.js";
+import { modelOf } from "../helpers/model-manifest.js";
 import { jsonValue, makeEntry, trickyString } from "./helpers.js";
 
 const src = { file: "/x/t.yaml", display: "t.yaml", url: "cassette://t.yaml" };
@@ -33,7 +34,7 @@ describe("cassette round trip", () => {
             list: [text, { text }, { t: 1, data: text }],
           });
           // Bypass normalization: the manifest holds the string as given.
-          entry.manifest.prompt = `${"x".repeat(pad)}${prompt}`; // long ones are forced to blocks
+          modelOf(entry.manifest).prompt = `${"x".repeat(pad)}${prompt}`; // long ones are forced to blocks
           entry.manifest.task = `${task}${" ".repeat(pad % 3)}`;
           // The id is the identity of the manifest as stored (loading checks it).
           entry.id = manifestIdentity(entry.manifest);

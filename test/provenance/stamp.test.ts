@@ -37,6 +37,7 @@ import {
 import { inputDescriptor, modelUri } from "../../src/provenance/statement.js";
 import { type Entry, entryKey, validateEntry } from "../../src/store/index.js";
 import { INVOCACHE_VERSION } from "../../src/version.js";
+import { modelOf } from "../helpers/model-manifest.js";
 import { tempDir } from "../helpers/tmp.js";
 import { MACHINE, PLAN_REQUEST, PLAN_TEXT, planId, planManifest, SPEC_HASH } from "./fixtures.js";
 import { validateStatementV1 } from "./statement-shape.js";
@@ -111,13 +112,13 @@ describe("stampArtifact → verifyStamp", () => {
     await stampArtifact(artifact, { id: planId(), manifest });
     const [stamp] = readLines(stampPathFor(artifact));
     const ext = stamp!.predicate.buildDefinition.externalParameters;
-    expect(JSON.stringify(ext)).not.toContain(manifest.prompt);
+    expect(JSON.stringify(ext)).not.toContain(modelOf(manifest).prompt);
     expect(ext).toEqual({
       role: "planner",
       model: "gpt-5",
       task: "T-1",
       attempt: 0,
-      promptDigest: { sha256: sha256(manifest.prompt) },
+      promptDigest: { sha256: sha256(modelOf(manifest).prompt) },
       paramsDigest: { sha256: sha256('{"temperature":0.2}') },
     });
     expect(stamp!.predicate.buildDefinition.internalParameters).toEqual({

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createRecorder, invocationIdentity } from "../../src/index.js";
+import { modelOf } from "../helpers/model-manifest.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const dir = tempDir("rec-secrets");
@@ -33,7 +34,7 @@ describe("secrets never reach a store", () => {
     }));
     expect(live.echoed).toContain(KEY);
     await recorder.verdict(recorder.last!.id, "rejected", { reason: `leaked ${KEY}` });
-    expect(recorder.last!.manifest.prompt).toBe(
+    expect(modelOf(recorder.last!.manifest).prompt).toBe(
       "Deploy with {secret:OPENAI_API_KEY} and token {secret:BILLING_SERVICE_TOKEN:url}",
     );
     await recorder.close();

@@ -10,6 +10,7 @@ import {
   validateEntry,
 } from "../../src/store/envelope.js";
 import { openStore } from "../../src/store/open.js";
+import { modelOf } from "../helpers/model-manifest.js";
 
 const id = "a".repeat(64);
 
@@ -59,7 +60,7 @@ describe("validateEntry", () => {
     delete e.meta.verdict;
     expect(validateEntry(e, "here")).toBe(e);
     const withParams = entry();
-    withParams.manifest.params = { temperature: 0 };
+    modelOf(withParams.manifest).params = { temperature: 0 };
     expect(validateEntry(withParams, "here")).toBe(withParams);
   });
 

@@ -1,7 +1,7 @@
 /** The pieces of tool policy on their own: per-kind modes, the side-effect rule, JSON diffs. */
 import { describe, expect, it } from "vitest";
 import { createRecorder } from "../../src/index.js";
-import { diffJson, formatDiffs } from "../../src/recorder/json-diff.js";
+import { diffJson, formatDiffs } from "../../src/json/diff.js";
 import { resolveKindModes } from "../../src/recorder/kind-modes.js";
 import { isCacheSafe, sideEffectBypass } from "../../src/recorder/tool-policy.js";
 

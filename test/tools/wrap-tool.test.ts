@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { withInvocation } from "../../src/adapters/context.js";
 import { cassetteStore } from "../../src/cassette/store.js";
 import {
   createRecorder,
@@ -12,6 +11,7 @@ import {
   ToolResultError,
   wrapTool,
 } from "../../src/index.js";
+import { withInvocation } from "../../src/invocation/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "invocache-wraptool-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -15,6 +15,7 @@ import {
   readMissLog,
   startViewer,
 } from "../../src/viewer/index.js";
+import { modelOf } from "../helpers/model-manifest.js";
 import { tempDir } from "../helpers/tmp.js";
 import { get } from "./fixtures.js";
 
@@ -57,7 +58,7 @@ describe("miss log", () => {
     await expect.poll(async () => (await readMissLog(path)).length).toBe(2);
     const logged = (await readMissLog(path)).find((m) => m.id === (miss as ReplayMissError).id);
     expect(logged!.id).toBe((miss as ReplayMissError).id);
-    expect(logged!.manifest?.prompt).toBe("write slugify with tests");
+    expect(modelOf(logged!.manifest).prompt).toBe("write slugify with tests");
     expect(readFileSync(join(dir, ".invocache-misses", ".gitignore"), "utf8")).toBe("*\n");
 
     const viewer = await startViewer({ store });
@@ -71,10 +72,10 @@ describe("miss log", () => {
       expect(page.body).toContain("Nearest:");
       expect(page.body).toContain("prompt: 1 change");
       expect(page.body).toContain("<ins> with tests</ins>");
-      // The tool miss is compared with the recorded tool call, field by field.
+      // The tool miss is compared with the recorded tool call path by path, as explain prints it.
       expect(page.body).toContain("tool run_tests · attempt 0");
       expect(page.body).toContain(
-        '<span class="f">≠ args</span>{&quot;draft&quot;:&quot;v1&quot;} → {&quot;draft&quot;:&quot;v2&quot;}',
+        '<span class="f">≠ args</span>args.draft: &quot;v1&quot; → &quot;v2&quot;',
       );
       expect(page.body).toContain("INVOCACHE_MODE=record");
     } finally {

@@ -5,7 +5,13 @@
  */
 import { existsSync } from "node:fs";
 import type { ManifestField } from "../../identity/index.js";
-import { canonicalJson, type FieldDiff, type Manifest, shortId } from "../../identity/index.js";
+import {
+  canonicalJson,
+  explainIdentity,
+  type FieldDiff,
+  type Manifest,
+  shortId,
+} from "../../identity/index.js";
 import { explainNormalization } from "../../normalize/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
@@ -14,7 +20,6 @@ import { oneLine, renderTable } from "../format.js";
 import { label, readDocument } from "../input.js";
 import { invocationFromDocument, type LoadedInvocation } from "../invocation.js";
 import type { Io } from "../io.js";
-import { explainAny } from "../manifest-label.js";
 import { looksLikePrefix, resolveEntries } from "../resolve.js";
 import { type EntrySource, openSource, SOURCE_OPTIONS, type SourceContents } from "../source.js";
 import { readAll } from "./ls.js";
@@ -90,7 +95,7 @@ Examples:
     try {
       const a = await load(positionals[0]!);
       const b = await load(positionals[1]!);
-      const diffs = explainAny(a.manifest, b.manifest);
+      const diffs = explainIdentity(a.manifest, b.manifest);
       const same = a.id === b.id;
       if (values.json) {
         printJson(io, {
@@ -100,8 +105,8 @@ Examples:
           fields: FIELDS.map((f) => ({
             field: f,
             same: fieldText(a.manifest, f) === fieldText(b.manifest, f),
-            a: a.manifest[f] ?? null,
-            b: b.manifest[f] ?? null,
+            a: fieldValue(a.manifest, f) ?? null,
+            b: fieldValue(b.manifest, f) ?? null,
           })),
           diffs,
         });
@@ -141,14 +146,19 @@ function normalization(inv: LoadedInvocation): Record<string, number> | undefine
   return counts;
 }
 
+/** A model manifest field of a manifest of any kind (a tool manifest has no model, prompt or params). */
+function fieldValue(m: Manifest, f: ManifestField): unknown {
+  return (m as Partial<Record<ManifestField, unknown>>)[f];
+}
+
 function fieldText(m: Manifest, f: (typeof FIELDS)[number]): string {
-  const v = m[f];
+  const v = fieldValue(m, f);
   if (v === undefined) return "";
   return typeof v === "string" ? v : canonicalJson(v as never);
 }
 
 function show(m: Manifest, f: (typeof FIELDS)[number]): string {
-  const v = m[f];
+  const v = fieldValue(m, f);
   if (v === undefined) return "(none)";
   if (f === "inputs") {
     const list = v as string[];

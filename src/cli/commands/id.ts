@@ -3,6 +3,7 @@
  * `--manifest` the exact bytes that were hashed.
  */
 import { hashArtifact, IDENTITY_DOMAIN_V1, manifestBytes, shortId } from "../../identity/index.js";
+import { callKind } from "../../identity/internal.js";
 import { integerOption, parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
@@ -93,10 +94,11 @@ Examples:
       return EXIT.ok;
     }
     const m = inv.manifest;
+    const model = callKind(m).model(m);
     io.out(`${inv.id}\n`);
     io.out(
       io.style.dim(
-        `short ${shortId(inv.id)} · role ${m.role}${m.model === "" ? "" : ` · model ${m.model}`} · attempt ${m.attempt}${m.inputs.length > 0 ? ` · ${m.inputs.length} input${m.inputs.length === 1 ? "" : "s"}` : ""}\n`,
+        `short ${shortId(inv.id)} · role ${m.role}${model === "" ? "" : ` · model ${model}`} · attempt ${m.attempt}${m.inputs.length > 0 ? ` · ${m.inputs.length} input${m.inputs.length === 1 ? "" : "s"}` : ""}\n`,
       ),
     );
     return EXIT.ok;

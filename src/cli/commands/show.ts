@@ -2,6 +2,7 @@
  * `invocache show <prefix>`: one recorded invocation, every occurrence of it.
  */
 import { shortId } from "../../identity/index.js";
+import { asModelManifest, asToolManifest } from "../../identity/internal.js";
 import { integerOption, parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { CliError, EXIT } from "../errors.js";
@@ -104,7 +105,8 @@ function printEntry(io: Io, r: EntryRecord, full: boolean): void {
   row("occurrence", String(r.occurrence));
   if (m.task !== "") row("task", m.task);
   row("inputs", m.inputs.length === 0 ? s.dim("(none)") : m.inputs.join("\n              "));
-  if (m.params !== undefined) row("params", JSON.stringify(m.params));
+  const model = asModelManifest(m);
+  if (model?.params !== undefined) row("params", JSON.stringify(model.params));
   row(
     "recorded",
     `${meta.recordedAt} (live call took ${formatMs(meta.durationMs)}; invocache ${meta.invocacheVersion}, normalization v${meta.normalization})`,
@@ -116,10 +118,10 @@ function printEntry(io: Io, r: EntryRecord, full: boolean): void {
     row("verdict", `${word}${v.reason === undefined ? "" : `: ${v.reason}`} (${v.at})`);
   }
   // A tool call (docs/tools.md) has arguments where a model call has a prompt.
-  const tool = m as unknown as { kind?: string; args?: unknown };
-  if (tool.kind === "tool")
+  const tool = asToolManifest(m);
+  if (tool !== undefined)
     io.out(`  ${s.dim("args")}\n${indent(JSON.stringify(tool.args, null, 2))}\n`);
-  else io.out(`  ${s.dim("prompt")}\n${indent(m.prompt)}\n`);
+  else io.out(`  ${s.dim("prompt")}\n${indent(model?.prompt ?? "")}\n`);
   const text = JSON.stringify(response, null, 2);
   const lines = text.split("\n");
   io.out(`  ${s.dim(`response (${formatBytes(Buffer.byteLength(JSON.stringify(response)))})`)}\n`);

@@ -2,6 +2,7 @@
  * `invocache stats`: what a store or a cassette holds, in numbers.
  */
 
+import { callKind } from "../../identity/internal.js";
 import {
   costOf,
   extractUsage,
@@ -150,7 +151,10 @@ class StatsFold {
     this.#ids.add(r.namespace, r.id);
     // Stored with the entry; read from the response for recordings made before usage was.
     const usage = r.entry.meta.usage ?? extractUsage(r.entry.response);
-    const cost = usage === undefined ? undefined : costOf(r.entry.manifest.model, usage);
+    const cost =
+      usage === undefined
+        ? undefined
+        : costOf(callKind(r.entry.manifest).model(r.entry.manifest), usage);
     const into = (g: GroupStats) => {
       g.entries++;
       g.bytes += r.bytes;

@@ -44,7 +44,7 @@ export function cassettesView(
     maxAgeMs !== undefined && now - Date.parse(recordedAt) > maxAgeMs;
   const days = maxAgeMs === undefined ? "" : `${Math.round(maxAgeMs / 86_400_000)} days`;
   const idList = (rows: EntrySummary[]) =>
-    html`${rows.map((e) => html`<a class="id" href="${links.to(paths.entry(e.key, e.file))}">${short(e.id)}</a> <span class="legend">${e.kind === "tool" ? `⚙ ${e.tool}` : e.role} · attempt ${e.attempt}</span> `)}`;
+    html`${rows.map((e) => html`<a class="id" href="${links.to(paths.entry(e.key, e.file))}">${short(e.id)}</a> <span class="legend">${e.tool !== undefined ? `⚙ ${e.tool}` : e.role} · attempt ${e.attempt}</span> `)}`;
   const render = (d: Dir): SafeHtml =>
     html`<ul class="tree">${[...d.dirs.values()].map((c) => html`<li>📁 <strong>${c.name}/</strong>${render(c)}</li>`)}${d.files.map(
       (f) => {

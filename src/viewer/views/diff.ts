@@ -1,12 +1,13 @@
 /**
  * Diff: two entries side by side. The field list is `explainIdentity`, the
- * same function `invocache explain` and miss reports print (one
- * implementation, two renderings); its `[-removed-]{+added+}` hunks become
+ * same function `invocache explain` and miss reports print, for model and
+ * tool calls alike (one implementation, two renderings); its `[-removed-]{+added+}` hunks become
  * <del>/<ins>. Below it, full word diffs of the prompts and the responses,
  * from the same `diff` library explain uses.
  */
 import { diffWordsWithSpace } from "diff";
 import { explainIdentity, type FieldDiff } from "../../identity/index.js";
+import { asModelManifest } from "../../identity/internal.js";
 import type { Entry } from "../../store/index.js";
 import { toolLabel, toolOf } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
@@ -64,56 +65,20 @@ function sideBySide(a: string, b: string, tokens: boolean): [SafeHtml, SafeHtml]
 }
 
 /**
- * The field list of two entries where at least one is a tool call: explain
- * reads model manifests, so tool manifests are compared field by field here
- * (a tool and a model call always differ in kind).
+ * The field list of two manifests of any kind: `explainIdentity`, what
+ * `invocache explain` and miss reports print (a tool call's differing
+ * argument paths, a model call's fields, every differing path across kinds).
  */
-function toolFields(
-  a: Entry["manifest"],
-  b: Entry["manifest"],
-): Array<{ field: string; summary: string }> {
-  const fa = fieldsOf(a);
-  const fb = fieldsOf(b);
-  const out: Array<{ field: string; summary: string }> = [];
-  for (const k of new Set([...Object.keys(fa), ...Object.keys(fb)])) {
-    const x = fa[k] ?? "–";
-    const y = fb[k] ?? "–";
-    if (x !== y) out.push({ field: k, summary: `${x} → ${y}` });
-  }
-  return out;
-}
-
-function fieldsOf(m: Entry["manifest"]): Record<string, string> {
-  const t = toolOf(m);
-  const common = {
-    role: m.role,
-    task: m.task,
-    attempt: String(m.attempt),
-    inputs: m.inputs.join(", ") || "none",
-  };
-  if (t === undefined) return { kind: "model", model: m.model, ...common };
-  return {
-    kind: "tool",
-    tool: toolLabel(t),
-    method: t.method,
-    ...common,
-    args: JSON.stringify(t.args),
-  };
-}
-
-/** The field list of two manifests: explain's for two model calls, field by field when a tool call is involved. */
-export function manifestDiffs(
-  a: Entry["manifest"],
-  b: Entry["manifest"],
-): Array<Pick<FieldDiff, "summary" | "diff" | "paths"> & { field: string }> {
-  if (toolOf(a) !== undefined || toolOf(b) !== undefined) return toolFields(a, b);
+export function manifestDiffs(a: Entry["manifest"], b: Entry["manifest"]): FieldDiff[] {
   return explainIdentity(a, b);
 }
 
 /** What is compared as "the prompt": a model call's prompt, a tool call's arguments. */
 function promptOf(e: Entry): string {
   const t = toolOf(e.manifest);
-  return t === undefined ? e.manifest.prompt : JSON.stringify(t.args, null, 2);
+  return t === undefined
+    ? (asModelManifest(e.manifest)?.prompt ?? "")
+    : JSON.stringify(t.args, null, 2);
 }
 
 export function diffView(
@@ -133,7 +98,7 @@ export function diffView(
   };
   return html`<div class="crumbs"><a href="${links.to(paths.overview())}">Overview</a> › diff</div>
 <h1>Diff <span class="id">${short(a.entry.id)}</span> → <span class="id">${short(b.entry.id)}</span></h1>
-<p class="sub">Why these two recordings have ${diffs.length === 0 ? "the same identity" : "different identities"}, field by field${tools ? " (tool manifests: tool, method, arguments, role, task, attempt)" : html`, as <code>invocache explain ${short(a.entry.id)} ${short(b.entry.id)}</code> prints it`}.</p>
+<p class="sub">Why these two recordings have ${diffs.length === 0 ? "the same identity" : "different identities"}, field by field, as <code>invocache explain ${short(a.entry.id)} ${short(b.entry.id)}</code> prints it.</p>
 <div class="diff-grid">${head(a, "A")}${head(b, "B")}</div>
 <h2>Fields that differ</h2>
 ${fieldList(diffs)}

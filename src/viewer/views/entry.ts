@@ -7,6 +7,7 @@
  * Secrets are shown exactly as stored: `{secret:NAME}`.
  */
 
+import { asModelManifest } from "../../identity/internal.js";
 import type { Entry } from "../../store/index.js";
 import { type CatalogSnapshot, type RunRecord, toolLabel, toolOf } from "../catalog.js";
 import { cliCommand } from "../commands.js";
@@ -47,7 +48,8 @@ export function entryView(
     (a, b) => Number(recordedIn(b, entry.id)) - Number(recordedIn(a, entry.id)),
   );
   const tool = toolOf(m);
-  const prompt = tool === undefined ? m.prompt : "";
+  const model = asModelManifest(m);
+  const prompt = model?.prompt ?? "";
   const turns = tool === undefined ? requestTurns(prompt) : undefined;
   const legend = tokenLegend(
     `${m.task} ${tool === undefined ? prompt : JSON.stringify(tool.args)}`,
@@ -61,18 +63,18 @@ export function entryView(
   const flag = source.flag === "" ? "" : ` ${source.flag}`;
   return html`<div class="crumbs"><a href="${links.to(paths.overview())}">Overview</a>${runs[0] ? html` › <a href="${links.to(paths.run(runs[0].namespace, runs[0].runId))}">run ${runs[0].runId}</a>` : ""} › entry</div>
 <h1>${tool === undefined ? m.role : html`<span class="tool-name">⚙ ${toolLabel(tool)}</span>`} <span class="id">${s}</span> ${meta.verdict ? verdictBadge(meta.verdict.verdict) : ""}</h1>
-<p class="sub">${tool === undefined ? "" : html`tool call (${tool.method}) by ${m.role} · `}attempt ${m.attempt} · occurrence ${meta.occurrence} · ${tool === undefined ? m.model || "no model" : tool.server === "" ? "function tool" : `MCP server ${tool.server}`} · recorded ${when(meta.recordedAt)} · took ${formatMs(meta.durationMs)}</p>
+<p class="sub">${tool === undefined ? "" : html`tool call (${tool.method}) by ${m.role} · `}attempt ${m.attempt} · occurrence ${meta.occurrence} · ${tool === undefined ? model?.model || "no model" : tool.server === "" ? "function tool" : `MCP server ${tool.server}`} · recorded ${when(meta.recordedAt)} · took ${formatMs(meta.durationMs)}</p>
 ${meta.verdict ? html`<div class="panel"><strong>${meta.verdict.verdict === "accepted" ? "✓ Accepted" : "✗ Rejected"}</strong> by the gate at ${when(meta.verdict.at)}${meta.verdict.reason ? html`: ${meta.verdict.reason}` : ""}</div>` : ""}
 <h2>Manifest</h2>
 <div class="panel"><dl class="kv">
 <dt>identity</dt><dd class="id">${entry.id}</dd>
 ${tool === undefined ? "" : html`<dt>kind</dt><dd>tool</dd><dt>tool</dt><dd><code>${tool.name}</code></dd><dt>server</dt><dd>${tool.server || "– (a function tool)"}</dd><dt>method</dt><dd><code>${tool.method}</code></dd>`}
 <dt>role</dt><dd>${m.role}</dd>
-${tool === undefined ? html`<dt>model</dt><dd>${m.model || "–"}</dd>` : ""}
+${tool === undefined ? html`<dt>model</dt><dd>${model?.model || "–"}</dd>` : ""}
 <dt>task</dt><dd>${highlightTokens(m.task || "–")}</dd>
 <dt>attempt</dt><dd>${m.attempt}</dd>
 <dt>inputs</dt><dd>${m.inputs.length === 0 ? "none" : html`${m.inputs.map((i) => html`<div class="id">${i}</div>`)}`}</dd>
-${tool === undefined ? html`<dt>params</dt><dd><code>${JSON.stringify(m.params ?? {})}</code></dd>` : ""}
+${tool === undefined ? html`<dt>params</dt><dd><code>${JSON.stringify(model?.params ?? {})}</code></dd>` : ""}
 <dt>store key</dt><dd class="id">${key}</dd>
 <dt>normalization</dt><dd>v${meta.normalization} · written by invocache ${meta.invocacheVersion}</dd>
 ${parent ? html`<dt>retry of</dt><dd><a class="id" href="${links.to(paths.entry(parent.key, parent.file))}">${short(parent.id)}</a> (attempt ${parent.attempt}${parent.verdict ? `, ${parent.verdict}` : ""}) · <a href="${links.to(paths.diff(parent.key, key))}">diff with it</a>${lineage?.inferred ? html` <span class="guess" title="an older recording: its meta.parent names an identity that was never called, so the viewer matched role, task and attempt">(inferred)</span>` : ""}</dd>` : ""}

@@ -3,6 +3,7 @@
  * its nearest recordings (same namespace and role) with explain's field
  * diff and the command that re-records it.
  */
+import { asModelManifest, kindOf } from "../../identity/internal.js";
 import { type Catalog, type CatalogSnapshot, toolLabel, toolOf } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { type Links, paths } from "../links.js";
@@ -30,7 +31,7 @@ async function nearest(
   if (manifest === undefined) return [];
   const namespace = miss.key.split(":")[0];
   // A tool call is compared with recordings of tool calls, a model call with model calls.
-  const kind = toolOf(manifest) === undefined ? "model" : "tool";
+  const kind = kindOf(manifest);
   const candidates = snap.entries
     .filter(
       (e) =>
@@ -67,7 +68,7 @@ export async function missesView(
   for (const m of shown) {
     const near = await nearest(catalog, snap, m);
     blocks.push(html`<div class="panel"><div class="head"><span class="badge miss">⚠ miss</span> <strong>${m.manifest?.role ?? "?"}</strong> <span class="id">${short(m.id)}</span> · occurrence ${m.occurrence} · mode ${m.mode} · ${when(m.at)}</div>
-<p class="legend">${m.store}${m.manifest ? html` · ${toolOf(m.manifest) === undefined ? `model ${m.manifest.model || "–"}` : `tool ${toolLabel(toolOf(m.manifest)!)}`} · attempt ${m.manifest.attempt}` : ""}</p>
+<p class="legend">${m.store}${m.manifest ? html` · ${toolOf(m.manifest) === undefined ? `model ${asModelManifest(m.manifest)?.model || "–"}` : `tool ${toolLabel(toolOf(m.manifest)!)}`} · attempt ${m.manifest.attempt}` : ""}</p>
 ${
   near.length === 0
     ? html`<p>No recording of the same role to compare with.</p>`

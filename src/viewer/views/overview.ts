@@ -113,7 +113,7 @@ export function entryTable(links: Links, rows: readonly EntrySummary[], id = "en
   return html`<table id="${id}"><thead><tr><th>id</th><th>role</th><th>model or tool</th><th class="num">attempt</th><th class="num">occ</th><th>verdict</th><th>recorded</th><th class="num">took</th></tr></thead><tbody>${rows.map(
     (e) => {
       const href = links.to(paths.entry(e.key, e.file));
-      return html`<tr data-href="${href}"><td><a class="id" href="${href}">${short(e.id)}</a></td><td>${e.role}</td><td>${e.kind === "tool" ? html`<span class="badge tool">⚙ ${e.tool}</span>` : e.model || "–"}</td><td class="num">${e.attempt}</td><td class="num">${e.occurrence}</td><td>${verdictBadge(e.verdict)}</td><td>${when(e.recordedAt)}</td><td class="num">${formatMs(e.durationMs)}</td></tr>`;
+      return html`<tr data-href="${href}"><td><a class="id" href="${href}">${short(e.id)}</a></td><td>${e.role}</td><td>${e.tool !== undefined ? html`<span class="badge tool">⚙ ${e.tool}</span>` : e.model || "–"}</td><td class="num">${e.attempt}</td><td class="num">${e.occurrence}</td><td>${verdictBadge(e.verdict)}</td><td>${when(e.recordedAt)}</td><td class="num">${formatMs(e.durationMs)}</td></tr>`;
     },
   )}</tbody></table>`;
 }

@@ -93,17 +93,17 @@ export function runView(links: Links, snap: CatalogSnapshot, run: RunRecord): Sa
     const cls = [
       s.verdict ?? "",
       e === undefined ? "missing" : "",
-      e?.kind === "tool" ? "tool" : "",
+      e?.tool !== undefined ? "tool" : "",
     ].join(" ");
     const name =
       e === undefined
         ? "(not in this source)"
-        : e.kind === "tool"
+        : e.tool !== undefined
           ? html`<span class="tool-name">⚙ ${e.tool}</span>`
           : e.role;
     return html`<li class="step ${cls}" id="step-${s.n}"><div class="dot" aria-hidden="true">${s.n}</div><div class="body">
 <div class="head"><span class="role">${name}</span><a class="id" href="${href}">${short(s.id)}</a>${servedBadge(s.served)}${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</div>
-<div class="meta"><span>step ${s.n}</span><span>kind ${e?.kind ?? "?"}</span>${e?.kind === "tool" ? html`<span>role ${e.role}</span>` : ""}<span>attempt ${e?.attempt ?? "?"}</span><span>occurrence ${s.occurrence}</span><span>${s.served === "hit" ? "recording took" : "took"} ${e === undefined ? "–" : formatMs(e.durationMs)}</span>${e?.model ? html`<span>model ${e.model}</span>` : ""}</div>
+<div class="meta"><span>step ${s.n}</span><span>kind ${e?.kind ?? "?"}</span>${e?.tool !== undefined ? html`<span>role ${e.role}</span>` : ""}<span>attempt ${e?.attempt ?? "?"}</span><span>occurrence ${s.occurrence}</span><span>${s.served === "hit" ? "recording took" : "took"} ${e === undefined ? "–" : formatMs(e.durationMs)}</span>${e?.model ? html`<span>model ${e.model}</span>` : ""}</div>
 ${e?.reason !== undefined ? html`<div class="why">${oneLine(e.reason, 300)}</div>` : ""}
 ${
   parent !== undefined
@@ -165,7 +165,7 @@ export function compareView(
   const cell = (s: Step | undefined) =>
     s === undefined
       ? html`<td colspan="3" class="reason">(no step)</td>`
-      : html`<td>${s.entry?.kind === "tool" ? `⚙ ${s.entry.tool}` : (s.entry?.role ?? "?")}</td><td><a class="id" href="${links.to(paths.entry(s.key, s.entry?.file))}">${short(s.id)}</a> · ${s.entry?.attempt ?? "?"}</td><td>${servedBadge(s.served)} ${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</td>`;
+      : html`<td>${s.entry?.tool !== undefined ? `⚙ ${s.entry.tool}` : (s.entry?.role ?? "?")}</td><td><a class="id" href="${links.to(paths.entry(s.key, s.entry?.file))}">${short(s.id)}</a> · ${s.entry?.attempt ?? "?"}</td><td>${servedBadge(s.served)} ${s.verdict !== undefined ? verdictBadge(s.verdict) : ""}</td>`;
   return html`<div class="crumbs"><a href="${links.to(paths.overview())}">Overview</a> › compare runs</div>
 <h1>Compare runs</h1>
 <p class="sub"><a href="${links.to(paths.run(a.namespace, a.runId))}">${a.namespace} / ${a.runId}</a> <span class="hash">${short(a.contentHash)}</span> vs <a href="${links.to(paths.run(b.namespace, b.runId))}">${b.namespace} / ${b.runId}</a> <span class="hash">${short(b.contentHash)}</span></p>

@@ -1,7 +1,8 @@
 /**
- * Field-by-field difference of two JSON values, for tool divergences: a live
- * tool result that differs from its recording is reported like a miss, by
- * the paths that changed.
+ * Field-by-field difference of two JSON values: a live tool result that
+ * differs from its recording is reported like a miss, by the paths that
+ * changed, and two tool manifests are explained the same way (identity's
+ * kind table). A leaf so that identity and the recorder share it.
  */
 
 /** One differing path (`$.content[0].text`) with both sides. */

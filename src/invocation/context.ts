@@ -2,12 +2,12 @@
  * The invocation context: the agent step's role, task, attempt, project root
  * and input artifacts, carried from the step to the model call on
  * AsyncLocalStorage. None of these are in an SDK's HTTP body, and threading
- * them through user code is what users will not do; every adapter reads them
- * from here.
+ * them through user code is what users will not do; every translator (the
+ * adapters, the integrations, the tool wrappers) reads them from here.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { InvocationRequest } from "../identity/index.js";
-import type { CallOptions } from "../recorder/index.js";
+import type { InvocationRequest, ToolInvocationRequest } from "../identity/index.js";
+import type { CallOptions, ToolPolicy } from "../recorder/index.js";
 
 /** What a step says about the model calls made inside it. Every field is optional. */
 export interface InvocationContext {
@@ -129,6 +129,53 @@ export function invocationCall(call: CallDescription): [InvocationRequest, CallO
   const opts: CallOptions = { attempt: ctx.attempt ?? 0 };
   const inputs = ctx.inputArtifactHashes ?? [];
   if (inputs.length > 0) opts.inputArtifactHashes = inputs;
+  return [req, opts];
+}
+
+/** A tool call (a function tool, an MCP request) as a tool translator describes it. */
+export interface ToolCallDescription {
+  name: string;
+  /** MCP server name, or "" for a plain function tool. */
+  server: string;
+  method: ToolInvocationRequest["method"];
+  args: Record<string, unknown> | undefined;
+  argRules?: ToolInvocationRequest["argRules"];
+  /** Side-effect hints, already checked by the translator (`checkToolPolicy`). */
+  policy: ToolPolicy | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * The `recorder.call` arguments for a tool call made here: the same
+ * context as {@link invocationCall} (role, task and project root into the
+ * request; attempt and inputs into the options), plus the tool's policy and
+ * abort signal. The tool wrappers' half of the one translator contract.
+ *
+ * @example
+ * const [req, opts] = toolInvocationCall({ name: "search", server: "docs", method: "tools/call", args: { q }, policy: undefined });
+ * await recorder.call(req, () => search(q), opts);
+ */
+export function toolInvocationCall(
+  call: ToolCallDescription,
+): [ToolInvocationRequest, CallOptions] {
+  const ctx = currentInvocation();
+  const req: ToolInvocationRequest = {
+    kind: "tool",
+    name: call.name,
+    server: call.server,
+    method: call.method,
+    args: call.args ?? null,
+    ...(call.argRules === undefined ? {} : { argRules: call.argRules }),
+    role: ctx.role,
+    task: ctx.task,
+    projectPath: ctx.projectPath,
+  };
+  const opts: CallOptions = {
+    attempt: ctx.attempt,
+    ...(ctx.inputArtifactHashes.length > 0 ? { inputArtifactHashes: ctx.inputArtifactHashes } : {}),
+    ...(call.signal === undefined ? {} : { signal: call.signal }),
+    ...(call.policy === undefined ? {} : { tool: call.policy }),
+  };
   return [req, opts];
 }
 
