@@ -3,6 +3,7 @@
  * and every entry, newest first, searchable by id prefix, role, model and
  * text, one page at a time.
  */
+import { MIN_PREFIX_LENGTH } from "../../identity/index.js";
 import type { CatalogSnapshot, EntrySummary } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { enc, type Links, paths } from "../links.js";
@@ -43,8 +44,9 @@ export function overviewQuery(params: URLSearchParams): OverviewQuery {
 
 /**
  * The entries a search selects. A query of 8+ hex digits matches an id
- * prefix, 4-7 an id prefix or text; any other query is text, matched
- * against the task and the start of the prompt.
+ * prefix, as `invocache show` and `rm` take one (`MIN_PREFIX_LENGTH`), so a
+ * prefix that finds one entry here names the same one there; any other
+ * query is text, matched against the task and the start of the prompt.
  */
 export function searchEntries(snap: CatalogSnapshot, query: OverviewQuery): EntrySummary[] {
   const q = query.q.toLowerCase();
@@ -52,10 +54,9 @@ export function searchEntries(snap: CatalogSnapshot, query: OverviewQuery): Entr
     return snap.entries;
   let candidates: readonly EntrySummary[] = snap.entries;
   if (q !== "") {
-    // 8+ hex digits is an id prefix; 4-7 may also be text ("beef", "2026").
-    const idOnly = /^[0-9a-f]{8,64}$/.test(q);
-    const idToo = idOnly || /^[0-9a-f]{4,7}$/.test(q);
-    const hits = new Set<number>(idToo ? idPrefixMatches(snap, q) : []);
+    // 8+ hex digits is an id prefix (the CLI's length); shorter is text ("beef", "2026").
+    const idOnly = q.length >= MIN_PREFIX_LENGTH && /^[0-9a-f]{1,64}$/.test(q);
+    const hits = new Set<number>(idOnly ? idPrefixMatches(snap, q) : []);
     if (!idOnly) for (const i of textMatches(snap, q)) hits.add(i);
     candidates = [...hits].sort((a, b) => a - b).map((i) => snap.entries[i]!);
   }
@@ -144,7 +145,7 @@ export function overviewView(
   const search =
     links.mode === "server"
       ? html`<form class="search" method="get" action="/" role="search">
-<input type="search" name="q" value="${query.q}" placeholder="id prefix, or text in a prompt or task" aria-label="Search">
+<input type="search" name="q" value="${query.q}" placeholder="id prefix (8+ hex, as invocache show takes it), or text in a prompt or task" aria-label="Search">
 <select name="ns" aria-label="Namespace">${option("", query.namespace, "all namespaces")}${f.namespaces.map((n) => option(n.name, query.namespace))}</select>
 <select name="role" aria-label="Role">${option("", query.role, "all roles")}${f.roles.map((r) => option(r, query.role))}</select>
 <select name="model" aria-label="Model">${option("", query.model, "all models")}${f.models.map((m) => option(m, query.model))}</select>
