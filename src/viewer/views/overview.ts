@@ -4,10 +4,12 @@
  * text, one page at a time.
  */
 import { MIN_PREFIX_LENGTH } from "../../identity/index.js";
+import { formatTokens, formatUsd } from "../../usage/index.js";
 import type { CatalogSnapshot, EntrySummary } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { enc, type Links, paths } from "../links.js";
 import { idPrefixMatches, textMatches } from "../snapshot-index.js";
+import { type Recorded, runSpend, spendOf } from "../spend.js";
 import {
   formatBytes,
   formatMs,
@@ -15,6 +17,7 @@ import {
   pager,
   plural,
   short,
+  spendText,
   verdictBadge,
   when,
 } from "./common.js";
@@ -73,6 +76,12 @@ interface Facets {
   roles: string[];
   models: string[];
   totalMs: number;
+  /** What every recording cost (what replaying all of them saves each time). */
+  recorded: Recorded;
+  /** Per stored run: what its recorded calls spent and its replayed calls saved; and both summed. */
+  runs: Map<string, ReturnType<typeof runSpend>>;
+  spent: Recorded;
+  saved: Recorded;
 }
 
 // Facets cost one pass over every entry: keep the last one per snapshot.
@@ -98,7 +107,25 @@ function facets(snap: CatalogSnapshot): Facets {
     roles.add(e.role);
     if (e.model !== "") models.add(e.model);
   }
+  const runs = new Map<string, ReturnType<typeof runSpend>>();
+  const spentAll: EntrySummary[] = [];
+  const savedAll: EntrySummary[] = [];
+  for (const r of snap.runs) {
+    const entryOf = (c: { id: string; occurrence: number }) =>
+      snap.byKey.get(`${r.namespace}:e:${c.id}:${c.occurrence}`);
+    runs.set(r.key, runSpend(r, entryOf));
+    for (const c of r.calls) {
+      const e = entryOf(c);
+      if (e === undefined) continue;
+      if (c.served === "hit") savedAll.push(e);
+      else if (c.served === "recorded") spentAll.push(e);
+    }
+  }
   const out = {
+    recorded: spendOf(snap.entries),
+    runs,
+    spent: spendOf(spentAll),
+    saved: spendOf(savedAll),
     namespaces: [...ns.values()].sort((a, b) => a.name.localeCompare(b.name)),
     roles: [...roles].sort().slice(0, 500),
     models: [...models].sort().slice(0, 500),
@@ -159,13 +186,16 @@ export function overviewView(
 <div class="card"><div class="n">${snap.runs.length.toLocaleString("en")}</div><div class="l">stored runs</div></div>
 <div class="card"><div class="n">${f.namespaces.length.toLocaleString("en")}</div><div class="l">namespaces</div></div>
 <div class="card"><div class="n">${formatMs(f.totalMs)}</div><div class="l">recorded model time</div></div>
+<div class="card" id="recorded-tokens"><div class="n">${formatTokens(f.recorded.inputTokens + f.recorded.outputTokens)}</div><div class="l">recorded tokens</div></div>
+<div class="card" id="recorded-cost"><div class="n">${dollars(f.recorded)}</div><div class="l">recorded cost, saved by each full replay</div></div>
 </div>
+<p class="legend" id="spend">Stored runs spent ${spendText(f.spent)} on recorded calls and saved ${spendText(f.saved)} on replayed ones, priced as <code>invocache stats</code> prices them.</p>
 ${snap.problems.length > 0 ? html`<div class="panel"><span class="badge miss">⚠ ${plural(snap.problems.length, "unreadable item")}</span> first: <code>${oneLine(snap.problems[0]!.message, 200)}</code></div>` : ""}
 <h2>Recent runs</h2>
 ${
   runs.length === 0
     ? html`<div class="empty">No stored runs. Runs are stored when a pipeline calls <code>recorder.run(fn, { runId })</code>.</div>`
-    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>hit / miss</th><th>verdicts</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
+    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>hit / miss</th><th>verdicts</th><th class="num">spent</th><th class="num">saved</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
         (r) => {
           const href = links.to(paths.run(r.namespace, r.runId));
           const rejected = r.verdicts.filter((v) => v.verdict === "rejected").length;
@@ -173,7 +203,7 @@ ${
           const hits = r.calls.filter((c) => c.served === "hit").length;
           const misses = r.calls.filter((c) => c.served === "recorded").length;
           const known = r.calls.some((c) => c.served !== undefined);
-          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${known ? html`${hits > 0 ? html`<span class="badge hit">● ${hits} hit${hits === 1 ? "" : "s"}</span> ` : ""}${misses > 0 ? html`<span class="badge miss">○ ${misses} miss${misses === 1 ? "" : "es"}</span>` : ""}` : html`<span class="legend">not stored</span>`}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
+          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${known ? html`${hits > 0 ? html`<span class="badge hit">● ${hits} hit${hits === 1 ? "" : "s"}</span> ` : ""}${misses > 0 ? html`<span class="badge miss">○ ${misses} miss${misses === 1 ? "" : "es"}</span>` : ""}` : html`<span class="legend">not stored</span>`}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td class="num">${spendText(f.runs.get(r.key)!.spent)}</td><td class="num">${spendText(f.runs.get(r.key)!.saved)}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
         },
       )}</tbody></table>`
 }
@@ -190,4 +220,11 @@ ${search}
 ${exportLimit === undefined ? pager(query.offset, rows.length, matched.length, qs, PAGE_SIZE) : matched.length > rows.length ? html`<p class="legend">The newest ${rows.length.toLocaleString("en")} of ${matched.length.toLocaleString("en")} entries.</p>` : ""}
 ${entryTable(links, rows)}
 ${exportLimit === undefined ? pager(query.offset, rows.length, matched.length, qs, PAGE_SIZE) : ""}`;
+}
+
+/** The dollars of recordings: "$0.0123", or "price unknown" / "no usage reported" when that is all there is. */
+function dollars(r: Recorded): string {
+  if (r.usd === 0 && r.unpriced > 0) return "price unknown";
+  if (r.inputTokens + r.outputTokens === 0) return r.noUsage > 0 ? "no usage reported" : "$0";
+  return `${formatUsd(r.usd)}${r.unpriced > 0 ? ` + ${r.unpriced} unpriced` : ""}`;
 }
