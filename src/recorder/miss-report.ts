@@ -56,6 +56,8 @@ export interface MissContext {
   /** The command that re-records, e.g. from the vitest helper. */
   rerecord?: string | undefined;
   inRun: boolean;
+  /** The miss log this miss was appended to, if any (miss-log.ts). */
+  loggedTo?: string | undefined;
 }
 
 export async function missError(ctx: MissContext): Promise<ReplayMissError> {
@@ -109,7 +111,11 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
     rulesFired: ctx.rulesFired,
     rerecord,
   };
-  return new ReplayMissError(details, render(details, ctx.inRun, hint));
+  const logged =
+    ctx.loggedTo === undefined
+      ? undefined
+      : `Logged to ${ctx.loggedTo}: \`invocache view\` lists it under Misses.`;
+  return new ReplayMissError(details, render(details, ctx.inRun, hint, logged));
 }
 
 /** Lower is nearer: differing fields weigh by how surprising they are. */
@@ -132,7 +138,7 @@ function commonPrefix(a: string, b: string): number {
   return i;
 }
 
-function render(d: MissDetails, inRun: boolean, hint: string | undefined): string {
+function render(d: MissDetails, inRun: boolean, hint: string | undefined, logged?: string): string {
   const m = d.manifest;
   const lines = [
     `invocache: no recording for ${m.role}${m.model ? ` (${m.model})` : ""} call ${d.id.slice(0, 12)}, attempt ${m.attempt}, occurrence ${d.occurrence} in ${d.store} [mode ${d.mode}]`,
@@ -163,5 +169,6 @@ function render(d: MissDetails, inRun: boolean, hint: string | undefined): strin
       : "  Normalization applied: nothing (the prompt had no paths, UUIDs or timestamps to template)",
   );
   lines.push(`  To record it: ${d.rerecord}`);
+  if (logged !== undefined) lines.push(`  ${logged}`);
   return lines.join("\n");
 }

@@ -17,6 +17,7 @@ import type { ToolManifest } from "../identity/tool-manifest.js";
 import type { Answer, CallContext, Core } from "./core.js";
 import { recordUnderLease } from "./lease.js";
 import { countMiss, lookup } from "./lookup.js";
+import { appendMiss } from "./miss-log.js";
 import { missError } from "./miss-report.js";
 import { recordLive } from "./record.js";
 import { bypass, type SingleFlight } from "./single-flight.js";
@@ -67,6 +68,17 @@ async function replayOrRecord(core: Core, flights: SingleFlight, c: CallContext)
   if (typeof found === "object") return found;
   if (c.mode === "replay") {
     countMiss(core, c);
+    // Kept for `invocache view` (bounded, never fails the call: appendMiss swallows errors).
+    if (core.missLog !== undefined)
+      await appendMiss(core.missLog, {
+        at: new Date().toISOString(),
+        id: c.id,
+        occurrence: c.occurrence,
+        key: c.key,
+        mode: c.mode,
+        store: core.store.url,
+        manifest: c.manifest,
+      });
     if (c.kind === "tool") {
       // A tool miss names the tool and its nearest recordings.
       throw await toolMissError({
@@ -89,6 +101,7 @@ async function replayOrRecord(core: Core, flights: SingleFlight, c: CallContext)
       rulesFired: requestRulesFired(c.req, c.identityOpts),
       rerecord: core.opts.rerecordHint,
       inRun: c.scope !== undefined,
+      loggedTo: core.missLog,
     });
   }
   return flights.run(core, c, () => {

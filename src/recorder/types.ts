@@ -49,6 +49,14 @@ export interface RecorderOptions {
   /** What a miss message tells the user to run to record. */
   rerecordHint?: string;
   /**
+   * Where replay misses are logged for `invocache view`'s Misses page (the
+   * newest 200 kept): default beside a `sqlite://` store, else
+   * `<projectRoot>/.invocache/.invocache-misses/misses.jsonl` (ignored by
+   * git); none for `memory://`. `false` logs nothing. The miss error says
+   * where it went.
+   */
+  missLog?: string | false;
+  /**
    * Secrets (default on): values of secret env variables, as they are when the
    * recorder is created, and known key shapes are replaced by `{secret:NAME}`
    * in the manifest (so in the identity) and in every response before it is
