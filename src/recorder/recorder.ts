@@ -404,7 +404,7 @@ function servedFrom(answer: Answer, mode: Mode): ServedCall["from"] {
 const NO_OPTIONS: CallOptions = Object.freeze({});
 
 /** Options that only steer the call, not its identity (`stripCallOnly` drops them). */
-const CALL_ONLY = new Set(["signal", "isComplete", "onServed", "run", "tool"]);
+const CALL_ONLY = new Set(["signal", "isComplete", "onServed", "run", "tool", "upstreamMs"]);
 
 /** True when `opts` gives no identity option (the recorder's defaults apply as they are). */
 function onlyCallOptions(opts: CallOptions): boolean {

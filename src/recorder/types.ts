@@ -93,6 +93,13 @@ export interface CallOptions extends IdentityOptions {
   /** Overrides the recorder's `isComplete` for this call. */
   isComplete?: ((response: unknown) => boolean) | undefined;
   /**
+   * The model time of this call, when `fn` only hands over an answer fetched
+   * earlier (a cache's `update` after its `lookup` missed): recorded as the
+   * entry's `durationMs` (what each replay saves) instead of the time `fn`
+   * took. Milliseconds, finite and ≥ 0; anything else is ignored.
+   */
+  upstreamMs?: number | undefined;
+  /**
    * Called once the call is answered, with what answered it. Unlike
    * `recorder.last`, it is per call, so it is exact under concurrency.
    */
