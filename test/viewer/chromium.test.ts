@@ -157,6 +157,17 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     expect(fields[0]).toContain("attempt: 0 → 1");
     expect(fields.some((f) => f.includes("prompt:"))).toBe(true);
     expect(await page.locator("ins").first().textContent()).toContain("Reviewer feedback");
+    // The prompt is compared message by message, not as escaped JSON.
+    const differing = page.locator("#turns .turn-diff.differs");
+    expect(await differing.count()).toBeGreaterThan(0);
+    expect(await differing.first().locator("h3").textContent()).toMatch(
+      /^message \d+ · \S+ · differs$/,
+    );
+    expect(await differing.first().locator("ins").first().textContent()).toContain(
+      "Reviewer feedback",
+    );
+    expect(await page.locator("#turns").textContent()).not.toContain('\\"role\\"');
+    expect(await page.locator("#turns .turn-diff.same").count()).toBeGreaterThan(0);
     await shot(page, "diff");
 
     // The replay is its own run: the same trajectory, every step a hit.
