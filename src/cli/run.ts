@@ -85,6 +85,21 @@ function help(io: Io, command: Command): ExitCode {
   return EXIT.ok;
 }
 
+/** Other tools' words for our commands: no edit distance finds `rm` from `delete`. */
+const SYNONYMS: Readonly<Record<string, string>> = {
+  delete: "rm",
+  del: "rm",
+  remove: "rm",
+  list: "ls",
+  cat: "show",
+  get: "show",
+  inspect: "show",
+  serve: "view",
+  ui: "view",
+  clean: "prune",
+  gc: "prune",
+};
+
 function findCommand(name: string): CommandEntry {
   const command = COMMANDS.find((c) => c.name === name);
   if (command !== undefined) return command;
@@ -93,10 +108,12 @@ function findCommand(name: string): CommandEntry {
       `${name} must come after a command, e.g. invocache ls ${name}; see \`invocache --help\``,
     );
   }
-  const near = closest(
-    name,
-    COMMANDS.map((c) => c.name),
-  );
+  const near =
+    SYNONYMS[name.toLowerCase()] ??
+    closest(
+      name,
+      COMMANDS.map((c) => c.name),
+    );
   throw new UsageError(
     `unknown command ${JSON.stringify(name)}${near === undefined ? "" : ` (did you mean ${near}?)`}; see \`invocache --help\` for the list`,
   );

@@ -81,6 +81,10 @@ export interface CallKindSpec<M extends Manifest = Manifest, R = CallRequest> {
   readonly sideEffects: boolean;
   /** A verify-mode divergence is reported path by path (and fails a replay run). */
   readonly diffsResponses: boolean;
+  /** Calls of this kind carry token usage and a price (a model call does; a tool call never). */
+  readonly priced: boolean;
+  /** The texts the normalization table wrote into the manifest (what a newer table would re-normalize). */
+  readonly normalizedTexts: (manifest: M) => string[];
 }
 
 const MODEL: CallKindSpec<ModelManifest, InvocationRequest> = {
@@ -99,6 +103,8 @@ const MODEL: CallKindSpec<ModelManifest, InvocationRequest> = {
   modeEnv: undefined,
   sideEffects: false,
   diffsResponses: false,
+  priced: true,
+  normalizedTexts: (m) => [m.prompt, m.task],
 };
 
 const TOOL: CallKindSpec<ToolManifest, ToolInvocationRequest> = {
@@ -127,6 +133,9 @@ const TOOL: CallKindSpec<ToolManifest, ToolInvocationRequest> = {
   modeEnv: "INVOCACHE_TOOL_MODE",
   sideEffects: true,
   diffsResponses: true,
+  priced: false,
+  // Recipe v1 normalized the arguments' strings like a prompt; both recipes the task and server.
+  normalizedTexts: (m) => [JSON.stringify(m.args ?? {}), m.task ?? "", m.server ?? ""],
 };
 
 const TABLE: { readonly [K in CallKind]: CallKindSpec } = {

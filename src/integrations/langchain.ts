@@ -46,6 +46,9 @@ interface StoredGenerationJson {
   generationInfo?: JsonValue;
 }
 
+/** Lookups that missed and await their update, at most. */
+const MAX_PENDING = 1024;
+
 /** The failure of a lookup's upstream: "not recorded yet". Never leaves this module. */
 class NotRecorded extends Error {}
 
@@ -60,6 +63,13 @@ class NotRecorded extends Error {}
  */
 export class InvocacheCache extends BaseCache<Generation[]> {
   readonly recorder: Recorder;
+  /**
+   * When each lookup that missed returned: LangChain calls the model between
+   * it and `update`, so that gap is the model time the entry records (not
+   * update's own ~0.1 ms). Bounded: a lookup never followed by an update
+   * (the model failed) is dropped with the oldest.
+   */
+  readonly #missedAt = new Map<string, number>();
 
   constructor(options: InvocacheCacheOptions) {
     super();
@@ -77,7 +87,14 @@ export class InvocacheCache extends BaseCache<Generation[]> {
       );
       return revive(stored);
     } catch (error) {
-      if (error instanceof NotRecorded) return null;
+      if (error instanceof NotRecorded) {
+        const key = `${llmString}\u0000${prompt}`;
+        this.#missedAt.delete(key);
+        this.#missedAt.set(key, performance.now());
+        if (this.#missedAt.size > MAX_PENDING)
+          this.#missedAt.delete(this.#missedAt.keys().next().value as string);
+        return null;
+      }
       throw error;
     }
   }
@@ -86,12 +103,16 @@ export class InvocacheCache extends BaseCache<Generation[]> {
   async update(prompt: string, llmString: string, value: Generation[]): Promise<void> {
     const [req, opts] = this.#call(prompt, llmString);
     const stored = value.map(storeGeneration);
+    const key = `${llmString}\u0000${prompt}`;
+    const missedAt = this.#missedAt.get(key);
+    this.#missedAt.delete(key);
     await this.recorder.call<JsonValue>(
       req,
       () => Promise.resolve(stored as unknown as JsonValue),
       {
         ...opts,
         isComplete: (v) => complete(v as StoredGenerationJson[]),
+        ...(missedAt === undefined ? {} : { upstreamMs: performance.now() - missedAt }),
       },
     );
   }

@@ -39,6 +39,8 @@ export interface Core {
   /** This recorder's lease owner name. */
   readonly owner: string;
   readonly failOpen: FailOpen;
+  /** Where replay misses are logged (miss-log.ts); undefined: not logged. */
+  readonly missLog: string | undefined;
 }
 
 /** One call, from identity to answer. */

@@ -17,6 +17,13 @@ export {
   resolveKindModes,
 } from "./kind-modes.js";
 export { answerLive, Live } from "./live.js";
+export {
+  appendMiss,
+  MISS_LOG_LIMIT,
+  type MissRecord,
+  missLogPath,
+  recorderMissLog,
+} from "./miss-log.js";
 export { MODES, type Mode, resolveMode } from "./mode.js";
 export { createRecorder } from "./recorder.js";
 export { replayWait, resolveReplaySpeed } from "./replay-speed.js";

@@ -58,6 +58,8 @@ export interface MissContext {
   /** The command that re-records, e.g. from the vitest helper. */
   rerecord?: string | undefined;
   inRun: boolean;
+  /** The miss log this miss was appended to, if any (miss-log.ts). */
+  loggedTo?: string | undefined;
 }
 
 export async function missError(ctx: MissContext): Promise<ReplayMissError> {
@@ -112,7 +114,11 @@ export async function missError(ctx: MissContext): Promise<ReplayMissError> {
     rulesFired: ctx.rulesFired,
     rerecord,
   };
-  return new ReplayMissError(details, render(details, ctx.manifest, ctx.inRun, hint));
+  const logged =
+    ctx.loggedTo === undefined
+      ? undefined
+      : `Logged to ${ctx.loggedTo}: \`invocache view\` lists it under Misses.`;
+  return new ReplayMissError(details, render(details, ctx.manifest, ctx.inRun, hint, logged));
 }
 
 /** Lower is nearer: differing fields weigh by how surprising they are. */
@@ -140,6 +146,7 @@ function render(
   m: ModelManifest,
   inRun: boolean,
   hint: string | undefined,
+  logged?: string,
 ): string {
   const lines = [
     `invocache: no recording for ${m.role}${m.model ? ` (${m.model})` : ""} call ${d.id.slice(0, 12)}, attempt ${m.attempt}, occurrence ${d.occurrence} in ${d.store} [mode ${d.mode}]`,
@@ -170,5 +177,6 @@ function render(
       : "  Normalization applied: nothing (the prompt had no paths, UUIDs or timestamps to template)",
   );
   lines.push(`  To record it: ${d.rerecord}`);
+  if (logged !== undefined) lines.push(`  ${logged}`);
   return lines.join("\n");
 }

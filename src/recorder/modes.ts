@@ -19,6 +19,7 @@ import type { ReplayMissError } from "./errors.js";
 import type { InvocationKind } from "./kind-modes.js";
 import { recordUnderLease } from "./lease.js";
 import { countMiss, lookup } from "./lookup.js";
+import { appendMiss } from "./miss-log.js";
 import { type MissContext, missError } from "./miss-report.js";
 import { recordLive } from "./record.js";
 import { bypass, type SingleFlight } from "./single-flight.js";
@@ -69,6 +70,17 @@ async function replayOrRecord(core: Core, flights: SingleFlight, c: CallContext)
   if (typeof found === "object") return found;
   if (c.mode === "replay") {
     countMiss(core, c);
+    // Kept for `invocache view` (bounded, never fails the call: appendMiss swallows errors).
+    if (core.missLog !== undefined)
+      await appendMiss(core.missLog, {
+        at: new Date().toISOString(),
+        id: c.id,
+        occurrence: c.occurrence,
+        key: c.key,
+        mode: c.mode,
+        store: core.store.url,
+        manifest: c.manifest,
+      });
     throw await missErrorOf(core, c);
   }
   return flights.run(core, c, () => {
@@ -92,6 +104,7 @@ function missErrorOf(core: Core, c: CallContext): Promise<ReplayMissError> {
     occurrence: c.occurrence,
     mode: c.mode,
     rerecord: core.opts.rerecordHint,
+    loggedTo: core.missLog,
   };
   return MISS_REPORTS[c.kind](ctx, c);
 }

@@ -14,7 +14,13 @@ import { callUpstream, type Upstream } from "./upstream.js";
 export async function recordLive(core: Core, c: CallContext, leaseKey?: string): Promise<Answer> {
   const started = performance.now();
   const got = await withLeaseRenewal(core, leaseKey, () => callUpstream(c.fn, c.opts.signal));
-  const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+  const given = c.opts.upstreamMs;
+  // An answer fetched before `fn` (a cache's update): its own upstream time, not fn's ~0 ms.
+  const ms =
+    typeof given === "number" && Number.isFinite(given) && given >= 0
+      ? given
+      : performance.now() - started;
+  const durationMs = Math.round(ms * 1000) / 1000;
   return store(core, c, got, durationMs);
 }
 

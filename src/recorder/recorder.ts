@@ -35,6 +35,7 @@ import { Emitter, type Listener, type RecorderEvents } from "./events.js";
 import { FailOpen } from "./fail-open.js";
 import type { ResolvedModes } from "./kind-modes.js";
 import type { Live } from "./live.js";
+import { missLogFor, rememberMissLog } from "./miss-log.js";
 import type { Mode } from "./mode.js";
 import { answerByMode } from "./modes.js";
 import { type OnceAs, onceAs, settled } from "./once.js";
@@ -153,7 +154,9 @@ class RecorderImpl implements Recorder {
       leaseMs: s.leaseMs,
       owner: `invocache-${randomUUID()}`,
       failOpen: new FailOpen(store, events, s.mode, s.ttl, s.secrets),
+      missLog: missLogFor(s.store.url, s.opts.missLog, s.opts.projectRoot ?? process.cwd()),
     };
+    rememberMissLog(this, this.#core.missLog);
   }
 
   on<K extends keyof RecorderEvents>(name: K, listener: Listener<K>): () => void {
@@ -398,7 +401,7 @@ function servedFrom(answer: Answer, mode: Mode): ServedCall["from"] {
 const NO_OPTIONS: CallOptions = Object.freeze({});
 
 /** Options that only steer the call, not its identity (`stripCallOnly` drops them). */
-const CALL_ONLY = new Set(["signal", "isComplete", "onServed", "run", "tool"]);
+const CALL_ONLY = new Set(["signal", "isComplete", "onServed", "run", "tool", "upstreamMs"]);
 
 /** True when `opts` gives no identity option (the recorder's defaults apply as they are). */
 function onlyCallOptions(opts: CallOptions): boolean {

@@ -52,6 +52,14 @@ export interface RecorderOptions {
   /** What a miss message tells the user to run to record. */
   rerecordHint?: string;
   /**
+   * Where replay misses are logged for `invocache view`'s Misses page (the
+   * newest 200 kept): default beside a `sqlite://` store, else
+   * `<projectRoot>/.invocache/.invocache-misses/misses.jsonl` (ignored by
+   * git); none for `memory://`. `false` logs nothing. The miss error says
+   * where it went.
+   */
+  missLog?: string | false;
+  /**
    * Secrets (default on): values of secret env variables, as they are when the
    * recorder is created, and known key shapes are replaced by `{secret:NAME}`
    * in the manifest (so in the identity) and in every response before it is
@@ -87,6 +95,13 @@ export interface CallOptions extends IdentityOptions {
   signal?: AbortSignal | undefined;
   /** Overrides the recorder's `isComplete` for this call. */
   isComplete?: ((response: unknown) => boolean) | undefined;
+  /**
+   * The model time of this call, when `fn` only hands over an answer fetched
+   * earlier (a cache's `update` after its `lookup` missed): recorded as the
+   * entry's `durationMs` (what each replay saves) instead of the time `fn`
+   * took. Milliseconds, finite and ≥ 0; anything else is ignored.
+   */
+  upstreamMs?: number | undefined;
   /**
    * Called once the call is answered, with what answered it. Unlike
    * `recorder.last`, it is per call, so it is exact under concurrency.

@@ -18,6 +18,7 @@ import type { JsonValue } from "../json/index.js";
 import { cassetteFiles, locateSource, openSourceStore } from "../source/index.js";
 import type { Store } from "../store/index.js";
 import { type Entry, validateEntry } from "../store/index.js";
+import { extractUsage, type Usage } from "../usage/index.js";
 
 /** One entry as the list views need it. */
 export interface EntrySummary {
@@ -39,6 +40,8 @@ export interface EntrySummary {
   reason: string | undefined;
   recordedAt: string;
   durationMs: number;
+  /** Tokens the recorded call reported (stored with it, else read from its response), as `invocache stats` reads them. */
+  usage: Usage | undefined;
   /** Size of the stored JSON, UTF-8 bytes. */
   bytes: number;
   /** The cassette file holding it (relative to the folder), for cassette sources. */
@@ -359,6 +362,7 @@ function summarize(
     reason: meta.verdict?.reason,
     recordedAt: meta.recordedAt,
     durationMs: meta.durationMs,
+    usage: tool === undefined ? (meta.usage ?? extractUsage(e.response)) : undefined,
     bytes: length,
     file,
     text: `${m.task} ${tool === undefined ? (model?.prompt ?? "").slice(0, SEARCH_TEXT) : `${toolLabel(tool)} ${JSON.stringify(tool.args).slice(0, SEARCH_TEXT)}`}`.toLowerCase(),

@@ -12,7 +12,7 @@ import { type CatalogLocation, openCatalog } from "./catalog.js";
 import { sourceFlag } from "./commands.js";
 import { retryOf } from "./lineage.js";
 import { exportLinks, paths } from "./links.js";
-import { missLogPath } from "./miss-log.js";
+import { viewerMissLog } from "./miss-log.js";
 import { type RouteContext, renderRoute } from "./routes.js";
 import { defaultStampRoot, StampIndex } from "./stamps.js";
 import { type ExportSection, exportDocument } from "./views/layout.js";
@@ -53,9 +53,7 @@ export async function renderReport(
     const ctx: RouteContext = {
       catalog,
       links: exportLinks(),
-      missLog:
-        options.missLog ??
-        missLogPath("store" in location ? { store: catalog.url } : { cassette: location.cassette }),
+      missLog: options.missLog ?? viewerMissLog(location, catalog.url),
       sourceFlag: sourceFlag(location, catalog.url),
       maxAgeMs: options.maxAgeMs,
       stamps: new StampIndex(

@@ -8,76 +8,19 @@
  * publishes: the identity, occurrence and normalized manifest (secrets are
  * `{secret:NAME}` there, as in the store), never a raw prompt.
  */
-import { appendFile, readFile, rename, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import { makeDirectory } from "../files/index.js";
-import type { Manifest } from "../identity/index.js";
-import type { Recorder } from "../recorder/index.js";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import {
+  appendMiss,
+  MISS_LOG_LIMIT,
+  type MissRecord,
+  missLogPath,
+  type Recorder,
+  recorderMissLog,
+} from "../recorder/index.js";
 
-/** Misses kept; older ones are dropped when the log is compacted. */
-export const MISS_LOG_LIMIT = 200;
-const FOLDER = ".invocache-misses";
-
-/** One logged miss. */
-export interface MissRecord {
-  /** ISO-8601 time of the miss. */
-  at: string;
-  id: string;
-  occurrence: number;
-  key: string;
-  mode: string;
-  /** The store or cassette the recorder read. */
-  store: string;
-  /** The normalized manifest of the call that missed, when the recorder reported it. */
-  manifest?: Manifest;
-}
-
-/**
- * The miss log file for a store URL (`sqlite://…`: beside the database
- * file; other stores: under the working directory) or a cassette path
- * (beside the file, or inside the folder).
- *
- * @example
- * missLogPath({ store: "sqlite://.invocache/cache.sqlite" }) // <abs>/.invocache/.invocache-misses/misses.jsonl
- */
-export function missLogPath(
-  location: { store: string } | { cassette: string; folder?: boolean },
-  cwd = process.cwd(),
-): string {
-  if ("cassette" in location) {
-    const base = resolve(cwd, location.cassette);
-    const dir = location.folder === true || !/\.ya?ml$/.test(base) ? base : dirname(base);
-    return join(dir, FOLDER, "misses.jsonl");
-  }
-  const m = /^sqlite:\/\/(.+)$/.exec(location.store);
-  const dir = m ? dirname(resolve(cwd, decodeURIComponent(m[1]!))) : resolve(cwd, ".invocache");
-  return join(dir, FOLDER, "misses.jsonl");
-}
-
-/**
- * Append one miss; compact the file to the newest {@link MISS_LOG_LIMIT}
- * once it holds twice that many. Never throws: losing a log line must not
- * fail the test that missed.
- *
- * @example
- * await appendMiss(path, { at: new Date().toISOString(), id, occurrence: 0, key, mode: "replay", store: url });
- */
-export async function appendMiss(path: string, record: MissRecord): Promise<void> {
-  try {
-    const dir = dirname(path);
-    await makeDirectory(dir);
-    await writeFile(join(dir, ".gitignore"), "*\n", { flag: "wx" }).catch(() => {});
-    await appendFile(path, `${JSON.stringify(record)}\n`);
-    const lines = (await readFile(path, "utf8")).split("\n").filter((l) => l !== "");
-    if (lines.length > 2 * MISS_LOG_LIMIT) {
-      const tmp = `${path}.${process.pid}.tmp`;
-      await writeFile(tmp, `${lines.slice(-MISS_LOG_LIMIT).join("\n")}\n`);
-      await rename(tmp, path);
-    }
-  } catch {
-    // Observability only: see above.
-  }
-}
+export { appendMiss, MISS_LOG_LIMIT, type MissRecord, missLogPath };
 
 /**
  * The logged misses, newest first (at most {@link MISS_LOG_LIMIT}). A
@@ -115,6 +58,8 @@ export async function readMissLog(path: string): Promise<MissRecord[]> {
  */
 export function logMisses(recorder: Recorder, path?: string): () => void {
   const file = path ?? missLogPath({ store: recorder.store.url });
+  // The recorder logs its replay misses there already (its `missLog` option).
+  if (recorderMissLog(recorder) === file) return () => {};
   const pending = new Set<Promise<void>>();
   const off = recorder.on("miss", (e) => {
     const record: MissRecord = {
@@ -130,4 +75,32 @@ export function logMisses(recorder: Recorder, path?: string): () => void {
     pending.add(p);
   });
   return off;
+}
+
+/**
+ * The miss log the viewer shows for a source: a store's (beside a
+ * `sqlite://` file, else under `.invocache/`); for cassettes, the log beside
+ * them when one exists (`logMisses` with that path), else the nearest
+ * `.invocache/` log above them (the project's, where a recorder on a
+ * cassette logs by default), else the working directory's.
+ *
+ * @example
+ * viewerMissLog({ cassette: "cassettes" }, "cassette://cassettes")
+ */
+export function viewerMissLog(
+  location: { store: string } | { cassette: string },
+  url: string,
+  cwd = process.cwd(),
+): string {
+  if ("store" in location) return missLogPath({ store: url }, cwd);
+  const beside = missLogPath({ cassette: location.cassette }, cwd);
+  if (existsSync(beside)) return beside;
+  // The project's: the nearest `.invocache/` log above the cassettes (a recorder's projectRoot).
+  for (let dir = resolve(cwd, location.cassette); ; ) {
+    const log = missLogPath({ store: "cassette://" }, dir);
+    if (existsSync(log)) return log;
+    const up = dirname(dir);
+    if (up === dir) return missLogPath({ store: "cassette://" }, cwd);
+    dir = up;
+  }
 }

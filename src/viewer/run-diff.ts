@@ -7,6 +7,8 @@
  * recorded manifests), and every step is listed side by side with how it was
  * served, its attempt and its verdict.
  */
+
+import { kindOf } from "../identity/internal.js";
 import type { Entry } from "../store/index.js";
 import { manifestDiffs } from "./views/diff.js";
 
@@ -148,7 +150,7 @@ async function sides(
         id: c.id,
         occurrence: c.occurrence,
         key,
-        kind: m === undefined ? null : m.kind === "tool" ? "tool" : "model",
+        kind: m === undefined ? null : kindOf(m),
         role: m?.role ?? null,
         attempt: m?.attempt ?? null,
         served: c.served ?? null,

@@ -9,7 +9,7 @@ import { INVOCACHE_VERSION } from "../version.js";
 import { type CatalogLocation, openCatalog } from "./catalog.js";
 import { sourceFlag } from "./commands.js";
 import { serverLinks } from "./links.js";
-import { missLogPath } from "./miss-log.js";
+import { viewerMissLog } from "./miss-log.js";
 import { renderRoute } from "./routes.js";
 import { COOKIE, checkRequest, newToken, securityHeaders } from "./security.js";
 import { defaultStampRoot, StampIndex } from "./stamps.js";
@@ -55,9 +55,7 @@ export async function startViewer(
   const catalog = await openCatalog(location, { refreshMs: options.refreshMs ?? 3000 });
   await catalog.snapshot();
   const token = options.token ?? newToken();
-  const missLog =
-    options.missLog ??
-    missLogPath("store" in location ? { store: catalog.url } : { cassette: location.cassette });
+  const missLog = options.missLog ?? viewerMissLog(location, catalog.url);
   const flag = sourceFlag(location, catalog.url);
   const stamps = new StampIndex(
     options.stamps ?? defaultStampRoot(location, catalog.url),

@@ -10,7 +10,7 @@ export async function sqliteSandbox(): Promise<{
   dir: string;
   url: string;
   recorder(mode: Mode): Recorder;
-  /** Every byte written under the directory (database, WAL, journal). */
+  /** Every byte written under the directory (database, WAL, journal, miss log). */
   bytes(): Promise<Buffer>;
   cleanup(): Promise<void>;
 }> {
@@ -27,8 +27,13 @@ export async function sqliteSandbox(): Promise<{
     },
     async bytes() {
       for (const r of open.splice(0)) await r.close();
-      const files = await readdir(dir);
-      return Buffer.concat(await Promise.all(files.map((f) => readFile(join(dir, f)))));
+      // Every file, the miss log's folder included (a replay miss is logged beside the store).
+      const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((f) =>
+        f.isFile(),
+      );
+      return Buffer.concat(
+        await Promise.all(files.map((f) => readFile(join(f.parentPath, f.name)))),
+      );
     },
     async cleanup() {
       for (const r of open.splice(0)) await r.close();

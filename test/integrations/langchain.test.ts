@@ -62,6 +62,26 @@ const weather = tool(async ({ city }) => `sunny in ${city}`, {
 });
 
 describe("InvocacheCache (the cache route)", () => {
+  it("records the model's own time (lookup miss to update), not update's ~0 ms", async () => {
+    const SLOW_MS = 60;
+    // The real upstream, made at least SLOW_MS slow: the recording must say so.
+    const slowFetch: typeof fetch = async (url, init) => {
+      await new Promise((r) => setTimeout(r, SLOW_MS));
+      return fetch(url, init);
+    };
+    const recorder = box.recorder("auto");
+    const model = cachedModel(recorder, {
+      configuration: { baseURL: `${provider.url}/v1`, fetch: slowFetch },
+    });
+    await withInvocation({ role: "planner" }, () => model.invoke("Plan the release"));
+    expect(provider.calls).toBe(1);
+    const durations: number[] = [];
+    for await (const [, v] of recorder.store.list("default:e:"))
+      durations.push((v as { meta: { durationMs: number } }).meta.durationMs);
+    expect(durations).toHaveLength(1);
+    expect(durations[0]).toBeGreaterThanOrEqual(SLOW_MS);
+  });
+
   it("records on the first run and replays with the provider stopped, zero upstream calls", async () => {
     const pipeline = async (recorder: Recorder) => {
       const model = cachedModel(recorder);

@@ -62,11 +62,28 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
       "⚙ run_tests",
       "⚙ run_tests",
     ]);
+    // The numbers: tokens and dollars the recordings cost, spent and saved by the runs.
+    expect(await page.locator("#recorded-tokens .n").textContent()).toMatch(/^\d[\d.]*k?$/);
+    expect(await page.locator("#recorded-tokens .n").textContent()).not.toBe("0");
+    expect(await page.locator("#recorded-cost .n").textContent()).toMatch(/^\$\d/);
+    expect(await page.locator("#spend").textContent()).toMatch(
+      /spent \S+ tokens \(\$[\d.]+\) · .* on recorded calls and saved \S+ tokens \(\$[\d.]+\) · /,
+    );
+    // demo-2 replayed what demo-1 recorded: what one spent, the other saved.
+    const [saved2, spent1] = [
+      await runs.nth(0).locator("td.num").nth(2).textContent(),
+      await runs.nth(1).locator("td.num").nth(1).textContent(),
+    ];
+    expect(saved2).toMatch(/tokens \(\$/);
+    expect(saved2).toBe(spent1);
     await shot(page, "overview");
 
     await page.locator("#runs a", { hasText: "demo-1" }).click();
     expect(await page.locator("h1").textContent()).toBe("Run demo-1");
     expect(await page.locator(".sub").first().textContent()).toContain("0 hits, 7 misses");
+    expect(await page.locator("#run-spend").textContent()).toMatch(
+      /^spent\S+ tokens \(\$[\d.]+\) · [\d.]+ m?s on the calls this run recordedsaved– /,
+    );
     const steps = page.locator(".timeline .step");
     expect(await steps.count()).toBe(7);
     expect(await steps.locator(".role").allTextContents()).toEqual([
@@ -114,6 +131,9 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     expect(await page.locator("h1").textContent()).toContain("builder");
     expect(await page.locator("h1").textContent()).toContain("rejected");
     expect(await page.locator(".turn.system").textContent()).toContain("You are the builder");
+    expect(await page.locator("#entry-cost").textContent()).toMatch(
+      /^\S+ tokens \(\$[\d.]+\) · [\d.]+ m?s \([\d,]+ in, [\d,]+ out\) when recorded/,
+    );
     // The checkout path became {project}, highlighted with the rule that made it.
     const tok = page.locator("pre mark.tok", { hasText: "{project}" }).first();
     expect(await tok.getAttribute("title")).toContain("root:project");
@@ -137,6 +157,17 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     expect(fields[0]).toContain("attempt: 0 → 1");
     expect(fields.some((f) => f.includes("prompt:"))).toBe(true);
     expect(await page.locator("ins").first().textContent()).toContain("Reviewer feedback");
+    // The prompt is compared message by message, not as escaped JSON.
+    const differing = page.locator("#turns .turn-diff.differs");
+    expect(await differing.count()).toBeGreaterThan(0);
+    expect(await differing.first().locator("h3").textContent()).toMatch(
+      /^message \d+ · \S+ · differs$/,
+    );
+    expect(await differing.first().locator("ins").first().textContent()).toContain(
+      "Reviewer feedback",
+    );
+    expect(await page.locator("#turns").textContent()).not.toContain('\\"role\\"');
+    expect(await page.locator("#turns .turn-diff.same").count()).toBeGreaterThan(0);
     await shot(page, "diff");
 
     // The replay is its own run: the same trajectory, every step a hit.

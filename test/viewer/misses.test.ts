@@ -6,6 +6,7 @@
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { cassetteStore } from "../../src/cassette/index.js";
 import { createRecorder, ReplayMissError } from "../../src/recorder/index.js";
 import {
   appendMiss,
@@ -20,6 +21,47 @@ import { tempDir } from "../helpers/tmp.js";
 import { get } from "./fixtures.js";
 
 describe("miss log", () => {
+  it("a replay miss is logged by default, under the project's git-ignored .invocache/; the error says where; the viewer of the cassettes shows it", async () => {
+    const project = tempDir("misses-default");
+    const cassette = join(project, "cassettes", "plan.yaml");
+    const rec = createRecorder({
+      store: cassetteStore(cassette),
+      mode: "auto",
+      projectRoot: project,
+    });
+    await rec.call({ role: "planner", model: "m1", prompt: "plan it" }, async () => "ok");
+    await rec.close();
+    await rec.store.close();
+
+    const store = cassetteStore(cassette);
+    const replay = createRecorder({ store, mode: "replay", projectRoot: project });
+    const miss = (await replay
+      .call({ role: "planner", model: "m1", prompt: "plan it again" }, async () => "x")
+      .catch((e: unknown) => e)) as ReplayMissError;
+    expect(miss).toBeInstanceOf(ReplayMissError);
+    await replay.close();
+    await store.close();
+    const path = join(project, ".invocache", ".invocache-misses", "misses.jsonl");
+    expect(miss.message).toContain(`Logged to ${path}: \`invocache view\` lists it under Misses.`);
+    const logged = await readMissLog(path);
+    expect(logged.map((m) => m.id)).toEqual([miss.id]);
+    expect(readFileSync(join(project, ".invocache", ".gitignore"), "utf8")).toMatch(/^\*$/m);
+
+    const viewer = await startViewer({ cassette: join(project, "cassettes") }, { refreshMs: 0 });
+    const cwd = process.cwd();
+    try {
+      const host = `127.0.0.1:${viewer.port}`;
+      const first = await get(viewer.port, `/?token=${viewer.token}`, { host });
+      const cookie = String(first.headers["set-cookie"]).split(";")[0]!;
+      const page = await get(viewer.port, "/misses", { host, cookie });
+      expect(page.status).toBe(200);
+      expect(page.body).toContain(miss.id.slice(0, 12));
+    } finally {
+      await viewer.close();
+      expect(process.cwd()).toBe(cwd);
+    }
+  });
+
   it("keeps a replay miss beside the store, git-ignored, and the viewer shows its nearest recording", async () => {
     const dir = tempDir("misses");
     const store = `sqlite://${join(dir, "cache.sqlite")}`;

@@ -261,6 +261,12 @@ describe("search", () => {
         offset: 0,
       });
       expect(byId.map((e) => e.key)).toEqual([target.key]);
+      // The same prefix length as `invocache show`/`rm`: 8 hex digits name an id, 7 are only text.
+      expect(q(target.id.slice(0, 8))).toEqual([target.text.trim()]);
+      const seven = target.id.slice(0, 7);
+      expect(q(seven)).toEqual(
+        snap.entries.filter((e) => e.text.toLowerCase().includes(seven)).map((e) => e.text.trim()),
+      );
       expect(
         searchEntries(snap, { q: "", role: "planner", model: "", namespace: "", offset: 0 }),
       ).toEqual([]);

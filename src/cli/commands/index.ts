@@ -43,6 +43,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./show.js")).showCommand,
   },
   {
+    name: "rm",
+    summary: "drop one entry by unique id prefix (--dry-run to see what would go)",
+    load: async () => (await import("./rm.js")).rmCommand,
+  },
+  {
     name: "stats",
     summary: "counts and sizes of a store or cassette, by namespace, role and model",
     load: async () => (await import("./stats.js")).statsCommand,

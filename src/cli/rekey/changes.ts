@@ -5,6 +5,8 @@
  * identity's `manifestIdentity`, the function `invocationIdentity` ends in,
  * never by a copy of the recipe.
  */
+
+import { kindOf } from "../../identity/internal.js";
 import { cloneJsonValue, type JsonValue, jsonEqual } from "../../json/index.js";
 import { UsageError } from "../errors.js";
 import type { EntryRecord } from "../source.js";
@@ -205,7 +207,7 @@ function fieldOf(r: EntryRecord, field: WhereField): string {
   const m = r.entry.manifest as unknown as Record<string, unknown>;
   switch (field) {
     case "kind":
-      return m.kind === "tool" ? "tool" : "model";
+      return kindOf(m);
     case "namespace":
       return r.namespace;
     case "cassette":

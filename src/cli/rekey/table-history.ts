@@ -17,6 +17,8 @@
  *   listed to re-record, never guessed. An entry with none of those
  *   placeholders normalizes the same under both tables: its identity stands.
  */
+
+import { callKind } from "../../identity/internal.js";
 import { NORMALIZATION_VERSION } from "../../normalize/index.js";
 import type { EntryRecord } from "../source.js";
 
@@ -52,13 +54,8 @@ export type Renormalized =
 export function renormalize(r: EntryRecord): Renormalized {
   const from = r.entry.meta.normalization;
   if (from >= NORMALIZATION_VERSION) return { kind: "current" };
-  const m = r.entry.manifest as unknown as Record<string, unknown>;
-  // The texts the table wrote: a model call's prompt and task; a tool call's
-  // arguments (recipe v1 normalized their strings like a prompt), task and server.
-  const texts =
-    m.kind === "tool"
-      ? [JSON.stringify(m.args ?? {}), String(m.task ?? ""), String(m.server ?? "")]
-      : [String(m.prompt ?? ""), String(m.task ?? "")];
+  // The texts the table wrote, by the entry's kind (identity's kind table).
+  const texts = callKind(r.entry.manifest).normalizedTexts(r.entry.manifest);
   for (let v = from + 1; v <= NORMALIZATION_VERSION; v++) {
     const step = TABLE_HISTORY[v];
     if (step === undefined) {

@@ -1,5 +1,8 @@
 /** Small pieces shared by the views: badges, ids, durations, times, pagers. */
+
+import { formatSpend } from "../../usage/index.js";
 import { html, type SafeHtml } from "../escape.js";
+import type { Recorded } from "../spend.js";
 
 /** The 12-hex short id, git style. */
 export function short(id: string): string {
@@ -57,4 +60,16 @@ export function pager(
   const next =
     offset + shown < total ? html`<a href="${href(offset + size)}" rel="next">older →</a>` : "";
   return html`<div class="pager"><span>${(offset + 1).toLocaleString("en")}–${(offset + shown).toLocaleString("en")} of ${total.toLocaleString("en")}</span>${prev}${next}</div>`;
+}
+
+/**
+ * "1.2k tokens ($0.0031) · 812 ms": what recordings cost (or saved), as
+ * `invocache stats` prints it, with their model time.
+ *
+ * @example
+ * spendText(spendOf(snap.entries))
+ */
+export function spendText(r: Recorded): string {
+  if (r.entries === 0) return "–";
+  return `${formatSpend(r)} · ${formatMs(r.ms)}`;
 }

@@ -56,7 +56,7 @@ export function tokenLegend(text: string): Array<{ token: string; count: number;
   }));
 }
 
-interface Turn {
+export interface Turn {
   who: string;
   text: string;
   extra: Array<{ label: string; body: string }>;

@@ -13,7 +13,7 @@ import { toolLabel, toolOf } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { type Links, paths } from "../links.js";
 import { short, verdictBadge, when } from "./common.js";
-import { highlightTokens, responseText } from "./conversation.js";
+import { highlightTokens, requestTurns, responseText, type Turn } from "./conversation.js";
 
 /** Render explain's `[-x-]{+y+}` marks as <del>/<ins>, everything else as text. */
 export function renderMarks(text: string): SafeHtml {
@@ -73,6 +73,40 @@ export function manifestDiffs(a: Entry["manifest"], b: Entry["manifest"]): Field
   return explainIdentity(a, b);
 }
 
+/** A turn's text and its extras (tool calls, ids), as one comparable text. */
+function turnText(t: Turn | undefined): string {
+  if (t === undefined) return "";
+  return [t.text, ...t.extra.map((x) => `${x.label}: ${x.body}`)].join("\n");
+}
+
+/**
+ * Two conversations message by message (the n-th turn of A beside the n-th
+ * of B, each a word diff of its text), instead of a diff of their escaped
+ * JSON; turns alike are folded. Undefined when either prompt is not a
+ * conversation (requestTurns).
+ */
+function turnDiff(a: string, b: string): SafeHtml | undefined {
+  const ta = requestTurns(a);
+  const tb = requestTurns(b);
+  if (ta === undefined || tb === undefined) return undefined;
+  const rows: SafeHtml[] = [];
+  for (let i = 0; i < Math.max(ta.length, tb.length); i++) {
+    const x = ta[i];
+    const y = tb[i];
+    const [l, r] = sideBySide(turnText(x), turnText(y), true);
+    const same =
+      x !== undefined && y !== undefined && x.who === y.who && turnText(x) === turnText(y);
+    const who = x?.who === y?.who ? (x?.who ?? "") : `${x?.who ?? "–"} → ${y?.who ?? "–"}`;
+    const grid = html`<div class="diff-grid"><div><pre class="code">${x === undefined ? "(no such message)" : l}</pre></div><div><pre class="code">${y === undefined ? "(no such message)" : r}</pre></div></div>`;
+    rows.push(
+      same
+        ? html`<details class="turn-diff same"><summary>message ${i + 1} · ${who} · the same</summary>${grid}</details>`
+        : html`<div class="turn-diff differs"><h3>message ${i + 1} · ${who} · differs</h3>${grid}</div>`,
+    );
+  }
+  return html`<div id="turns">${rows}</div>`;
+}
+
 /** What is compared as "the prompt": a model call's prompt, a tool call's arguments. */
 function promptOf(e: Entry): string {
   const t = toolOf(e.manifest);
@@ -89,6 +123,7 @@ export function diffView(
   const tools = toolOf(a.entry.manifest) !== undefined || toolOf(b.entry.manifest) !== undefined;
   const diffs = manifestDiffs(a.entry.manifest, b.entry.manifest);
   const [pa, pb] = sideBySide(promptOf(a.entry), promptOf(b.entry), true);
+  const turns = tools ? undefined : turnDiff(promptOf(a.entry), promptOf(b.entry));
   const ra = responseText(a.entry.response);
   const rb = responseText(b.entry.response);
   const [xa, xb] = sideBySide(ra, rb, false);
@@ -104,7 +139,7 @@ export function diffView(
 ${fieldList(diffs)}
 <p class="legend"><del>struck through</del> only in A · <ins>underlined</ins> only in B</p>
 <h2>${tools ? "Arguments" : "Prompt"}</h2>
-<div class="diff-grid"><div><pre class="code">${pa}</pre></div><div><pre class="code">${pb}</pre></div></div>
+${turns ?? html`<div class="diff-grid"><div><pre class="code">${pa}</pre></div><div><pre class="code">${pb}</pre></div></div>`}
 <h2>Response</h2>
 <div class="diff-grid"><div><pre class="code">${xa}</pre></div><div><pre class="code">${xb}</pre></div></div>`;
 }

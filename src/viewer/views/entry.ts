@@ -7,7 +7,7 @@
  * Secrets are shown exactly as stored: `{secret:NAME}`.
  */
 
-import { asModelManifest } from "../../identity/internal.js";
+import { asModelManifest, callKindNamed } from "../../identity/internal.js";
 import type { Entry } from "../../store/index.js";
 import { type CatalogSnapshot, type RunRecord, toolLabel, toolOf } from "../catalog.js";
 import { cliCommand } from "../commands.js";
@@ -15,8 +15,9 @@ import { html, type SafeHtml } from "../escape.js";
 import { lineageOf, retriesOf } from "../lineage.js";
 import { type Links, paths } from "../links.js";
 import { entriesWithId, runsServing } from "../snapshot-index.js";
+import { spendOf } from "../spend.js";
 import type { StampRef } from "../stamps.js";
-import { formatMs, short, verdictBadge, when } from "./common.js";
+import { formatMs, short, spendText, verdictBadge, when } from "./common.js";
 import {
   highlightTokens,
   renderResponse,
@@ -75,6 +76,7 @@ ${tool === undefined ? html`<dt>model</dt><dd>${model?.model || "–"}</dd>` : "
 <dt>attempt</dt><dd>${m.attempt}</dd>
 <dt>inputs</dt><dd>${m.inputs.length === 0 ? "none" : html`${m.inputs.map((i) => html`<div class="id">${i}</div>`)}`}</dd>
 ${tool === undefined ? html`<dt>params</dt><dd><code>${JSON.stringify(model?.params ?? {})}</code></dd>` : ""}
+${self !== undefined && callKindNamed(self.kind).priced ? html`<dt>cost</dt><dd id="entry-cost">${spendText(spendOf([self]))}${self.usage === undefined ? "" : ` (${self.usage.inputTokens.toLocaleString("en")} in, ${self.usage.outputTokens.toLocaleString("en")} out)`} <span class="legend">when recorded; each replay saves it</span></dd>` : ""}
 <dt>store key</dt><dd class="id">${key}</dd>
 <dt>normalization</dt><dd>v${meta.normalization} · written by invocache ${meta.invocacheVersion}</dd>
 ${parent ? html`<dt>retry of</dt><dd><a class="id" href="${links.to(paths.entry(parent.key, parent.file))}">${short(parent.id)}</a> (attempt ${parent.attempt}${parent.verdict ? `, ${parent.verdict}` : ""}) · <a href="${links.to(paths.diff(parent.key, key))}">diff with it</a>${lineage?.inferred ? html` <span class="guess" title="an older recording: its meta.parent names an identity that was never called, so the viewer matched role, task and attempt">(inferred)</span>` : ""}</dd>` : ""}

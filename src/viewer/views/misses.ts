@@ -80,6 +80,6 @@ ${
 <p class="legend">Re-record it: run the same test or pipeline with <code>INVOCACHE_MODE=record</code>.</p></div>`);
   }
   return html`<h1>Misses</h1>
-<p class="sub">Replay misses kept in <code>${logPath}</code> (the newest ${misses.length}; ignored by git). A pipeline logs them with <code>logMisses(recorder)</code>.</p>
-${shown.length === 0 ? html`<div class="empty">No misses logged. Misses are logged by <code>logMisses(recorder)</code> while a run replays.</div>` : blocks}`;
+<p class="sub">Replay misses kept in <code>${logPath}</code> (the newest ${misses.length}; ignored by git). A recorder logs its replay misses here by default (its <code>missLog</code> option).</p>
+${shown.length === 0 ? html`<div class="empty">No misses logged. A recorder logs each replay miss here by default; none happened since the log began.</div>` : blocks}`;
 }

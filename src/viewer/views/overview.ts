@@ -3,10 +3,13 @@
  * and every entry, newest first, searchable by id prefix, role, model and
  * text, one page at a time.
  */
+import { MIN_PREFIX_LENGTH } from "../../identity/index.js";
+import { formatTokens, formatUsd } from "../../usage/index.js";
 import type { CatalogSnapshot, EntrySummary } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { enc, type Links, paths } from "../links.js";
 import { idPrefixMatches, textMatches } from "../snapshot-index.js";
+import { type Recorded, runSpend, spendOf } from "../spend.js";
 import {
   formatBytes,
   formatMs,
@@ -14,6 +17,7 @@ import {
   pager,
   plural,
   short,
+  spendText,
   verdictBadge,
   when,
 } from "./common.js";
@@ -43,8 +47,9 @@ export function overviewQuery(params: URLSearchParams): OverviewQuery {
 
 /**
  * The entries a search selects. A query of 8+ hex digits matches an id
- * prefix, 4-7 an id prefix or text; any other query is text, matched
- * against the task and the start of the prompt.
+ * prefix, as `invocache show` and `rm` take one (`MIN_PREFIX_LENGTH`), so a
+ * prefix that finds one entry here names the same one there; any other
+ * query is text, matched against the task and the start of the prompt.
  */
 export function searchEntries(snap: CatalogSnapshot, query: OverviewQuery): EntrySummary[] {
   const q = query.q.toLowerCase();
@@ -52,10 +57,9 @@ export function searchEntries(snap: CatalogSnapshot, query: OverviewQuery): Entr
     return snap.entries;
   let candidates: readonly EntrySummary[] = snap.entries;
   if (q !== "") {
-    // 8+ hex digits is an id prefix; 4-7 may also be text ("beef", "2026").
-    const idOnly = /^[0-9a-f]{8,64}$/.test(q);
-    const idToo = idOnly || /^[0-9a-f]{4,7}$/.test(q);
-    const hits = new Set<number>(idToo ? idPrefixMatches(snap, q) : []);
+    // 8+ hex digits is an id prefix (the CLI's length); shorter is text ("beef", "2026").
+    const idOnly = q.length >= MIN_PREFIX_LENGTH && /^[0-9a-f]{1,64}$/.test(q);
+    const hits = new Set<number>(idOnly ? idPrefixMatches(snap, q) : []);
     if (!idOnly) for (const i of textMatches(snap, q)) hits.add(i);
     candidates = [...hits].sort((a, b) => a - b).map((i) => snap.entries[i]!);
   }
@@ -72,6 +76,12 @@ interface Facets {
   roles: string[];
   models: string[];
   totalMs: number;
+  /** What every recording cost (what replaying all of them saves each time). */
+  recorded: Recorded;
+  /** Per stored run: what its recorded calls spent and its replayed calls saved; and both summed. */
+  runs: Map<string, ReturnType<typeof runSpend>>;
+  spent: Recorded;
+  saved: Recorded;
 }
 
 // Facets cost one pass over every entry: keep the last one per snapshot.
@@ -97,7 +107,25 @@ function facets(snap: CatalogSnapshot): Facets {
     roles.add(e.role);
     if (e.model !== "") models.add(e.model);
   }
+  const runs = new Map<string, ReturnType<typeof runSpend>>();
+  const spentAll: EntrySummary[] = [];
+  const savedAll: EntrySummary[] = [];
+  for (const r of snap.runs) {
+    const entryOf = (c: { id: string; occurrence: number }) =>
+      snap.byKey.get(`${r.namespace}:e:${c.id}:${c.occurrence}`);
+    runs.set(r.key, runSpend(r, entryOf));
+    for (const c of r.calls) {
+      const e = entryOf(c);
+      if (e === undefined) continue;
+      if (c.served === "hit") savedAll.push(e);
+      else if (c.served === "recorded") spentAll.push(e);
+    }
+  }
   const out = {
+    recorded: spendOf(snap.entries),
+    runs,
+    spent: spendOf(spentAll),
+    saved: spendOf(savedAll),
     namespaces: [...ns.values()].sort((a, b) => a.name.localeCompare(b.name)),
     roles: [...roles].sort().slice(0, 500),
     models: [...models].sort().slice(0, 500),
@@ -144,7 +172,7 @@ export function overviewView(
   const search =
     links.mode === "server"
       ? html`<form class="search" method="get" action="/" role="search">
-<input type="search" name="q" value="${query.q}" placeholder="id prefix, or text in a prompt or task" aria-label="Search">
+<input type="search" name="q" value="${query.q}" placeholder="id prefix (8+ hex, as invocache show takes it), or text in a prompt or task" aria-label="Search">
 <select name="ns" aria-label="Namespace">${option("", query.namespace, "all namespaces")}${f.namespaces.map((n) => option(n.name, query.namespace))}</select>
 <select name="role" aria-label="Role">${option("", query.role, "all roles")}${f.roles.map((r) => option(r, query.role))}</select>
 <select name="model" aria-label="Model">${option("", query.model, "all models")}${f.models.map((m) => option(m, query.model))}</select>
@@ -158,13 +186,16 @@ export function overviewView(
 <div class="card"><div class="n">${snap.runs.length.toLocaleString("en")}</div><div class="l">stored runs</div></div>
 <div class="card"><div class="n">${f.namespaces.length.toLocaleString("en")}</div><div class="l">namespaces</div></div>
 <div class="card"><div class="n">${formatMs(f.totalMs)}</div><div class="l">recorded model time</div></div>
+<div class="card" id="recorded-tokens"><div class="n">${formatTokens(f.recorded.inputTokens + f.recorded.outputTokens)}</div><div class="l">recorded tokens</div></div>
+<div class="card" id="recorded-cost"><div class="n">${dollars(f.recorded)}</div><div class="l">recorded cost, saved by each full replay</div></div>
 </div>
+<p class="legend" id="spend">Stored runs spent ${spendText(f.spent)} on recorded calls and saved ${spendText(f.saved)} on replayed ones, priced as <code>invocache stats</code> prices them.</p>
 ${snap.problems.length > 0 ? html`<div class="panel"><span class="badge miss">⚠ ${plural(snap.problems.length, "unreadable item")}</span> first: <code>${oneLine(snap.problems[0]!.message, 200)}</code></div>` : ""}
 <h2>Recent runs</h2>
 ${
   runs.length === 0
     ? html`<div class="empty">No stored runs. Runs are stored when a pipeline calls <code>recorder.run(fn, { runId })</code>.</div>`
-    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>hit / miss</th><th>verdicts</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
+    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>hit / miss</th><th>verdicts</th><th class="num">spent</th><th class="num">saved</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
         (r) => {
           const href = links.to(paths.run(r.namespace, r.runId));
           const rejected = r.verdicts.filter((v) => v.verdict === "rejected").length;
@@ -172,7 +203,7 @@ ${
           const hits = r.calls.filter((c) => c.served === "hit").length;
           const misses = r.calls.filter((c) => c.served === "recorded").length;
           const known = r.calls.some((c) => c.served !== undefined);
-          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${known ? html`${hits > 0 ? html`<span class="badge hit">● ${hits} hit${hits === 1 ? "" : "s"}</span> ` : ""}${misses > 0 ? html`<span class="badge miss">○ ${misses} miss${misses === 1 ? "" : "es"}</span>` : ""}` : html`<span class="legend">not stored</span>`}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
+          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${known ? html`${hits > 0 ? html`<span class="badge hit">● ${hits} hit${hits === 1 ? "" : "s"}</span> ` : ""}${misses > 0 ? html`<span class="badge miss">○ ${misses} miss${misses === 1 ? "" : "es"}</span>` : ""}` : html`<span class="legend">not stored</span>`}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td class="num">${spendText(f.runs.get(r.key)!.spent)}</td><td class="num">${spendText(f.runs.get(r.key)!.saved)}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
         },
       )}</tbody></table>`
 }
@@ -189,4 +220,11 @@ ${search}
 ${exportLimit === undefined ? pager(query.offset, rows.length, matched.length, qs, PAGE_SIZE) : matched.length > rows.length ? html`<p class="legend">The newest ${rows.length.toLocaleString("en")} of ${matched.length.toLocaleString("en")} entries.</p>` : ""}
 ${entryTable(links, rows)}
 ${exportLimit === undefined ? pager(query.offset, rows.length, matched.length, qs, PAGE_SIZE) : ""}`;
+}
+
+/** The dollars of recordings: "$0.0123", or "price unknown" / "no usage reported" when that is all there is. */
+function dollars(r: Recorded): string {
+  if (r.usd === 0 && r.unpriced > 0) return "price unknown";
+  if (r.inputTokens + r.outputTokens === 0) return r.noUsage > 0 ? "no usage reported" : "$0";
+  return `${formatUsd(r.usd)}${r.unpriced > 0 ? ` + ${r.unpriced} unpriced` : ""}`;
 }

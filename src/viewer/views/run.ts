@@ -11,7 +11,8 @@ import { html, type SafeHtml } from "../escape.js";
 import { lineageOf } from "../lineage.js";
 import { type Links, paths } from "../links.js";
 import type { RunDiff } from "../run-diff.js";
-import { formatMs, oneLine, short, verdictBadge, when } from "./common.js";
+import { runSpend } from "../spend.js";
+import { formatMs, oneLine, short, spendText, verdictBadge, when } from "./common.js";
 
 function entryKeyOf(namespace: string, id: string, occurrence: number): string {
   return `${namespace}:e:${id}:${occurrence}`;
@@ -85,6 +86,7 @@ export function runView(links: Links, snap: CatalogSnapshot, run: RunRecord): Sa
   const knownServed = all.some((s) => s.served !== undefined);
   const others = snap.runs.filter((r) => r !== run);
   const totalMs = all.reduce((t, s) => t + (s.entry?.durationMs ?? 0), 0);
+  const money = runSpend(run, (c) => snap.byKey.get(`${run.namespace}:e:${c.id}:${c.occurrence}`));
   const item = (s: Step): SafeHtml => {
     const e = s.entry;
     const href = links.to(paths.entry(s.key, e?.file));
@@ -120,6 +122,7 @@ ${
   return html`<div class="crumbs"><a href="${links.to(paths.overview())}">Overview</a> › run</div>
 <h1>Run ${run.runId}</h1>
 <p class="sub">namespace ${run.namespace} · ${all.length} calls${knownServed ? ` · ${hits} ${hits === 1 ? "hit" : "hits"}, ${misses} ${misses === 1 ? "miss" : "misses"}` : ""} · ${formatMs(totalMs)} recorded model time · ended ${when(run.endedAt)}</p>
+<div class="panel"><dl class="kv" id="run-spend"><dt>spent</dt><dd>${spendText(money.spent)} <span class="legend">on the calls this run recorded</span></dd><dt>saved</dt><dd>${spendText(money.saved)} <span class="legend">on the calls it replayed (what their recordings cost)</span></dd></dl></div>
 <div class="panel"><dl class="kv"><dt>run hash</dt><dd><span class="hash">${run.contentHash}</span></dd>
 <dt>verdicts</dt><dd>${run.verdicts.length === 0 ? "none" : run.verdicts.map((v) => html`${verdictBadge(v.verdict)} `)}</dd></dl>
 <p class="legend">The run hash is a Merkle root over the identities served, in order: two runs with the same hash took the same trajectory. ● hit: replayed from the recording; ○ miss: called upstream and recorded${knownServed ? "" : " (this run record is older than per-step hit/miss: not shown)"}. Durations are those of the recorded calls.</p></div>
