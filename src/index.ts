@@ -40,6 +40,7 @@ export {
   InvalidOptionError,
   InvocacheError,
   type InvocacheErrorOptions,
+  MetadataMissingError,
   type SecretFindingInfo,
   SecretLeakError,
   StampError,
@@ -148,11 +149,13 @@ export {
 export {
   type GetOptions,
   type JsonValue,
+  type MetaQuery,
   type OpenStoreOptions,
   openStore,
   type SetOptions,
   type SqliteDriver,
   type Store,
+  type StoredMeta,
   type StorePolicy,
 } from "./store/index.js";
 export {

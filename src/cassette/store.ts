@@ -19,6 +19,7 @@ import { resolve } from "node:path";
 import { CassetteError } from "../errors.js";
 import { assertJsonValue, cloneJsonValue, type JsonValue } from "../json/value.js";
 import { assertDigest, valueDigest } from "../store/digest.js";
+import { checkMetaQuery, type MetaQuery, metaFromValues, type StoredMeta } from "../store/meta.js";
 import type { StorePolicy } from "../store/policy.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "../store/shell.js";
 import type { GetOptions, SetOptions, Store } from "../store/types.js";
@@ -156,6 +157,12 @@ class CassetteStoreImpl implements CassetteStore {
       await this.#writer.flushAll();
       return condition === undefined || condition.removed;
     });
+  }
+
+  /** See `Store.listMeta`: a cassette is held in memory, so its metadata is computed from its items. */
+  listMeta(query: MetaQuery = {}): AsyncIterable<StoredMeta> {
+    checkMetaQuery(query);
+    return metaFromValues(this.list(query.prefix ?? ""), query);
   }
 
   list(prefix: string): AsyncIterable<[string, JsonValue]> {
