@@ -7,6 +7,7 @@
 import type { Manifest, ToolManifest } from "../identity/index.js";
 import { explainIdentity, type FieldDiff } from "../identity/index.js";
 import { diffJson } from "../recorder/index.js";
+import type { StoredMeta } from "../store/index.js";
 
 export function modelLabel(manifest: Manifest | ToolManifest): string {
   if ((manifest as { kind?: unknown }).kind === "tool") {
@@ -16,6 +17,19 @@ export function modelLabel(manifest: Manifest | ToolManifest): string {
     return `${kind} ${t.server ? `${t.server}/` : ""}${t.name}`;
   }
   return (manifest as Manifest).model;
+}
+
+/**
+ * `modelLabel` from an entry's stored metadata (`StoredMeta`), without its manifest.
+ *
+ * @example
+ * metaModelLabel({ model: "gpt-4o" }) // "gpt-4o"
+ */
+export function metaModelLabel(meta: Pick<StoredMeta, "model" | "tool">): string {
+  const t = meta.tool;
+  if (t === undefined) return meta.model ?? "";
+  const kind = t.version === 2 ? "tool" : "tool(v1, re-record)";
+  return `${kind} ${t.server ? `${t.server}/` : ""}${t.name}`;
 }
 
 /**

@@ -2,6 +2,7 @@
  * The shapes of stored metadata (src/store/meta.ts), apart so that the Store
  * contract (types.ts) can name them without importing the entry schema.
  */
+import type { Usage } from "../usage/extract.js";
 
 /**
  * What a store keeps beside one value. `kind`: `"entry"` a valid entry under
@@ -29,9 +30,8 @@ export interface StoredMeta {
   recordedAt?: string;
   durationMs?: number;
   verdict?: "accepted" | "rejected";
-  /** Tokens of the recording (its stored usage, or read from a response in a known shape). */
-  inputTokens?: number;
-  outputTokens?: number;
+  /** Tokens of the recording: its stored usage, or read from a response in a known shape. */
+  usage?: Usage;
   /** For `"problem"`: why the value is not an entry. */
   problem?: string;
 }

@@ -76,10 +76,7 @@ export function storedMetaOf(
   } else meta.model = String(manifest.model);
   if (entry.meta.verdict !== undefined) meta.verdict = entry.meta.verdict.verdict;
   const usage = entry.meta.usage ?? extractUsage(entry.response);
-  if (usage !== undefined) {
-    meta.inputTokens = usage.inputTokens;
-    meta.outputTokens = usage.outputTokens;
-  }
+  if (usage !== undefined) meta.usage = usage;
   return meta;
 }
 

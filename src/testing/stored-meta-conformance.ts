@@ -80,8 +80,7 @@ export function storedMetaConformance(store: () => Store, prefix: () => string):
       const entry = expected.find((m) => m.kind === "entry" && m.role === "builder")!;
       expect(entry).toMatchObject({
         model: "gpt-4o",
-        inputTokens: 3,
-        outputTokens: 5,
+        usage: { shape: "openai.chat", inputTokens: 3, outputTokens: 5 },
         durationMs: 12,
       });
     });

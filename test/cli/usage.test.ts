@@ -17,6 +17,7 @@ const COMMANDS = [
   "show",
   "stats",
   "prune",
+  "migrate-store",
   "redact",
   "stamp",
   "verify",
