@@ -272,6 +272,18 @@ function toRecord(
   };
 }
 
+/**
+ * The problem a `"problem"` row of stored metadata stands for, worded as
+ * reading its value says it (the store's url before the key).
+ *
+ * @example
+ * metaProblem("sqlite:///app/cache.sqlite", meta).message // "invocache entry at sqlite:///… ns:e:…:0 is malformed: …"
+ */
+export function metaProblem(url: string, m: StoredMeta): SourceProblem {
+  const message = m.problem ?? m.key;
+  return { key: m.key, message: message.replace(m.key, `${url} ${m.key}`) };
+}
+
 function firstLine(error: unknown): string {
   return String((error as Error)?.message ?? error).split("\n")[0] ?? "";
 }

@@ -42,7 +42,9 @@ export interface MetaQuery {
   prefix?: string;
   /**
    * `"key"` (default): binary key order. `"recordedAt"` / `"recordedAtDesc"`:
-   * by recording time, then key, in that direction; entries only.
+   * by recording time, then key, in that direction: entries, and values
+   * under entry keys that are not entries (`"problem"`, no recording time:
+   * they sort as "", before every entry in `"recordedAt"`, after in `"recordedAtDesc"`).
    */
   order?: "key" | "recordedAt" | "recordedAtDesc";
   /** Only entries recorded strictly before this ISO time (implies entries only). */

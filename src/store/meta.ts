@@ -49,7 +49,7 @@ export function storedMetaOf(
     return {
       ...base,
       kind: "problem",
-      problem: `the entry says id ${entry.id.slice(0, 12)} occurrence ${entry.meta.occurrence}, the key says otherwise; delete it or re-record`,
+      problem: `${key}: the entry says id ${entry.id.slice(0, 12)} occurrence ${entry.meta.occurrence}, the key says otherwise; delete it or re-record`,
     };
   }
   const manifest = entry.manifest as unknown as Record<string, unknown>;
@@ -107,11 +107,11 @@ export function decodeMeta(key: string, text: string): StoredMeta | undefined {
  */
 export function metaMatches(meta: StoredMeta, query: MetaQuery): boolean {
   if (query.prefix !== undefined && !meta.key.startsWith(query.prefix)) return false;
-  const entriesOnly =
-    query.entriesOnly === true ||
-    query.recordedBefore !== undefined ||
-    (query.order !== undefined && query.order !== "key");
+  const entriesOnly = query.entriesOnly === true || query.recordedBefore !== undefined;
   if (entriesOnly && meta.kind !== "entry") return false;
+  // The time orders hold entries, and problems first (no recording time: "").
+  const timed = query.order !== undefined && query.order !== "key";
+  if (timed && meta.kind !== "entry" && meta.kind !== "problem") return false;
   if (query.recordedBefore !== undefined && !(meta.recordedAt! < query.recordedBefore))
     return false;
   return true;

@@ -80,6 +80,10 @@ describe("invocache migrate-store", () => {
       ]);
     }
     await sql(path, "INSERT INTO invocache_entries (key, value) VALUES (?, ?)", [
+      entryKey("ns", "ab".repeat(32), 0),
+      JSON.stringify({ value: { v: 1, not: "an entry" } }),
+    ]);
+    await sql(path, "INSERT INTO invocache_entries (key, value) VALUES (?, ?)", [
       "ns:run:r1",
       JSON.stringify({ value: { runId: "r1" } }),
     ]);
@@ -87,10 +91,16 @@ describe("invocache migrate-store", () => {
     const before = await cli(["stats", "--store", url, "--json"]);
     expect(before.code, before.err).toBe(0);
     expect(before.err).toMatch(/invocache migrate-store --store sqlite:/);
+    const lsBefore = await cli(["ls", "--store", url, "--json"]);
+    expect(lsBefore.err).toMatch(/invocache migrate-store --store sqlite:/);
 
     const migrated = await cli(["migrate-store", "--store", url, "--json"]);
     expect(migrated.code, migrated.err).toBe(0);
-    expect(JSON.parse(migrated.out)).toMatchObject({ filled: 4, supported: true });
+    expect(JSON.parse(migrated.out)).toMatchObject({ filled: 5, supported: true });
+    const lsAfter = await cli(["ls", "--store", url, "--json"]);
+    expect(lsAfter.err).toBe("");
+    expect(JSON.parse(lsAfter.out)).toStrictEqual(JSON.parse(lsBefore.out));
+    expect(JSON.parse(lsAfter.out).entries).toHaveLength(3);
 
     const after = await cli(["stats", "--store", url, "--json"]);
     expect(after.code, after.err).toBe(0);

@@ -22,6 +22,7 @@ import { metaModelLabel, modelLabel } from "../manifest-label.js";
 import { progress } from "../progress.js";
 import {
   type EntryRecord,
+  metaProblem,
   openSource,
   type ScanTotals,
   SOURCE_OPTIONS,
@@ -339,7 +340,7 @@ async function statsFromMeta(
       else if (m.kind === "problem") {
         count++;
         if (problems.length === 0) {
-          problems.push({ key: m.key, message: `${source.url} ${m.problem ?? m.key}` });
+          problems.push(metaProblem(source.url, m));
         }
       }
     }

@@ -56,7 +56,9 @@ export const PG_FENCED_SET_META = `WITH fence AS (SELECT clock_timestamp() <= to
 
 /** $4 and $5 of `PG_FENCED_SET_META`. */
 export function pgMetaParams(meta: StoredMeta): [string, string | null] {
-  return [encodeMeta(meta), meta.kind === "entry" ? meta.recordedAt! : null];
+  // Problems sort first in the time order (sqlite-meta.ts's m_at): "" before every time.
+  const at = meta.kind === "entry" ? meta.recordedAt! : meta.kind === "problem" ? "" : null;
+  return [encodeMeta(meta), at];
 }
 
 async function hasColumns(query: Query): Promise<boolean> {
@@ -152,7 +154,7 @@ export async function* listPgMeta(query: Query, q: MetaQuery): AsyncIterable<Sto
           `the metadata of ${key} is missing (written meanwhile by an older invocache?); run \`invocache migrate-store\``,
         );
       }
-      if (order === "key" && !metaMatches(meta, q)) continue;
+      if (!metaMatches(meta, q)) continue;
       yield meta;
       left--;
       if (left === 0) return;

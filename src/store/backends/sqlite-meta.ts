@@ -4,7 +4,7 @@
  * metadata change in one statement:
  *
  * - `m_meta`: the metadata as JSON (`encodeMeta`), NULL when the row has none;
- * - `m_at`: the entry's recordedAt (NULL for other rows), the time order;
+ * - `m_at`: the entry's recordedAt ("" for a problem row, NULL for others), the time order;
  * - `m_rev`: bumped by every write that sets the metadata. A write that
  *   changes `value` but not `m_rev` (an older invocache, or anyone writing
  *   through keyv alone) clears the metadata (trigger `invocache_meta_stale`),
@@ -96,7 +96,9 @@ async function addMetaSchema(query: SqliteQuery): Promise<void> {
 
 /** The parameters of `SQLITE_FENCED_SET_META` after key and value: m_meta, m_at. */
 export function sqliteMetaParams(meta: StoredMeta): [string, string | null] {
-  return [encodeMeta(meta), meta.kind === "entry" ? meta.recordedAt! : null];
+  // Problems sort first in the time order (sqlite-meta.ts's m_at): "" before every time.
+  const at = meta.kind === "entry" ? meta.recordedAt! : meta.kind === "problem" ? "" : null;
+  return [encodeMeta(meta), at];
 }
 
 /**
@@ -172,7 +174,7 @@ export async function* listSqliteMeta(query: SqliteQuery, q: MetaQuery): AsyncIt
           `the metadata of ${key} is missing (written meanwhile by an older invocache?); run \`invocache migrate-store\``,
         );
       }
-      if (order === "key" && !metaMatches(meta, q)) continue;
+      if (!metaMatches(meta, q)) continue;
       yield meta;
       left--;
       if (left === 0) return;
