@@ -92,6 +92,9 @@ describe("invocache migrate-store", () => {
     expect(before.code, before.err).toBe(0);
     expect(before.err).toMatch(/invocache migrate-store --store sqlite:/);
     const lsBefore = await cli(["ls", "--store", url, "--json"]);
+    const pruneArgs = ["prune", "--older-than", "1d", "--dry-run", "--store", url, "--json"];
+    const pruneBefore = await cli(pruneArgs);
+    expect(pruneBefore.err).toMatch(/invocache migrate-store --store sqlite:/);
     expect(lsBefore.err).toMatch(/invocache migrate-store --store sqlite:/);
 
     const migrated = await cli(["migrate-store", "--store", url, "--json"]);
@@ -101,6 +104,11 @@ describe("invocache migrate-store", () => {
     expect(lsAfter.err).toBe("");
     expect(JSON.parse(lsAfter.out)).toStrictEqual(JSON.parse(lsBefore.out));
     expect(JSON.parse(lsAfter.out).entries).toHaveLength(3);
+    const pruneAfter = await cli(pruneArgs);
+    expect(pruneAfter.err).toBe("");
+    expect(JSON.parse(pruneAfter.out)).toStrictEqual(JSON.parse(pruneBefore.out));
+    expect(JSON.parse(pruneAfter.out)).toMatchObject({ dryRun: true, kept: 0 });
+    expect(JSON.parse(pruneAfter.out).removed).toHaveLength(3);
 
     const after = await cli(["stats", "--store", url, "--json"]);
     expect(after.code, after.err).toBe(0);
