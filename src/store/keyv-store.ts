@@ -37,6 +37,13 @@ export interface KeyvStoreOptions {
   sortsByRecordedAt?: boolean;
   /** The backend's `listRaw` pages through its keys in binary order (see `Store.listsInKeyOrder`). */
   listsInKeyOrder?: boolean;
+  /**
+   * Where `listMeta` answers from: `"stored"` the backend's stored metadata
+   * (SQLite, PostgreSQL), `"computed"` the values (memory: everything is in
+   * memory anyway). Absent: the store has no `listMeta` (Redis), so callers
+   * stream the values as before instead of having them all held and sorted.
+   */
+  meta?: "stored" | "computed";
 }
 
 /**
@@ -63,6 +70,10 @@ export class KeyvStore implements Store {
   readonly listByRecordedAt?: (prefix: string) => AsyncIterable<[string, JsonValue]>;
   /** See `Store.listsInKeyOrder`. */
   readonly listsInKeyOrder: boolean;
+  /** See `Store.listMeta`: present only when `KeyvStoreOptions.meta` says where it answers from. */
+  readonly listMeta?: (query?: MetaQuery) => AsyncIterable<StoredMeta>;
+  /** See `Store.migrateMeta`: only where the backend keeps stored metadata. */
+  readonly migrateMeta?: (onProgress?: (done: number) => void) => Promise<number>;
 
   constructor(url: string, factory: BackendFactory, options: KeyvStoreOptions) {
     this.url = url;
@@ -76,6 +87,8 @@ export class KeyvStore implements Store {
           return b.listRawByRecordedAt(prefix);
         });
     }
+    if (options.meta !== undefined) this.listMeta = (query) => this.#listMeta(query);
+    if (options.meta === "stored") this.migrateMeta = (onProgress) => this.#migrateMeta(onProgress);
     this.#factory = factory;
     this.#timeoutMs = options.timeoutMs;
     this.#load = options.load;
@@ -242,7 +255,7 @@ export class KeyvStore implements Store {
   }
 
   /** See `Store.listMeta`: from the backend's stored metadata, or computed from the values (memory). */
-  listMeta(query: MetaQuery = {}): AsyncIterable<StoredMeta> {
+  #listMeta(query: MetaQuery = {}): AsyncIterable<StoredMeta> {
     const store = this;
     return {
       async *[Symbol.asyncIterator]() {
@@ -289,7 +302,7 @@ export class KeyvStore implements Store {
    * See `Store.migrateMeta`. No overall timeout (a million rows take
    * minutes); each statement still fails on its own when the store does.
    */
-  async migrateMeta(onProgress?: (done: number) => void): Promise<number> {
+  async #migrateMeta(onProgress?: (done: number) => void): Promise<number> {
     await this.#preload();
     const backend = await this.#open("migrateMeta", undefined);
     const op = this.#guard("migrateMeta", undefined, async () => {
