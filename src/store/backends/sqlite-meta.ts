@@ -42,8 +42,8 @@ const T = "invocache_entries";
 const SQLITE_NOW_MS = "((julianday('now') - 2440587.5) * 86400000.0)";
 /** Rows per page while listing metadata (a few hundred bytes each). */
 const META_PAGE = 500;
-/** Rows per step of a migration. */
-const MIGRATE_BATCH = 500;
+/** Rows per statement of a migration (4 parameters each, under SQLite's parameter limit). */
+const MIGRATE_BATCH = 200;
 
 /** The fenced write of a value and its metadata (parameters: key, value, m_meta, m_at, notAfter). */
 export const SQLITE_FENCED_SET_META = `INSERT INTO ${T} (key, value, m_meta, m_at, m_rev)
@@ -217,6 +217,9 @@ export async function migrateSqliteMeta(
         MIGRATE_BATCH,
       )
     ).map((r) => [String(r.key), String(r.value)]);
+    // One statement per batch (one commit, not one per row), each row still
+    // filled only if its value is the one read and it has no metadata yet.
+    const values: unknown[] = [];
     for (const [key, text] of rows) {
       after = key;
       let meta: StoredMeta;
@@ -231,14 +234,15 @@ export async function migrateSqliteMeta(
         // Not a record we wrote: reported by the listing like a malformed entry.
         meta = { key, kind: "problem", bytes: Buffer.byteLength(text), problem: String(error) };
       }
-      const [m, at] = sqliteMetaParams(meta);
+      values.push(...sqliteMetaParams(meta), key, text);
+    }
+    if (rows.length > 0) {
       const done = await query(
-        `UPDATE ${T} SET m_meta = ?, m_at = ?, m_rev = coalesce(m_rev, 0) + 1
-         WHERE key = ? AND value = ? AND m_meta IS NULL RETURNING key`,
-        m,
-        at,
-        key,
-        text,
+        `UPDATE ${T} SET m_meta = v.column1, m_at = v.column2, m_rev = coalesce(${T}.m_rev, 0) + 1
+         FROM (VALUES ${rows.map(() => "(?, ?, ?, ?)").join(", ")}) AS v
+         WHERE ${T}.key = v.column3 AND ${T}.value = v.column4 AND ${T}.m_meta IS NULL
+         RETURNING ${T}.key`,
+        ...values,
       );
       filled += done.length;
     }
