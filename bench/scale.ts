@@ -10,7 +10,10 @@
  *   under /usr/bin/time: wall time and peak RSS, and how both grow with N.
  *
  * The stores are built by one SQL statement (a recursive CTE copying one
- * real recorded entry under fresh random ids), not through the recorder.
+ * real recorded entry, with its stored metadata, under fresh random ids),
+ * not through the recorder. `--legacy` copies the values only, as a store
+ * made before stored metadata: the commands then read every value (the
+ * figures before issue 34), and say how to migrate.
  * Not part of `npm run bench` (it writes hundreds of MB to os.tmpdir()).
  */
 import { spawnSync } from "node:child_process";
@@ -25,6 +28,7 @@ import { machine, req, response } from "./support/hit-request.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const full = process.argv.includes("--full") || process.env.INVOCACHE_SCALE_1M === "1";
+const legacy = process.argv.includes("--legacy");
 const only = process.argv.indexOf("--sizes");
 // `--sizes 1000000` runs only the sizes given (comma-separated).
 const sizes =
@@ -55,9 +59,10 @@ async function build(file: string, n: number): Promise<void> {
     new Promise<void>((resolve, reject) => db.exec(sql, (e) => (e ? reject(e) : resolve())));
   await exec(`WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${n - 1}),
     ids(id) AS MATERIALIZED (SELECT lower(hex(randomblob(32))) FROM c)
-    INSERT INTO ${SQLITE_VALUES_TABLE} (key, value)
-    SELECT 'default:e:' || ids.id || ':0', replace(t.value, '${id}', ids.id)
-    FROM ids, (SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = 'default:e:${id}:0') t`);
+    INSERT INTO ${SQLITE_VALUES_TABLE} (key, value, m_meta, m_at, m_rev)
+    SELECT 'default:e:' || ids.id || ':0', replace(t.value, '${id}', ids.id),
+      ${legacy ? "NULL, NULL, NULL" : `replace(t.m_meta, '${id}', ids.id), t.m_at, 1`}
+    FROM ids, (SELECT value, m_meta, m_at FROM ${SQLITE_VALUES_TABLE} WHERE key = 'default:e:${id}:0') t`);
   await new Promise<void>((resolve) => db.close(() => resolve()));
 }
 
@@ -104,7 +109,9 @@ function cli(args: string[]): { seconds: number; rssMiB: number } {
 const dir = mkdtempSync(join(tmpdir(), "invocache-scale-"));
 try {
   if (!existsSync("/usr/bin/time")) throw new Error("needs /usr/bin/time for peak RSS");
-  process.stderr.write(`[scale] load average ${loadavg()[0]!.toFixed(2)}\n`);
+  process.stderr.write(
+    `[scale] load average ${loadavg()[0]!.toFixed(2)}${legacy ? " (--legacy: no stored metadata)" : ""}\n`,
+  );
   const small = join(dir, "s1k.sqlite");
   await build(small, 1_000);
   const lines = [

@@ -264,3 +264,25 @@ export class InvalidOptionError extends InvocacheError {
     this.field = field;
   }
 }
+
+/**
+ * A store cannot answer from its stored metadata (`Store.listMeta`): it was
+ * created before invocache kept metadata beside each value, or some values
+ * were written without it (by an older invocache). Nothing is lost: read the
+ * values instead (slow on a large store), or run `invocache migrate-store`.
+ *
+ * @example
+ * for await (const m of store.listMeta!({})) … // throws MetadataMissingError on an old SQLite file
+ */
+export class MetadataMissingError extends InvocacheError {
+  /** The store's redacted url. */
+  readonly store: string;
+
+  constructor(store: string, reason: string) {
+    super(
+      "ERR_STORE_NOT_MIGRATED",
+      `invocache store ${store} has no stored metadata to answer from: ${reason}. Run \`invocache migrate-store --store ${store}\` once (safe while the store is in use) so listing, stats and prune answer at once.`,
+    );
+    this.store = store;
+  }
+}

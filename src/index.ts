@@ -40,6 +40,7 @@ export {
   InvalidOptionError,
   InvocacheError,
   type InvocacheErrorOptions,
+  MetadataMissingError,
   type SecretFindingInfo,
   SecretLeakError,
   StampError,
@@ -152,11 +153,13 @@ export {
 export {
   type GetOptions,
   type JsonValue,
+  type MetaQuery,
   type OpenStoreOptions,
   openStore,
   type SetOptions,
   type SqliteDriver,
   type Store,
+  type StoredMeta,
   type StorePolicy,
 } from "./store/index.js";
 export {

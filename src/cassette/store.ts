@@ -19,10 +19,12 @@ import { resolve } from "node:path";
 import { CassetteError } from "../errors.js";
 import { assertJsonValue, cloneJsonValue, type JsonValue } from "../json/index.js";
 import type { GetOptions, SetOptions, Store, StorePolicy } from "../store/index.js";
+import { type MetaQuery, metaFromValues, type StoredMeta } from "../store/index.js";
 import {
   assertDigest,
   checkKey,
   checkLease,
+  checkMetaQuery,
   checkPrefix,
   checkSet,
   StoreShell,
@@ -162,6 +164,12 @@ class CassetteStoreImpl implements CassetteStore {
       await this.#writer.flushAll();
       return condition === undefined || condition.removed;
     });
+  }
+
+  /** See `Store.listMeta`: a cassette is held in memory, so its metadata is computed from its items. */
+  listMeta(query: MetaQuery = {}): AsyncIterable<StoredMeta> {
+    checkMetaQuery(query);
+    return metaFromValues(this.list(query.prefix ?? ""), query);
   }
 
   list(prefix: string): AsyncIterable<[string, JsonValue]> {

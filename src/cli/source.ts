@@ -16,7 +16,7 @@ import {
   SourceError,
   type SourceLocation,
 } from "../source/index.js";
-import type { Store } from "../store/index.js";
+import type { MetaQuery, Store, StoredMeta } from "../store/index.js";
 import {
   type Entry,
   entryPrefix,
@@ -161,6 +161,20 @@ export interface EntrySource {
   /** `scan` hands entries over in key order (see `Store.listsInKeyOrder`). */
   readonly listsInKeyOrder: boolean;
   /**
+   * The stored metadata of the source's rows (`Store.listMeta`, the
+   * namespace filter applied), or undefined where the source has none to
+   * answer from (cassettes: they are read whole anyway). Iterating rejects
+   * with MetadataMissingError on a store not migrated yet; a failing store
+   * rejects with the command's CliError as `scan` does.
+   */
+  metaRows?(query?: MetaQuery): AsyncIterable<StoredMeta> | undefined;
+  /**
+   * Give every stored value its metadata (`Store.migrateMeta`); resolves how
+   * many it filled, or undefined when the store keeps none (memory, Redis
+   * before it is supported…). Only on a source opened for writing.
+   */
+  migrateMeta?(onProgress?: (done: number) => void): Promise<number | undefined>;
+  /**
    * Remove entries, each only if its value is still the one read (its
    * `digest`): one re-recorded since is kept. Resolves to the keys removed.
    * `onItem` is called per key or file; `before` (how many an earlier batch
@@ -258,6 +272,18 @@ function toRecord(
   };
 }
 
+/**
+ * The problem a `"problem"` row of stored metadata stands for, worded as
+ * reading its value says it (the store's url before the key).
+ *
+ * @example
+ * metaProblem("sqlite:///app/cache.sqlite", meta).message // "invocache entry at sqlite:///… ns:e:…:0 is malformed: …"
+ */
+export function metaProblem(url: string, m: StoredMeta): SourceProblem {
+  const message = m.problem ?? m.key;
+  return { key: m.key, message: message.replace(m.key, `${url} ${m.key}`) };
+}
+
 function firstLine(error: unknown): string {
   return String((error as Error)?.message ?? error).split("\n")[0] ?? "";
 }
@@ -304,6 +330,43 @@ class StoreSource implements EntrySource {
 
   get sortsByRecordedAt(): boolean {
     return !this.exists || this.#open().listByRecordedAt !== undefined;
+  }
+
+  async migrateMeta(onProgress?: (done: number) => void): Promise<number | undefined> {
+    if (!this.exists) return 0;
+    const store = this.#open();
+    if (store.migrateMeta === undefined) return undefined;
+    try {
+      return await store.migrateMeta(onProgress);
+    } catch (error) {
+      if (!isStoreError(error)) throw error;
+      throw storeFailure(error, "add the stored metadata", this.url);
+    }
+  }
+
+  metaRows(query: MetaQuery = {}): AsyncIterable<StoredMeta> | undefined {
+    if (!this.exists) return (async function* () {})();
+    const store = this.#open();
+    if (store.listMeta === undefined) return undefined;
+    const prefix =
+      (query.prefix ?? "") + (this.namespace === undefined ? "" : `${this.namespace}:`);
+    const rows = store.listMeta({ ...query, prefix });
+    const url = this.url;
+    const namespace = this.namespace;
+    return {
+      async *[Symbol.asyncIterator]() {
+        try {
+          yield* rows;
+        } catch (error) {
+          if (!isStoreError(error)) throw error;
+          const what =
+            namespace === undefined
+              ? "list the entries"
+              : `list the entries of namespace ${JSON.stringify(namespace)}`;
+          throw storeFailure(error, what, url);
+        }
+      },
+    };
   }
 
   async scan(

@@ -6,6 +6,7 @@
  * lazy loading) lives once, in `KeyvStore`.
  */
 import type { Keyv } from "keyv";
+import type { MetaQuery, StoredMeta } from "./meta.js";
 
 /** One raw row: the logical key and keyv's serialized record text. */
 export type RawRow = [key: string, record: string];
@@ -53,7 +54,19 @@ export interface Backend {
     record: string,
     ttlMs: number | undefined,
     notAfter: number,
+    meta?: StoredMeta,
   ): Promise<void>;
+  /**
+   * Optional: true while writes keep metadata beside the value (`setRecord`
+   * is then given `meta` and must write it in the same atomic step).
+   */
+  keepsMeta?(): boolean;
+  /** Optional: why `listMeta` cannot answer (see `Store.listMeta`), or undefined when it can. */
+  metaMissing?(): Promise<string | undefined>;
+  /** Optional: the stored metadata matching `query`, expired rows included (`Store.listMeta`). */
+  listMeta?(query: MetaQuery): AsyncIterable<StoredMeta>;
+  /** Optional: see `Store.migrateMeta`. */
+  migrateMeta?(onProgress?: (done: number) => void): Promise<number>;
   /** Keyv's serialized record text stored under the (prefixed) `key` (expired or not), or undefined. */
   getRecord(key: string): Promise<string | undefined>;
   /**

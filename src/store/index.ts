@@ -17,6 +17,12 @@ export {
   validateEntry,
 } from "./envelope.js";
 export { MAX_KEY_LENGTH } from "./keys.js";
+export {
+  type MetaQuery,
+  metaFromValues,
+  type StoredMeta,
+  storedMetaOf,
+} from "./meta.js";
 export { type OpenStoreOptions, openStore, type SqliteDriver } from "./open.js";
 export type { StorePolicy } from "./policy.js";
 export { isSortRefused, SORT_REFUSED } from "./sort-refused.js";

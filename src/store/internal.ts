@@ -6,5 +6,6 @@
  */
 export { assertDigest, valueDigest } from "./digest.js";
 export { assertStoreKey } from "./keys.js";
+export { checkMetaQuery } from "./meta.js";
 export { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "./shell.js";
 export { checkOnStale, isStale, type OnStale, parseMaxAge, recordedAt } from "./staleness.js";

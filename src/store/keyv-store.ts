@@ -4,11 +4,19 @@
  * cassette) over a keyv backend, plus what keyv backends need: lazy backend
  * creation and a timeout on every operation. Backends only talk to their database.
  */
-import type { StoreError } from "../errors.js";
+import { MetadataMissingError, type StoreError } from "../errors.js";
 import type { Backend, BackendFactory, RawRow } from "./backend.js";
 import { PendingRead, ReadDeadlines } from "./deadlines.js";
 import { assertDigest, valueDigest } from "./digest.js";
 import { deserializeRecord, isExpired, serializeRecord } from "./json.js";
+import {
+  checkMetaQuery,
+  type MetaQuery,
+  metaFromValues,
+  metaIsLive,
+  type StoredMeta,
+  storedMetaOf,
+} from "./meta.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "./shell.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
 
@@ -29,6 +37,13 @@ export interface KeyvStoreOptions {
   sortsByRecordedAt?: boolean;
   /** The backend's `listRaw` pages through its keys in binary order (see `Store.listsInKeyOrder`). */
   listsInKeyOrder?: boolean;
+  /**
+   * Where `listMeta` answers from: `"stored"` the backend's stored metadata
+   * (SQLite, PostgreSQL), `"computed"` the values (memory: everything is in
+   * memory anyway). Absent: the store has no `listMeta` (Redis), so callers
+   * stream the values as before instead of having them all held and sorted.
+   */
+  meta?: "stored" | "computed";
 }
 
 /**
@@ -55,6 +70,10 @@ export class KeyvStore implements Store {
   readonly listByRecordedAt?: (prefix: string) => AsyncIterable<[string, JsonValue]>;
   /** See `Store.listsInKeyOrder`. */
   readonly listsInKeyOrder: boolean;
+  /** See `Store.listMeta`: present only when `KeyvStoreOptions.meta` says where it answers from. */
+  readonly listMeta?: (query?: MetaQuery) => AsyncIterable<StoredMeta>;
+  /** See `Store.migrateMeta`: only where the backend keeps stored metadata. */
+  readonly migrateMeta?: (onProgress?: (done: number) => void) => Promise<number>;
 
   constructor(url: string, factory: BackendFactory, options: KeyvStoreOptions) {
     this.url = url;
@@ -68,6 +87,8 @@ export class KeyvStore implements Store {
           return b.listRawByRecordedAt(prefix);
         });
     }
+    if (options.meta !== undefined) this.listMeta = (query) => this.#listMeta(query);
+    if (options.meta === "stored") this.migrateMeta = (onProgress) => this.#migrateMeta(onProgress);
     this.#factory = factory;
     this.#timeoutMs = options.timeoutMs;
     this.#load = options.load;
@@ -147,7 +168,9 @@ export class KeyvStore implements Store {
         // keyv's own envelope, so keyv reads it back as it would its own write.
         const expires = ttlMs === undefined ? undefined : Date.now() + ttlMs;
         const record = serializeRecord({ value: snapshot, expires });
-        await b.setRecord(b.keyPrefix + key, record, ttlMs, notAfter);
+        const meta =
+          b.keepsMeta?.() === true ? metaOfRecord(key, snapshot, record, expires) : undefined;
+        await b.setRecord(b.keyPrefix + key, record, ttlMs, notAfter, meta);
         await b.verify?.();
         return;
       }
@@ -229,6 +252,64 @@ export class KeyvStore implements Store {
         }
       },
     };
+  }
+
+  /** See `Store.listMeta`: from the backend's stored metadata, or computed from the values (memory). */
+  #listMeta(query: MetaQuery = {}): AsyncIterable<StoredMeta> {
+    const store = this;
+    return {
+      async *[Symbol.asyncIterator]() {
+        checkMetaQuery(query);
+        const prefix = query.prefix ?? "";
+        if (prefix !== "") checkPrefix(prefix);
+        await store.#preload();
+        const backend = await store.#timed("listMeta", prefix, store.#open("listMeta", prefix));
+        await store.#timed(
+          "listMeta",
+          prefix,
+          store.#guard("listMeta", prefix, async () => backend.ready?.()),
+        );
+        if (backend.listMeta === undefined) {
+          // A backend without stored metadata holds everything in memory: compute it.
+          yield* metaFromValues(store.list(prefix), query);
+          return;
+        }
+        const missing = await store.#timed(
+          "listMeta",
+          prefix,
+          store.#guard("listMeta", prefix, async () => backend.metaMissing?.()),
+        );
+        if (missing !== undefined) throw new MetadataMissingError(store.url, missing);
+        const rows = backend.listMeta(query)[Symbol.asyncIterator]();
+        try {
+          while (true) {
+            const step = await store.#timed(
+              "listMeta",
+              prefix,
+              store.#guard("listMeta", prefix, () => rows.next()),
+            );
+            if (step.done) return;
+            if (metaIsLive(step.value)) yield step.value;
+          }
+        } finally {
+          await store.#timed("listMeta", prefix, Promise.resolve(rows.return?.())).catch(() => {});
+        }
+      },
+    };
+  }
+
+  /**
+   * See `Store.migrateMeta`. No overall timeout (a million rows take
+   * minutes); each statement still fails on its own when the store does.
+   */
+  async #migrateMeta(onProgress?: (done: number) => void): Promise<number> {
+    await this.#preload();
+    const backend = await this.#open("migrateMeta", undefined);
+    const op = this.#guard("migrateMeta", undefined, async () => {
+      await backend.ready?.();
+      return backend.migrateMeta === undefined ? 0 : backend.migrateMeta(onProgress);
+    });
+    return this.#shell.track(op);
   }
 
   async acquireLease(key: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -369,4 +450,19 @@ export class KeyvStore implements Store {
       "If it is only slow, raise the limit with openStore(url, { timeoutMs }) or ?timeoutMs= on a Redis/Postgres URL; a failing store is never treated as a miss.",
     );
   }
+}
+
+/**
+ * The metadata of a value about to be written as `record` (keyv's
+ * `{"value":…}` text): its size is the record's minus the envelope, which
+ * spares a second JSON.stringify of the value.
+ */
+function metaOfRecord(
+  key: string,
+  value: JsonValue,
+  record: string,
+  expires: number | undefined,
+): StoredMeta {
+  const envelope = expires === undefined ? 10 : 21 + String(expires).length;
+  return storedMetaOf(key, value, expires, Buffer.byteLength(record) - envelope);
 }

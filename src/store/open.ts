@@ -85,6 +85,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
         load: () => loadBackend(location),
         sortsByRecordedAt: location.kind === "sqlite" || location.kind === "postgres",
         listsInKeyOrder: listsInKeyOrder(location),
+        ...metaOf(location),
       }),
     );
   }
@@ -97,6 +98,7 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
         timeoutMs,
         load: () => import("./backends/better-sqlite3.js"),
         listsInKeyOrder: true,
+        meta: "stored",
       },
     );
   }
@@ -106,7 +108,15 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
     // Postgres sorts in the database whether or not the store is read-only.
     sortsByRecordedAt: location.kind === "postgres",
     listsInKeyOrder: listsInKeyOrder(location),
+    ...metaOf(location),
   });
+}
+
+/** Where `Store.listMeta` answers from (see `KeyvStoreOptions.meta`); Redis keeps none yet. */
+function metaOf(location: StoreLocation): { meta?: "stored" | "computed" } {
+  if (location.kind === "sqlite" || location.kind === "postgres") return { meta: "stored" };
+  if (location.kind === "memory") return { meta: "computed" };
+  return {};
 }
 
 /** The SQL backends page through their primary key in binary order (`ORDER BY key`, `COLLATE "C"`). */

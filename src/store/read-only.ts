@@ -30,6 +30,7 @@ export function readOnlyStore(store: Store): Store {
     list: (prefix) => store.list(prefix),
     ...(store.listByRecordedAt === undefined ? {} : { listByRecordedAt: store.listByRecordedAt }),
     ...(store.listsInKeyOrder === undefined ? {} : { listsInKeyOrder: store.listsInKeyOrder }),
+    ...(store.listMeta === undefined ? {} : { listMeta: (query) => store.listMeta!(query) }),
     set: (key) => refuse("set", key),
     delete: (key) => refuse("delete", key),
     ...(store.deleteIfUnchanged === undefined

@@ -6,6 +6,7 @@
  */
 
 import type { JsonValue } from "../json/index.js";
+import type { MetaQuery, StoredMeta } from "./meta-types.js";
 import type { StorePolicy } from "./policy.js";
 
 /** Compatibility: the JSON value type lives in src/json. */
@@ -107,6 +108,27 @@ export interface Store {
    * backend cannot sort.
    */
   readonly listByRecordedAt?: (prefix: string) => AsyncIterable<[string, JsonValue]>;
+  /**
+   * Optional: the stored metadata (kind, namespace, role, model, recorded
+   * time, size…, see `StoredMeta`) of every live value matching `query`,
+   * in its order, without reading the values: what `invocache ls`, `stats`,
+   * `prune` and the viewer answer from. SQLite and PostgreSQL keep it in
+   * columns and Redis in a hash beside each value, written in the same
+   * statement or script as the value; memory and cassette stores compute it
+   * from what they hold.
+   *
+   * @throws MetadataMissingError (before the first row) when some value has
+   *   no stored metadata: the store predates it or an older invocache wrote
+   *   to it; `migrateMeta` (`invocache migrate-store`) fixes that.
+   */
+  listMeta?(query?: MetaQuery): AsyncIterable<StoredMeta>;
+  /**
+   * Optional, on the stores that keep metadata: give every value that lacks
+   * it its metadata (adding columns and indexes where needed), a batch at a
+   * time, safe while other processes use the store. Resolves how many values
+   * it filled. Never run implicitly: `invocache migrate-store` runs it.
+   */
+  migrateMeta?(onProgress?: (done: number) => void): Promise<number>;
   /**
    * Try to take the lease `key` for `owner` for `ttlMs` milliseconds. Resolves
    * `true` when taken (absent, expired, or already held by `owner`: renewed),

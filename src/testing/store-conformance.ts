@@ -21,6 +21,7 @@ import { StoreError } from "../errors.js";
 import type { JsonValue } from "../json/index.js";
 import type { Store } from "../store/index.js";
 import { valueDigest } from "../store/index.js";
+import { storedMetaConformance } from "./stored-meta-conformance.js";
 
 /** Options of {@link storeConformance}. */
 export interface StoreConformanceOptions {
@@ -494,6 +495,11 @@ export function storeConformance(
       expect(typeof store.url).toBe("string");
       expect(store.url).not.toMatch(/:[^/@]*@/);
     });
+
+    storedMetaConformance(
+      () => store,
+      () => p,
+    );
   });
 }
 

@@ -18,6 +18,7 @@ const COMMANDS = [
   "stats",
   "prune",
   "import",
+  "migrate-store",
   "redact",
   "rekey",
   "diff",

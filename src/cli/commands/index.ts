@@ -69,6 +69,11 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import("./rekey.js")).rekeyCommand,
   },
   {
+    name: "migrate-store",
+    summary: "give a store made by an older invocache the metadata ls, stats and prune answer from",
+    load: async () => (await import("./migrate-store.js")).migrateStoreCommand,
+  },
+  {
     name: "redact",
     summary: "replace secrets in cassettes by {secret:NAME} placeholders",
     load: async () => (await import("./redact.js")).redactCommand,

@@ -1,7 +1,9 @@
 /**
  * `invocache ls`: the entries of a store or a cassette, one row each.
  */
+import { MetadataMissingError } from "../../errors.js";
 import { shortId } from "../../identity/index.js";
+import type { StoredMeta } from "../../store/index.js";
 import { parseCommandArgs } from "../args.js";
 import type { Command } from "../command.js";
 import { EXIT } from "../errors.js";
@@ -16,12 +18,13 @@ import {
   visibleWidth,
 } from "../format.js";
 import type { Io } from "../io.js";
-import { modelLabel } from "../manifest-label.js";
+import { metaModelLabel, modelLabel } from "../manifest-label.js";
 import { OutputBuffer } from "../output-buffer.js";
 import { progress } from "../progress.js";
 import {
   type EntryRecord,
   type EntrySource,
+  metaProblem,
   openSource,
   type ScanTotals,
   SOURCE_OPTIONS,
@@ -77,6 +80,31 @@ export function entryRow(r: EntryRecord): EntryRow {
     durationMs: meta.durationMs,
     bytes: r.bytes,
     ...(r.cassette === undefined ? {} : { cassette: r.cassette }),
+  };
+}
+
+/**
+ * The row of an entry from its stored metadata (`Store.listMeta`): the same
+ * fields as `entryRow`, without reading the entry.
+ *
+ * @example
+ * metaEntryRow(meta).model // "gpt-4o"
+ */
+export function metaEntryRow(m: StoredMeta): EntryRow {
+  return {
+    key: m.key,
+    namespace: m.namespace!,
+    id: m.id!,
+    shortId: shortId(m.id!),
+    occurrence: m.occurrence!,
+    role: m.role!,
+    model: metaModelLabel(m),
+    task: m.task!,
+    attempt: m.attempt!,
+    verdict: m.verdict ?? null,
+    recordedAt: m.recordedAt!,
+    durationMs: m.durationMs!,
+    bytes: m.bytes,
   };
 }
 
@@ -174,6 +202,14 @@ Examples:
       let ordered = source.sortsByRecordedAt;
       const bar = progress(io, `reading ${source.url}`);
       let totals: ScanTotals;
+      // From the stored metadata when the store keeps it: in time order from
+      // an index, the first rows at once, no value read.
+      const fromMeta = await lsFromMeta(source, io, values, list, problems, keep, () => bar.tick());
+      if (fromMeta !== undefined) {
+        bar.done();
+        await list.end(problems, fromMeta, undefined);
+        return EXIT.ok;
+      }
       try {
         totals = await source.scan(
           {
@@ -210,6 +246,49 @@ Examples:
     }
   },
 };
+
+/**
+ * `ls` from the source's stored metadata, in time order: resolves how many
+ * problems it met, or undefined (nothing printed) when the source has no
+ * metadata to answer from (a cassette) or is not migrated (said on stderr
+ * with the command that fixes it; the caller reads the values as before).
+ */
+async function lsFromMeta(
+  source: EntrySource,
+  io: Io,
+  values: { role?: string | undefined; model?: string | undefined },
+  list: RowPrinter,
+  problems: SourceProblem[],
+  keep: number,
+  tick: () => void,
+): Promise<number | undefined> {
+  const rows = source.metaRows?.({ order: "recordedAt" });
+  if (rows === undefined) return undefined;
+  let problemCount = 0;
+  try {
+    for await (const m of rows) {
+      tick();
+      if (m.kind === "problem") {
+        if (problemCount++ < keep) {
+          problems.push(metaProblem(source.url, m));
+        }
+        continue;
+      }
+      const r = metaEntryRow(m);
+      if (values.role !== undefined && r.role !== values.role) continue;
+      if (values.model !== undefined && r.model !== values.model) continue;
+      await list.add(r);
+    }
+  } catch (error) {
+    // Thrown before the first row (the store checks first): nothing printed yet.
+    if (!(error instanceof MetadataMissingError)) throw error;
+    io.err(
+      `${io.errStyle.yellow("invocache: warning:")} ${error.message} Reading every value instead.\n`,
+    );
+    return undefined;
+  }
+  return problemCount;
+}
 
 /** Recording time, then key, both compared by code unit (as SQLite's BINARY order). */
 function byRecordedAt(a: EntryRow, b: EntryRow): number {

@@ -3,6 +3,7 @@
  * cassette (older than a duration, or listed as unused by a test run).
  */
 import { parseMaxAge } from "../../cassette/index.js";
+import { MetadataMissingError } from "../../errors.js";
 import { isIdentityPrefix, shortId } from "../../identity/index.js";
 import { isEntryKey, valueDigest } from "../../store/index.js";
 import { parseCommandArgs } from "../args.js";
@@ -13,7 +14,13 @@ import { readText } from "../input.js";
 import type { Io } from "../io.js";
 import { OutputBuffer } from "../output-buffer.js";
 import { progress } from "../progress.js";
-import { type EntryRecord, openSource, SOURCE_OPTIONS, type SourceProblem } from "../source.js";
+import {
+  type EntryRecord,
+  metaProblem,
+  openSource,
+  SOURCE_OPTIONS,
+  type SourceProblem,
+} from "../source.js";
 import { warnProblems } from "./ls.js";
 import { notServedWindow } from "./prune-not-served.js";
 
@@ -133,6 +140,54 @@ Examples:
         removedCount += removed.length;
         for (const r of removed) await report.add(r);
       };
+      // A dry run on a store answers from its stored metadata when it keeps
+      // it: the same predicate on every entry, no value read. (A real prune
+      // reads each doomed value: it deletes only if unchanged, by digest.)
+      const metaRows =
+        dryRun && inBatches && unused === undefined && maxAgeMs !== undefined
+          ? source.metaRows?.()
+          : undefined;
+      if (metaRows !== undefined) {
+        const bar = progress(io, `reading ${source.url}`);
+        let answered = true;
+        try {
+          for await (const m of metaRows) {
+            bar.tick();
+            if (m.kind === "problem") {
+              if (problemCount++ === 0) problems.push(metaProblem(source.url, m));
+              continue;
+            }
+            if (m.kind !== "entry") continue;
+            seen++;
+            if (now - Date.parse(m.recordedAt!) <= maxAgeMs!) continue;
+            batch.push({
+              key: m.key,
+              digest: "",
+              id: m.id!,
+              occurrence: m.occurrence!,
+              namespace: m.namespace!,
+              role: m.role!,
+              recordedAt: m.recordedAt!,
+            });
+            if (batch.length >= BATCH) await flush();
+          }
+          await flush();
+        } catch (error) {
+          // Thrown before the first row: nothing reported yet.
+          if (!(error instanceof MetadataMissingError)) throw error;
+          io.err(
+            `${io.errStyle.yellow("invocache: warning:")} ${error.message} Reading every value instead.\n`,
+          );
+          answered = false;
+        } finally {
+          bar.done();
+        }
+        if (answered) {
+          if (!values.json) warnProblems(io, problems, problemCount);
+          await report.end(seen - removedCount);
+          return EXIT.ok;
+        }
+      }
       const bar = progress(io, `${dryRun || !inBatches ? "reading" : "pruning"} ${source.url}`);
       try {
         await source.scan(

@@ -2,7 +2,9 @@
  * `invocache stats`: what a store or a cassette holds, in numbers.
  */
 
+import { MetadataMissingError } from "../../errors.js";
 import { callKind } from "../../identity/internal.js";
+import type { StoredMeta } from "../../store/index.js";
 import {
   costOf,
   extractUsage,
@@ -10,16 +12,18 @@ import {
   PRICE_SNAPSHOT,
   type PriceSnapshot,
   type Spend,
+  type Usage,
 } from "../../usage/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT } from "../errors.js";
 import { formatBytes, formatMs, plural, renderTable, shortTime } from "../format.js";
 import type { Io } from "../io.js";
-import { modelLabel } from "../manifest-label.js";
+import { metaModelLabel, modelLabel } from "../manifest-label.js";
 import { progress } from "../progress.js";
 import {
   type EntryRecord,
+  metaProblem,
   openSource,
   type ScanTotals,
   SOURCE_OPTIONS,
@@ -118,6 +122,22 @@ class DistinctIds {
   }
 }
 
+/** What the stats of one entry are made of, from its value or its stored metadata. */
+interface StatsItem {
+  namespace: string;
+  id: string;
+  bytes: number;
+  durationMs: number;
+  usage: Usage | undefined;
+  /** The manifest's model (prices), undefined for a tool call. */
+  model: string | undefined;
+  /** The "model" column (modelLabel). */
+  label: string;
+  role: string;
+  recordedAt: string;
+  verdict: "accepted" | "rejected" | undefined;
+}
+
 /**
  * The stats of entries seen one at a time (`source.scan`): nothing of an
  * entry is kept (ids only where the source is not in key order, see
@@ -147,18 +167,46 @@ class StatsFold {
   }
 
   add(r: EntryRecord): void {
+    this.addItem({
+      namespace: r.namespace,
+      id: r.id,
+      bytes: r.bytes,
+      durationMs: r.entry.meta.durationMs,
+      // Stored with the entry; read from the response for recordings made before usage was.
+      usage: r.entry.meta.usage ?? extractUsage(r.entry.response),
+      model: callKind(r.entry.manifest).model(r.entry.manifest),
+      label: modelLabel(r.entry.manifest),
+      role: r.entry.manifest.role,
+      recordedAt: r.entry.meta.recordedAt,
+      verdict: r.entry.meta.verdict?.verdict,
+    });
+  }
+
+  /** An entry from its stored metadata (`Store.listMeta`): the same sums, no value read. */
+  addMeta(m: StoredMeta): void {
+    this.addItem({
+      namespace: m.namespace!,
+      id: m.id!,
+      bytes: m.bytes,
+      durationMs: m.durationMs!,
+      usage: m.usage,
+      model: m.model,
+      label: metaModelLabel(m),
+      role: m.role!,
+      recordedAt: m.recordedAt!,
+      verdict: m.verdict,
+    });
+  }
+
+  addItem(r: StatsItem): void {
     const report = this.#report;
     this.#ids.add(r.namespace, r.id);
-    // Stored with the entry; read from the response for recordings made before usage was.
-    const usage = r.entry.meta.usage ?? extractUsage(r.entry.response);
-    const cost =
-      usage === undefined
-        ? undefined
-        : costOf(callKind(r.entry.manifest).model(r.entry.manifest), usage);
+    const usage = r.usage;
+    const cost = usage === undefined ? undefined : costOf(r.model, usage);
     const into = (g: GroupStats) => {
       g.entries++;
       g.bytes += r.bytes;
-      g.recordedMs += r.entry.meta.durationMs;
+      g.recordedMs += r.durationMs;
       if (usage === undefined) {
         g.recorded.noUsage++;
         return;
@@ -169,13 +217,13 @@ class StatsFold {
       else g.recorded.usd = Math.round((g.recorded.usd + cost.usd) * 1e9) / 1e9;
     };
     into(report);
-    const at = r.entry.meta.recordedAt;
+    const at = r.recordedAt;
     if (report.oldest === null || at < report.oldest) report.oldest = at;
     if (report.newest === null || at > report.newest) report.newest = at;
-    report.verdicts[r.entry.meta.verdict?.verdict ?? "none"]++;
+    report.verdicts[r.verdict ?? "none"]++;
     into(groupOf(report.byNamespace, r.namespace));
-    into(groupOf(report.byRole, r.entry.manifest.role));
-    into(groupOf(report.byModel, modelLabel(r.entry.manifest)));
+    into(groupOf(report.byRole, r.role));
+    into(groupOf(report.byModel, r.label));
   }
 
   report(runs: number, problems: number): StatsReport {
@@ -223,6 +271,16 @@ Examples:
     });
     const source = openSource(values, io);
     try {
+      const fast = await statsFromMeta(source, io);
+      if (fast !== undefined) {
+        if (values.json) {
+          printJson(io, fast.report);
+          return EXIT.ok;
+        }
+        warnProblems(io, fast.problems, fast.report.problems);
+        printHuman(io, fast.report, source.exists);
+        return EXIT.ok;
+      }
       // One entry at a time: nothing but the sums and the distinct ids is kept.
       const fold = new StatsFold(source.url, source.listsInKeyOrder);
       const problems: SourceProblem[] = [];
@@ -256,6 +314,48 @@ Examples:
     }
   },
 };
+
+/**
+ * The stats from the store's stored metadata (`Store.listMeta`), reading no
+ * value: undefined when the source has none to answer from (a cassette),
+ * or the store is not migrated (said on stderr, with the command that fixes
+ * it; the caller then reads the values as before).
+ */
+async function statsFromMeta(
+  source: ReturnType<typeof openSource>,
+  io: Io,
+): Promise<{ report: StatsReport; problems: SourceProblem[] } | undefined> {
+  const rows = source.metaRows?.();
+  if (rows === undefined) return undefined;
+  // listMeta's default order is the key order: distinct ids in constant memory.
+  const fold = new StatsFold(source.url, true);
+  const problems: SourceProblem[] = [];
+  let runs = 0;
+  let count = 0;
+  const bar = progress(io, `reading ${source.url}`);
+  try {
+    for await (const m of rows) {
+      bar.tick();
+      if (m.kind === "entry") fold.addMeta(m);
+      else if (m.kind === "run") runs++;
+      else if (m.kind === "problem") {
+        count++;
+        if (problems.length === 0) {
+          problems.push(metaProblem(source.url, m));
+        }
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof MetadataMissingError)) throw error;
+    io.err(
+      `${io.errStyle.yellow("invocache: warning:")} ${error.message} Reading every value instead.\n`,
+    );
+    return undefined;
+  } finally {
+    bar.done();
+  }
+  return { report: fold.report(runs, count), problems };
+}
 
 function printHuman(io: Io, r: StatsReport, exists: boolean): void {
   const s = io.style;

@@ -34,6 +34,14 @@ import {
   SQLITE_NOW_MS,
   SQLITE_VALUES_TABLE,
 } from "./sqlite.js";
+import {
+  listSqliteMeta,
+  migrateSqliteMeta,
+  prepareSqliteMeta,
+  SQLITE_FENCED_SET_META,
+  sqliteMetaMissing,
+  sqliteMetaParams,
+} from "./sqlite-meta.js";
 
 /** Rows per query while listing: entries may be megabytes each. */
 const PAGE = 64;
@@ -125,6 +133,26 @@ export async function createBetterSqliteBackend(
     db.close();
     throw error;
   }
+  // The stored-metadata statements (sqlite-meta.ts) are shared with the
+  // sqlite3 driver: run them one at a time like every statement here.
+  const metaQuery = async (sql: string, ...params: unknown[]) =>
+    whenFree((): Array<Record<string, unknown>> => {
+      const statement = db.prepare(sql) as Statement & { reader?: boolean };
+      if (statement.reader === false) {
+        statement.run(...params);
+        return [];
+      }
+      return statement.all(...params);
+    });
+  let keepsMeta: boolean;
+  try {
+    keepsMeta = await prepareSqliteMeta(metaQuery);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  // Prepared once the columns exist (a file migrated while open gets them then).
+  let fencedSetMetaStmt: Statement | undefined;
   const getStmt = db.prepare(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
   const setStmt = db.prepare(
     `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) VALUES (?, ?)
@@ -190,9 +218,21 @@ export async function createBetterSqliteBackend(
     // A statement tried again after the caller's deadline (the lock was held
     // past the store's timeout) changes nothing: through keyv's set it
     // would land after the caller was told it timed out (sqlite.ts).
-    async setRecord(key, record, _ttlMs, notAfter) {
-      const rows = await whenFree(() => fencedSetStmt.all(key, record, notAfter).length);
+    async setRecord(key, record, _ttlMs, notAfter, meta) {
+      const rows = await whenFree(() => {
+        if (meta === undefined) return fencedSetStmt.all(key, record, notAfter).length;
+        fencedSetMetaStmt ??= db.prepare(SQLITE_FENCED_SET_META);
+        return fencedSetMetaStmt.all(key, record, ...sqliteMetaParams(meta), notAfter).length;
+      });
       if (rows !== 1) throw new Error(LATE);
+    },
+    keepsMeta: () => keepsMeta,
+    metaMissing: () => sqliteMetaMissing(metaQuery),
+    listMeta: (q) => listSqliteMeta(metaQuery, q),
+    async migrateMeta(onProgress) {
+      const filled = await migrateSqliteMeta(metaQuery, onProgress);
+      keepsMeta = true;
+      return filled;
     },
     async deleteRecord(key, notAfter) {
       return fencedRemoval(

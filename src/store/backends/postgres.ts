@@ -11,6 +11,14 @@ import { keysetPages } from "./keyset.js";
 import { prepareKeyv } from "./keyv.js";
 import { LATE } from "./late.js";
 import { importOptional } from "./optional.js";
+import {
+  listPgMeta,
+  migratePgMeta,
+  PG_FENCED_SET_META,
+  pgMetaMissing,
+  pgMetaParams,
+  preparePgMeta,
+} from "./postgres-meta.js";
 
 /** Table of values (keyv's `key`/`value` layout), in schema `public`. */
 export const PG_VALUES_TABLE = "invocache_entries";
@@ -104,6 +112,13 @@ export async function createPostgresBackend(
   const query = adapter.query as Query;
   const keyv = await prepareKeyv(adapter, () => prepare(query));
   const offsetMs = await clockOffset(query);
+  let keepsMeta: boolean;
+  try {
+    keepsMeta = await preparePgMeta(query);
+  } catch (error) {
+    await adapter.disconnect().catch(() => {});
+    throw error;
+  }
   /** The caller's deadline on the server's clock, in epoch ms. */
   const serverDeadline = (notAfter: number) => notAfter + offsetMs;
   /** Names the temp tables of listings by recording time (one per checked-out connection). */
@@ -249,7 +264,26 @@ export async function createPostgresBackend(
         client.release(broken);
       }
     },
-    async setRecord(key, record, _ttlMs, notAfter) {
+    // Stored metadata (postgres-meta.ts): columns written by the same statement as the value.
+    keepsMeta: () => keepsMeta,
+    metaMissing: () => pgMetaMissing(query),
+    listMeta: (q) => listPgMeta(query, q),
+    async migrateMeta(onProgress) {
+      const filled = await migratePgMeta(query, onProgress);
+      keepsMeta = true;
+      return filled;
+    },
+    async setRecord(key, record, _ttlMs, notAfter, meta) {
+      if (meta !== undefined) {
+        const [row] = await query(PG_FENCED_SET_META, [
+          key,
+          record,
+          serverDeadline(notAfter),
+          ...pgMetaParams(meta),
+        ]);
+        if (row?.ok !== true) throw new Error(LATE);
+        return;
+      }
       // The expiry lives in the record (keyv's envelope), as @keyv/postgres keeps it.
       const [row] = await query(
         `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($3::float8 / 1000) AS ok),

@@ -12,6 +12,7 @@ import type { Backend, RawRow } from "../backend.js";
 import { keysetPages } from "./keyset.js";
 import { createKeyv } from "./keyv.js";
 import { listSqliteRows, SQLITE_VALUES_TABLE } from "./sqlite.js";
+import { listSqliteMeta, sqliteMetaMissing } from "./sqlite-meta.js";
 
 const BUSY_TIMEOUT_MS = 5000;
 const PAGE = 64;
@@ -85,6 +86,9 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
     keyv: await createKeyv(adapter),
     keyPrefix: "",
     listRaw: (prefix) => listSqliteRows(query, prefix),
+    // Stored metadata is read as it is; a file without it is reported, never migrated here.
+    metaMissing: () => sqliteMetaMissing(query),
+    listMeta: (q) => listSqliteMeta(query, q),
     async *listRawByRecordedAt(prefix: string): AsyncIterable<RawRow | null> {
       // The order is built in a TEMP table (the connection's own temp
       // database: allowed on a read-only file, kept by SQLite in its page

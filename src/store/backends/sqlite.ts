@@ -12,6 +12,14 @@ import type { Backend, RawRow } from "../backend.js";
 import { keysetPages } from "./keyset.js";
 import { prepareKeyv } from "./keyv.js";
 import { LATE } from "./late.js";
+import {
+  listSqliteMeta,
+  migrateSqliteMeta,
+  prepareSqliteMeta,
+  SQLITE_FENCED_SET_META,
+  sqliteMetaMissing,
+  sqliteMetaParams,
+} from "./sqlite-meta.js";
 
 /** Table of values (keyv's `key`/`value` layout). */
 export const SQLITE_VALUES_TABLE = "invocache_entries";
@@ -74,6 +82,14 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     throw error;
   }
   const { adapter, query, keyv } = opened;
+  let keepsMeta: boolean;
+  try {
+    keepsMeta = await prepareSqliteMeta(query);
+  } catch (error) {
+    await adapter.disconnect().catch(() => {});
+    if (own !== undefined) await closeDatabase(own);
+    throw error;
+  }
   const check = path === ":memory:" ? undefined : fileGuard(path);
   // The probe's connection stays open for keyed reads. Their statement is
   // prepared beside the first operations, not before them (a cold start's
@@ -103,10 +119,22 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     // lock, changes nothing. Through keyv's set they would land late, after
     // the caller was told they timed out (a store timeout below the 5 s busy
     // timeout), and could overwrite what was recorded since.
-    async setRecord(key, record, _ttlMs, notAfter) {
+    async setRecord(key, record, _ttlMs, notAfter, meta) {
       // The expiry lives in the record (keyv's envelope), as keyv writes it.
-      const rows = await query(SQLITE_FENCED_SET, key, record, notAfter);
+      const rows =
+        meta === undefined
+          ? await query(SQLITE_FENCED_SET, key, record, notAfter)
+          : await query(SQLITE_FENCED_SET_META, key, record, ...sqliteMetaParams(meta), notAfter);
       if (rows.length !== 1) throw new Error(LATE);
+    },
+    // Stored metadata (sqlite-meta.ts): columns written by the same statement as the value.
+    keepsMeta: () => keepsMeta,
+    metaMissing: () => sqliteMetaMissing(query),
+    listMeta: (q) => listSqliteMeta(query, q),
+    async migrateMeta(onProgress) {
+      const filled = await migrateSqliteMeta(query, onProgress);
+      keepsMeta = true;
+      return filled;
     },
     async deleteRecord(key, notAfter) {
       return fencedRemoval((await query(SQLITE_FENCED_DELETE, key, notAfter)).length, notAfter);

@@ -1,0 +1,210 @@
+/**
+ * Stored metadata on PostgreSQL (src/store/meta.ts), as on SQLite
+ * (sqlite-meta.ts): `m_meta`, `m_at`, `m_rev` columns on @keyv/postgres's
+ * own table, written by the same fenced INSERT as the value; a trigger
+ * clears the metadata of a row whose value is rewritten without it (an older
+ * invocache), so stale metadata is never served. Large values live in
+ * TOAST, so the columns are read without the values; the indexes keep the
+ * listings ordered (`COLLATE "C"`, binary, as `listRaw`) and find rows
+ * without metadata at once. A table that has rows gains all this only
+ * through `migratePgMeta` (`invocache migrate-store`).
+ */
+import { deserializeRecord } from "../json.js";
+import {
+  decodeMeta,
+  encodeMeta,
+  type MetaQuery,
+  metaMatches,
+  type StoredMeta,
+  storedMetaOf,
+} from "../meta.js";
+
+/** One statement with `$n` parameters (postgres.ts's `Query`). */
+type Query = (sql: string, values?: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+const T = "public.invocache_entries";
+const META_PAGE = 500;
+const MIGRATE_BATCH = 500;
+
+const COLUMNS = [
+  `ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS m_meta TEXT`,
+  `ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS m_at TEXT COLLATE "C"`,
+  `ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS m_rev BIGINT`,
+];
+const SCHEMA = [
+  `CREATE INDEX IF NOT EXISTS invocache_meta_key ON ${T} (key COLLATE "C") INCLUDE (m_meta)`,
+  `CREATE INDEX IF NOT EXISTS invocache_meta_at ON ${T} (m_at, key COLLATE "C") INCLUDE (m_meta) WHERE m_at IS NOT NULL`,
+  `CREATE INDEX IF NOT EXISTS invocache_meta_missing ON ${T} (key) WHERE m_meta IS NULL`,
+  `CREATE OR REPLACE FUNCTION public.invocache_meta_stale() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     IF NEW.m_rev IS NOT DISTINCT FROM OLD.m_rev THEN NEW.m_meta := NULL; NEW.m_at := NULL; END IF;
+     RETURN NEW;
+   END $$`,
+  `CREATE OR REPLACE TRIGGER invocache_meta_stale BEFORE UPDATE OF value ON ${T}
+   FOR EACH ROW EXECUTE FUNCTION public.invocache_meta_stale()`,
+];
+const INDEXES = ["invocache_meta_key", "invocache_meta_at", "invocache_meta_missing"];
+
+/** The fenced write of a value and its metadata: $1 key, $2 value, $3 deadline, $4 m_meta, $5 m_at. */
+export const PG_FENCED_SET_META = `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($3::float8 / 1000) AS ok),
+  up AS (
+    INSERT INTO ${T} (key, value, m_meta, m_at, m_rev)
+    SELECT $1, $2, $4, $5, 1 FROM fence WHERE fence.ok
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value, m_meta = excluded.m_meta,
+      m_at = excluded.m_at, m_rev = coalesce(invocache_entries.m_rev, 0) + 1)
+  SELECT (SELECT ok FROM fence) AS ok`;
+
+/** $4 and $5 of `PG_FENCED_SET_META`. */
+export function pgMetaParams(meta: StoredMeta): [string, string | null] {
+  // Problems sort first in the time order (sqlite-meta.ts's m_at): "" before every time.
+  const at = meta.kind === "entry" ? meta.recordedAt! : meta.kind === "problem" ? "" : null;
+  return [encodeMeta(meta), at];
+}
+
+async function hasColumns(query: Query): Promise<boolean> {
+  const rows = await query(
+    `SELECT 1 FROM information_schema.columns
+     WHERE table_schema = 'public' AND table_name = 'invocache_entries' AND column_name = 'm_meta'`,
+  );
+  return rows.length > 0;
+}
+
+/** A fresh (empty) table gets the metadata layout on open; one with rows waits for a migration. */
+export async function preparePgMeta(query: Query): Promise<boolean> {
+  if (await hasColumns(query)) return true;
+  if ((await query(`SELECT 1 FROM ${T} LIMIT 1`)).length > 0) return false;
+  await addSchema(query);
+  return true;
+}
+
+async function addSchema(query: Query): Promise<void> {
+  for (const statement of [...COLUMNS, ...SCHEMA]) {
+    try {
+      await query(statement);
+    } catch (error) {
+      // Another process creating the same objects at once (catalog races).
+      const code = (error as { code?: unknown }).code;
+      if (code !== "23505" && code !== "42P07" && code !== "42710" && code !== "42701") throw error;
+    }
+  }
+}
+
+/** Why `listMeta` cannot answer, or undefined (see sqlite-meta.ts). */
+export async function pgMetaMissing(query: Query): Promise<string | undefined> {
+  if (!(await hasColumns(query))) return "it was created before stored metadata";
+  const found = await query(
+    `SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'invocache_entries'`,
+  );
+  const names = new Set(found.map((r) => String(r.indexname)));
+  if (!INDEXES.every((n) => names.has(n))) return "its metadata indexes are incomplete";
+  const [row] = await query(`SELECT key FROM ${T} WHERE m_meta IS NULL LIMIT 1`);
+  if (row !== undefined) {
+    return `some rows were written without metadata (by an older invocache?), e.g. ${JSON.stringify(String(row.key))}`;
+  }
+  return undefined;
+}
+
+/** The stored metadata matching `q`, a page at a time (expired rows included). */
+export async function* listPgMeta(query: Query, q: MetaQuery): AsyncIterable<StoredMeta> {
+  const prefix = q.prefix ?? "";
+  const order = q.order ?? "key";
+  let left = q.limit ?? Number.POSITIVE_INFINITY;
+  let after = q.after;
+  while (left > 0) {
+    const page = Math.min(META_PAGE, left);
+    let rows: Array<Record<string, unknown>>;
+    if (order === "key") {
+      rows = await query(
+        `SELECT key, m_meta FROM ${T}
+         WHERE key COLLATE "C" > $1 AND left(key, char_length($2)) = $2
+         ORDER BY key COLLATE "C" LIMIT $3`,
+        [after?.key ?? "", prefix, page],
+      );
+    } else {
+      const desc = order === "recordedAtDesc";
+      const params: unknown[] = [prefix];
+      const where = ["m_at IS NOT NULL", "left(key, char_length($1)) = $1"];
+      if (q.recordedBefore !== undefined) {
+        params.push(q.recordedBefore);
+        where.push(`m_at < $${params.length}`);
+      }
+      if (after !== undefined) {
+        params.push(after.recordedAt ?? "", after.key);
+        const a = `$${params.length - 1}`;
+        const k = `$${params.length}`;
+        where.push(
+          desc
+            ? `(m_at < ${a} OR (m_at = ${a} AND key COLLATE "C" < ${k}))`
+            : `(m_at > ${a} OR (m_at = ${a} AND key COLLATE "C" > ${k}))`,
+        );
+      }
+      params.push(page);
+      const dir = desc ? "DESC" : "ASC";
+      rows = await query(
+        `SELECT key, m_meta FROM ${T} WHERE ${where.join(" AND ")}
+         ORDER BY m_at ${dir}, key COLLATE "C" ${dir} LIMIT $${params.length}`,
+        params,
+      );
+    }
+    for (const row of rows) {
+      const key = String(row.key);
+      const meta = row.m_meta == null ? undefined : decodeMeta(key, String(row.m_meta));
+      if (meta === undefined) {
+        throw new Error(
+          `the metadata of ${key} is missing (written meanwhile by an older invocache?); run \`invocache migrate-store\``,
+        );
+      }
+      if (!metaMatches(meta, q)) continue;
+      yield meta;
+      left--;
+      if (left === 0) return;
+    }
+    const last = rows.at(-1);
+    if (last === undefined || rows.length < page) return;
+    const lastMeta = decodeMeta(String(last.key), String(last.m_meta));
+    after = { key: String(last.key), recordedAt: lastMeta?.recordedAt ?? "" };
+  }
+}
+
+/** See sqlite-meta.ts's `migrateSqliteMeta`: the same steps on PostgreSQL. */
+export async function migratePgMeta(
+  query: Query,
+  onProgress?: (done: number) => void,
+): Promise<number> {
+  for (const statement of COLUMNS) await query(statement);
+  let filled = 0;
+  let after = "";
+  while (true) {
+    const rows = await query(
+      `SELECT key, value FROM ${T} WHERE key COLLATE "C" > $1 ORDER BY key COLLATE "C" LIMIT $2`,
+      [after, MIGRATE_BATCH],
+    );
+    for (const r of rows) {
+      const key = String(r.key);
+      const text = String(r.value);
+      after = key;
+      let meta: StoredMeta;
+      try {
+        const record = deserializeRecord(text);
+        meta = storedMetaOf(
+          key,
+          record.value,
+          typeof record.expires === "number" ? record.expires : undefined,
+        );
+      } catch (error) {
+        meta = { key, kind: "problem", bytes: Buffer.byteLength(text), problem: String(error) };
+      }
+      const [m, at] = pgMetaParams(meta);
+      const done = await query(
+        `UPDATE ${T} SET m_meta = $1, m_at = $2, m_rev = coalesce(m_rev, 0) + 1
+         WHERE key = $3 AND value = $4 AND m_meta IS NULL RETURNING key`,
+        [m, at, key, text],
+      );
+      filled += done.length;
+    }
+    onProgress?.(filled);
+    if (rows.length < MIGRATE_BATCH) break;
+  }
+  await addSchema(query);
+  return filled;
+}

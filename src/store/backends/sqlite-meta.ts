@@ -1,0 +1,254 @@
+/**
+ * Stored metadata on SQLite (src/store/meta.ts): three columns on keyv's own
+ * table, written by the same fenced INSERT as the value, so the row and its
+ * metadata change in one statement:
+ *
+ * - `m_meta`: the metadata as JSON (`encodeMeta`), NULL when the row has none;
+ * - `m_at`: the entry's recordedAt ("" for a problem row, NULL for others), the time order;
+ * - `m_rev`: bumped by every write that sets the metadata. A write that
+ *   changes `value` but not `m_rev` (an older invocache, or anyone writing
+ *   through keyv alone) clears the metadata (trigger `invocache_meta_stale`),
+ *   so stale metadata is never served: the row counts as missing instead.
+ *
+ * Indexes: SQLite stores a row's columns after `value`, so reading `m_meta`
+ * from the table walks the value's overflow pages; the two covering indexes
+ * answer listings from the index alone. A partial index finds rows without
+ * metadata at once.
+ *
+ * A file made before this gains the columns only through `migrateSqliteMeta`
+ * (`invocache migrate-store`): building the indexes reads the whole table,
+ * which is not done behind the user's back on an open. Until then writes
+ * keep the old layout and `listMeta` reports the store as not migrated.
+ */
+import { StoreError } from "../../errors.js";
+import type { RawRow } from "../backend.js";
+import { deserializeRecord } from "../json.js";
+import {
+  decodeMeta,
+  encodeMeta,
+  type MetaQuery,
+  metaMatches,
+  type StoredMeta,
+  storedMetaOf,
+} from "../meta.js";
+
+/** One statement with parameters, its rows (sqlite.ts's `SqliteQuery`; both drivers give one). */
+type SqliteQuery = (sql: string, ...params: unknown[]) => Promise<Array<Record<string, unknown>>>;
+
+// sqlite.ts's SQLITE_VALUES_TABLE and SQLITE_NOW_MS, spelled out: sqlite.ts
+// imports this module, and a value imported back would not exist yet while
+// this one loads.
+const T = "invocache_entries";
+const SQLITE_NOW_MS = "((julianday('now') - 2440587.5) * 86400000.0)";
+/** Rows per page while listing metadata (a few hundred bytes each). */
+const META_PAGE = 500;
+/** Rows per statement of a migration (4 parameters each, under SQLite's parameter limit). */
+const MIGRATE_BATCH = 200;
+
+/** The fenced write of a value and its metadata (parameters: key, value, m_meta, m_at, notAfter). */
+export const SQLITE_FENCED_SET_META = `INSERT INTO ${T} (key, value, m_meta, m_at, m_rev)
+  SELECT ?, ?, ?, ?, 1 WHERE ${SQLITE_NOW_MS} <= ?
+  ON CONFLICT(key) DO UPDATE SET value = excluded.value, m_meta = excluded.m_meta,
+    m_at = excluded.m_at, m_rev = coalesce(${T}.m_rev, 0) + 1 RETURNING key`;
+
+const SCHEMA = [
+  `CREATE INDEX IF NOT EXISTS invocache_meta_key ON ${T} (key, m_meta)`,
+  `CREATE INDEX IF NOT EXISTS invocache_meta_at ON ${T} (m_at, key, m_meta) WHERE m_at IS NOT NULL`,
+  `CREATE INDEX IF NOT EXISTS invocache_meta_missing ON ${T} (key) WHERE m_meta IS NULL`,
+  `CREATE TRIGGER IF NOT EXISTS invocache_meta_stale AFTER UPDATE OF value ON ${T}
+     WHEN NEW.m_rev IS OLD.m_rev
+     BEGIN UPDATE ${T} SET m_meta = NULL, m_at = NULL WHERE key = NEW.key; END`,
+];
+const INDEXES = ["invocache_meta_key", "invocache_meta_at", "invocache_meta_missing"];
+
+/** Whether the table has the metadata columns. */
+export async function sqliteHasMetaColumns(query: SqliteQuery): Promise<boolean> {
+  const columns = await query(`PRAGMA table_info(${T})`);
+  return columns.some((c) => c.name === "m_meta");
+}
+
+/**
+ * On a read-write open: give an empty table the metadata layout (instant),
+ * leave a table that has rows as it is (see the header). Resolves whether
+ * writes should carry metadata.
+ */
+export async function prepareSqliteMeta(query: SqliteQuery): Promise<boolean> {
+  // @keyv/sqlite's own statement (sqlite.ts's probe): its table may not be made yet (":memory:").
+  await query(`CREATE TABLE IF NOT EXISTS ${T}(key VARCHAR(255) PRIMARY KEY, value TEXT )`);
+  if (await sqliteHasMetaColumns(query)) return true;
+  const [row] = await query(`SELECT 1 AS one FROM ${T} LIMIT 1`);
+  if (row !== undefined) return false;
+  await addMetaSchema(query);
+  return true;
+}
+
+async function addMetaSchema(query: SqliteQuery): Promise<void> {
+  for (const column of ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER"]) {
+    try {
+      await query(`ALTER TABLE ${T} ADD COLUMN ${column}`);
+    } catch (error) {
+      // Another process opening the same new file added it first.
+      if (!/duplicate column name/i.test(String((error as Error).message))) throw error;
+    }
+  }
+  for (const statement of SCHEMA) await query(statement);
+}
+
+/** The parameters of `SQLITE_FENCED_SET_META` after key and value: m_meta, m_at. */
+export function sqliteMetaParams(meta: StoredMeta): [string, string | null] {
+  // Problems sort first in the time order (sqlite-meta.ts's m_at): "" before every time.
+  const at = meta.kind === "entry" ? meta.recordedAt! : meta.kind === "problem" ? "" : null;
+  return [encodeMeta(meta), at];
+}
+
+/**
+ * Why `listMeta` cannot answer yet, or undefined when every row has its
+ * metadata: columns or indexes absent (never migrated, or a migration cut
+ * short), or rows written without it (by an older invocache).
+ */
+export async function sqliteMetaMissing(query: SqliteQuery): Promise<string | undefined> {
+  if (!(await sqliteHasMetaColumns(query))) return "it was created before stored metadata";
+  const found = await query(
+    `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?`,
+    T,
+  );
+  const names = new Set(found.map((r) => String(r.name)));
+  if (!INDEXES.every((n) => names.has(n))) return "its metadata indexes are incomplete";
+  const [row] = await query(
+    `SELECT key FROM ${T} INDEXED BY invocache_meta_missing WHERE m_meta IS NULL LIMIT 1`,
+  );
+  if (row !== undefined) {
+    return `some rows were written without metadata (by an older invocache?), e.g. ${JSON.stringify(String(row.key))}`;
+  }
+  return undefined;
+}
+
+/**
+ * The stored metadata matching `query`, a page at a time from the covering
+ * indexes (never the values). Expired rows are included (the store filters).
+ */
+export async function* listSqliteMeta(query: SqliteQuery, q: MetaQuery): AsyncIterable<StoredMeta> {
+  const prefix = q.prefix ?? "";
+  const order = q.order ?? "key";
+  let left = q.limit ?? Number.POSITIVE_INFINITY;
+  let after = q.after;
+  while (left > 0) {
+    const page = Math.min(META_PAGE, left);
+    let rows: Array<Record<string, unknown>>;
+    if (order === "key") {
+      rows = await query(
+        `SELECT key, m_meta FROM ${T} INDEXED BY invocache_meta_key
+         WHERE key > ? AND substr(key, 1, length(?)) = ? ORDER BY key LIMIT ?`,
+        after?.key ?? "",
+        prefix,
+        prefix,
+        page,
+      );
+    } else {
+      const desc = order === "recordedAtDesc";
+      const where = ["m_at IS NOT NULL", "substr(key, 1, length(?)) = ?"];
+      const params: unknown[] = [prefix, prefix];
+      if (q.recordedBefore !== undefined) {
+        where.push("m_at < ?");
+        params.push(q.recordedBefore);
+      }
+      if (after !== undefined) {
+        where.push(desc ? "(m_at, key) < (?, ?)" : "(m_at, key) > (?, ?)");
+        params.push(after.recordedAt ?? "", after.key);
+      }
+      rows = await query(
+        `SELECT key, m_meta FROM ${T} INDEXED BY invocache_meta_at WHERE ${where.join(" AND ")}
+         ORDER BY m_at ${desc ? "DESC" : "ASC"}, key ${desc ? "DESC" : "ASC"} LIMIT ?`,
+        ...params,
+        page,
+      );
+    }
+    for (const row of rows) {
+      const key = String(row.key);
+      const meta = row.m_meta == null ? undefined : decodeMeta(key, String(row.m_meta));
+      if (meta === undefined) {
+        // Cleared or rewritten under us since the missing-check: not served stale.
+        throw new StoreError(
+          "",
+          "listMeta",
+          `the metadata of ${key} is missing (written meanwhile by an older invocache?); run \`invocache migrate-store\``,
+        );
+      }
+      if (!metaMatches(meta, q)) continue;
+      yield meta;
+      left--;
+      if (left === 0) return;
+    }
+    const last = rows.at(-1);
+    if (last === undefined || rows.length < page) return;
+    const lastMeta = decodeMeta(String(last.key), String(last.m_meta));
+    after = { key: String(last.key), recordedAt: lastMeta?.recordedAt ?? "" };
+  }
+}
+
+/**
+ * Give every row of an existing table its metadata: add the columns, fill
+ * them a batch at a time (each row only if its value is still the one read:
+ * a value rewritten meanwhile got its metadata from its writer), then build
+ * the indexes and the trigger. Safe to run again, and while other processes
+ * read and write the store. Resolves how many rows it filled.
+ */
+export async function migrateSqliteMeta(
+  query: SqliteQuery,
+  onProgress?: (done: number) => void,
+): Promise<number> {
+  const had = await sqliteHasMetaColumns(query);
+  if (!had) {
+    for (const column of ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER"]) {
+      try {
+        await query(`ALTER TABLE ${T} ADD COLUMN ${column}`);
+      } catch (error) {
+        if (!/duplicate column name/i.test(String((error as Error).message))) throw error;
+      }
+    }
+  }
+  let filled = 0;
+  let after = "";
+  while (true) {
+    const rows: RawRow[] = (
+      await query(
+        `SELECT key, value FROM ${T} WHERE key > ? ORDER BY key LIMIT ?`,
+        after,
+        MIGRATE_BATCH,
+      )
+    ).map((r) => [String(r.key), String(r.value)]);
+    // One statement per batch (one commit, not one per row), each row still
+    // filled only if its value is the one read and it has no metadata yet.
+    const values: unknown[] = [];
+    for (const [key, text] of rows) {
+      after = key;
+      let meta: StoredMeta;
+      try {
+        const record = deserializeRecord(text);
+        meta = storedMetaOf(
+          key,
+          record.value,
+          typeof record.expires === "number" ? record.expires : undefined,
+        );
+      } catch (error) {
+        // Not a record we wrote: reported by the listing like a malformed entry.
+        meta = { key, kind: "problem", bytes: Buffer.byteLength(text), problem: String(error) };
+      }
+      values.push(...sqliteMetaParams(meta), key, text);
+    }
+    if (rows.length > 0) {
+      const done = await query(
+        `UPDATE ${T} SET m_meta = v.column1, m_at = v.column2, m_rev = coalesce(${T}.m_rev, 0) + 1
+         FROM (VALUES ${rows.map(() => "(?, ?, ?, ?)").join(", ")}) AS v
+         WHERE ${T}.key = v.column3 AND ${T}.value = v.column4 AND ${T}.m_meta IS NULL
+         RETURNING ${T}.key`,
+        ...values,
+      );
+      filled += done.length;
+    }
+    onProgress?.(filled);
+    if (rows.length < MIGRATE_BATCH) break;
+  }
+  for (const statement of SCHEMA) await query(statement);
+  return filled;
+}
