@@ -92,7 +92,8 @@ module.exports = {
       from: { path: "^src/usage/" },
       to: {
         path: "^src/",
-        pathNot: "^src/usage/|^src/store/index\\.ts$|^src/(json|secrets)/|^src/(errors|version)\\.ts$",
+        pathNot:
+          "^src/usage/|^src/store/index\\.ts$|^src/(json|secrets)/|^src/(errors|version)\\.ts$",
       },
     },
     {
@@ -176,7 +177,8 @@ module.exports = {
     {
       name: "only-the-cli-imports-import",
       severity: "error",
-      comment: "Import is a CLI feature built on the library: nothing in the library depends on it.",
+      comment:
+        "Import is a CLI feature built on the library: nothing in the library depends on it.",
       from: { path: "^src/", pathNot: "^src/(cli|import)/" },
       to: { path: "^src/import/" },
     },
