@@ -30,6 +30,8 @@ const freshFile = () => join(dir, `b${n++}.sqlite`);
 const betterStore = (file: string) =>
   new KeyvStore(`sqlite://${file}`, () => createBetterSqliteBackend(file, load), {
     timeoutMs: 30_000,
+    // As openStore opens a SQLite store: listMeta from the stored metadata columns.
+    meta: "stored",
   });
 
 describe("sqliteDriver option", () => {
