@@ -1,34 +1,44 @@
 /**
- * `node --import tsx bench/scale.ts [--full]`: how a SQLite store of many
- * entries behaves. For 10k and 100k entries (and 1M with `--full`, or
- * INVOCACHE_SCALE_1M=1: building and scanning it takes minutes):
+ * `node --import tsx bench/scale.ts [--full] [--backend sqlite|postgres]`:
+ * how a store of many entries behaves. For 10k and 100k entries (and 1M with
+ * `--full`, or INVOCACHE_SCALE_1M=1: building and scanning it takes minutes):
  *
  * - hit latency p50 of a recorder on that store beside one on a 1,000-entry
  *   store, interleaved (target: within 1.2x);
- * - `invocache ls --json`, `stats --json` and `prune --older-than 3650d
- *   --dry-run` (nothing is that old: the scan is the cost) as whole processes
- *   under /usr/bin/time: wall time and peak RSS, and how both grow with N.
+ * - `invocache ls` to its first page (time until the first rows reach
+ *   stdout), and `ls --json`, `stats --json` and `prune --older-than 3650d
+ *   --dry-run` (nothing is that old: the scan is the cost) as whole
+ *   processes under /usr/bin/time: wall time and peak RSS, and how both
+ *   grow with N.
  *
- * The stores are built by one SQL statement (a recursive CTE copying one
- * real recorded entry, with its stored metadata, under fresh random ids),
- * not through the recorder. `--legacy` copies the values only, as a store
- * made before stored metadata: the commands then read every value (the
- * figures before issue 34), and say how to migrate.
+ * The stores are built by one SQL statement copying one real recorded
+ * entry, with its stored metadata, under fresh random ids (SQLite: a
+ * recursive CTE; PostgreSQL: generate_series, in a throwaway cluster with
+ * one database per size), not through the recorder. `--legacy` copies the
+ * values only, as a store made before stored metadata: the commands then
+ * read every value (the figures before issue 34), and say how to migrate.
  * Not part of `npm run bench` (it writes hundreds of MB to os.tmpdir()).
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRecorder, invocationIdentity } from "../src/index.js";
+import { PG_VALUES_TABLE } from "../src/store/backends/postgres.js";
 import { SQLITE_VALUES_TABLE } from "../src/store/backends/sqlite.js";
+import { type PostgresServer, startPostgresServer } from "../test/helpers/postgres-server.js";
 import { machine, req, response } from "./support/hit-request.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const full = process.argv.includes("--full") || process.env.INVOCACHE_SCALE_1M === "1";
 const legacy = process.argv.includes("--legacy");
+const backendAt = process.argv.indexOf("--backend");
+const backendName = backendAt >= 0 ? process.argv[backendAt + 1]! : "sqlite";
+if (backendName !== "sqlite" && backendName !== "postgres") {
+  throw new Error(`--backend: "${backendName}" is not sqlite or postgres`);
+}
 const only = process.argv.indexOf("--sizes");
 // `--sizes 1000000` runs only the sizes given (comma-separated).
 const sizes =
@@ -46,12 +56,17 @@ const sqlite3 = createRequire(createRequire(import.meta.url).resolve("@keyv/sqli
   Database: new (path: string, cb: (e: Error | null) => void) => Db;
 };
 
-/** A store of `n` entries: the bench request's real entry plus n-1 copies under random ids. */
-async function build(file: string, n: number): Promise<void> {
-  const recorder = createRecorder({ store: `sqlite://${file}`, mode: "auto", identity: machine });
+/** Record the bench request's real entry into `url`: the one every copy is made of. */
+async function recordOne(url: string): Promise<string> {
+  const recorder = createRecorder({ store: url, mode: "auto", identity: machine });
   await recorder.call(req, async () => response);
   await recorder.close();
-  const id = invocationIdentity(req, machine);
+  return invocationIdentity(req, machine);
+}
+
+/** A SQLite store of `n` entries: the bench request's real entry plus n-1 copies under random ids. */
+async function buildSqlite(file: string, n: number): Promise<void> {
+  const id = await recordOne(`sqlite://${file}`);
   const db = await new Promise<Db>((resolve, reject) => {
     const d = new sqlite3.Database(file, (e) => (e ? reject(e) : resolve(d)));
   });
@@ -66,10 +81,53 @@ async function build(file: string, n: number): Promise<void> {
   await new Promise<void>((resolve) => db.close(() => resolve()));
 }
 
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<{ rows: Record<string, unknown>[] }>;
+  end(): Promise<void>;
+}
+/** pg is @keyv/postgres's dependency; resolved from there, as the store does. */
+const pg = createRequire(createRequire(import.meta.url).resolve("@keyv/postgres"))("pg") as {
+  Client: new (c: object) => PgClient;
+};
+
+/** One SQL statement on `url`, on a connection of its own. */
+async function pgQuery(url: string, sql: string): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A PostgreSQL store of `n` entries in database `db` of the cluster: as buildSqlite. */
+async function buildPostgres(server: PostgresServer, db: string, n: number): Promise<string> {
+  await pgQuery(server.url, `CREATE DATABASE ${db}`);
+  const url = server.url.replace(/\/postgres$/, `/${db}`);
+  const id = await recordOne(url);
+  const T = `public.${PG_VALUES_TABLE}`;
+  // md5 twice: 64 hex characters, as an identity; one id per row, used for key and value alike.
+  await pgQuery(
+    url,
+    `INSERT INTO ${T} (key, value${legacy ? "" : ", m_meta, m_at, m_rev"})
+     SELECT 'default:e:' || ids.id || ':0', replace(t.value, '${id}', ids.id)${
+       legacy ? "" : `, replace(t.m_meta, '${id}', ids.id), t.m_at, 1`
+     }
+     FROM (SELECT md5(random()::text || i) || md5(i || random()::text) AS id
+           FROM generate_series(1, ${n - 1}) i) ids,
+          (SELECT value, m_meta, m_at FROM ${T} WHERE key = 'default:e:${id}:0') t`,
+  );
+  if (legacy) await pgQuery(url, `UPDATE ${T} SET m_meta = NULL, m_at = NULL`);
+  await pgQuery(url, `VACUUM ANALYZE ${T}`);
+  return url;
+}
+
 /** p50 of hits on two stores, interleaved call by call. */
-async function hitP50(fileA: string, fileB: string): Promise<[number, number]> {
-  const a = createRecorder({ store: `sqlite://${fileA}`, mode: "replay", identity: machine });
-  const b = createRecorder({ store: `sqlite://${fileB}`, mode: "replay", identity: machine });
+async function hitP50(urlA: string, urlB: string): Promise<[number, number]> {
+  const a = createRecorder({ store: urlA, mode: "replay", identity: machine });
+  const b = createRecorder({ store: urlB, mode: "replay", identity: machine });
   const ta: number[] = [];
   const tb: number[] = [];
   const fn = async () => response;
@@ -94,8 +152,28 @@ async function hitP50(fileA: string, fileB: string): Promise<[number, number]> {
   return [p50(ta), p50(tb)];
 }
 
-/** One CLI command as a whole process: wall seconds and peak RSS (MiB). */
-function cli(args: string[]): { seconds: number; rssMiB: number } {
+/** `invocache ls` as a whole process, until its first rows reach stdout: seconds. */
+function lsFirstPage(url: string): Promise<number> {
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(root, "src/cli/main.ts"), "ls", "--store", url],
+    {
+      cwd: root,
+      stdio: ["ignore", "pipe", "ignore"],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    child.stdout.once("data", () => {
+      resolve((performance.now() - t0) / 1e3);
+      child.kill("SIGKILL");
+    });
+    child.once("exit", (code) => reject(new Error(`invocache ls exited ${code} before printing`)));
+  });
+}
+
+/** One CLI command as a whole process: wall seconds, peak RSS (MiB) and its stdout. */
+function cli(args: string[]): { seconds: number; rssMiB: number; stdout: string } {
   const r = spawnSync(
     "/usr/bin/time",
     ["-f", "%e %M", process.execPath, "--import", "tsx", join(root, "src/cli/main.ts"), ...args],
@@ -103,41 +181,97 @@ function cli(args: string[]): { seconds: number; rssMiB: number } {
   );
   if (r.status !== 0) throw new Error(`invocache ${args.join(" ")} failed: ${r.stderr}`);
   const last = r.stderr.trim().split("\n").at(-1)!.split(" ");
-  return { seconds: Number(last[0]), rssMiB: Math.round(Number(last[1]) / 1024) };
+  return {
+    seconds: Number(last[0]),
+    rssMiB: Math.round(Number(last[1]) / 1024),
+    stdout: r.stdout,
+  };
+}
+
+interface Backend {
+  /** A store of n entries: its URL. */
+  build(n: number): Promise<string>;
+  /** Its size on disk. */
+  bytes(n: number): Promise<number>;
+  drop(n: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+function sqliteBackend(dir: string): Backend {
+  const file = (n: number) => join(dir, `s${n}.sqlite`);
+  return {
+    build: async (n) => {
+      await buildSqlite(file(n), n);
+      return `sqlite://${file(n)}`;
+    },
+    bytes: async (n) => statSync(file(n)).size,
+    drop: async (n) => rmSync(file(n), { force: true }),
+    close: async () => {},
+  };
+}
+
+async function postgresBackend(): Promise<Backend> {
+  const server = await startPostgresServer();
+  const urls = new Map<number, string>();
+  return {
+    build: async (n) => {
+      const url = await buildPostgres(server, `s${n}`, n);
+      urls.set(n, url);
+      return url;
+    },
+    bytes: async (n) =>
+      Number(
+        (await pgQuery(urls.get(n)!, "SELECT pg_database_size(current_database()) AS b"))[0]!.b,
+      ),
+    drop: async (n) => {
+      await pgQuery(server.url, `DROP DATABASE s${n} WITH (FORCE)`);
+    },
+    close: () => server.stop(),
+  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "invocache-scale-"));
 try {
   if (!existsSync("/usr/bin/time")) throw new Error("needs /usr/bin/time for peak RSS");
   process.stderr.write(
-    `[scale] load average ${loadavg()[0]!.toFixed(2)}${legacy ? " (--legacy: no stored metadata)" : ""}\n`,
+    `[scale] ${backendName}, load average ${loadavg()[0]!.toFixed(2)}${legacy ? " (--legacy: no stored metadata)" : ""}\n`,
   );
-  const small = join(dir, "s1k.sqlite");
-  await build(small, 1_000);
-  const lines = [
-    "| entries | file | build | hit p50 (vs 1k) | ls --json | stats --json | prune --dry-run |",
-    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-  ];
-  for (const n of sizes) {
-    const file = join(dir, `s${n}.sqlite`);
-    const t0 = performance.now();
-    await build(file, n);
-    const buildS = (performance.now() - t0) / 1e3;
-    const [big, ref] = await hitP50(file, small);
-    const url = `sqlite://${file}`;
-    const ls = cli(["ls", "--store", url, "--json"]);
-    const stats = cli(["stats", "--store", url, "--json"]);
-    const prune = cli(["prune", "--store", url, "--older-than", "3650d", "--dry-run", "--json"]);
-    const mb = (statSync(file).size / 1e6).toFixed(0);
-    const fmt = (c: { seconds: number; rssMiB: number }) =>
-      `${c.seconds.toFixed(1)} s, ${c.rssMiB} MiB`;
-    lines.push(
-      `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${fmt(ls)} | ${fmt(stats)} | ${fmt(prune)} |`,
-    );
-    process.stderr.write(`[scale] ${lines.at(-1)}\n`);
-    rmSync(file, { force: true });
+  const backend = backendName === "postgres" ? await postgresBackend() : sqliteBackend(dir);
+  try {
+    const small = await backend.build(1_000);
+    const lines = [
+      `| ${backendName} entries | size | build | hit p50 (vs 1k) | ls first page | ls --json | stats --json | prune --dry-run |`,
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ];
+    for (const n of sizes) {
+      const t0 = performance.now();
+      const url = await backend.build(n);
+      const buildS = (performance.now() - t0) / 1e3;
+      const [big, ref] = await hitP50(url, small);
+      const first = await lsFirstPage(url);
+      const ls = cli(["ls", "--store", url, "--json"]);
+      const stats = cli(["stats", "--store", url, "--json"]);
+      const prune = cli(["prune", "--store", url, "--older-than", "3650d", "--dry-run", "--json"]);
+      // Figures of a store whose copies did not read back would measure the wrong thing.
+      const counted = JSON.parse(stats.stdout) as { entries: number; problems: number };
+      if (counted.entries !== n || counted.problems !== 0) {
+        throw new Error(
+          `the ${n}-entry store reads as ${counted.entries} entries, ${counted.problems} problems`,
+        );
+      }
+      const mb = ((await backend.bytes(n)) / 1e6).toFixed(0);
+      const fmt = (c: { seconds: number; rssMiB: number }) =>
+        `${c.seconds.toFixed(1)} s, ${c.rssMiB} MiB`;
+      lines.push(
+        `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${first.toFixed(1)} s | ${fmt(ls)} | ${fmt(stats)} | ${fmt(prune)} |`,
+      );
+      process.stderr.write(`[scale] ${lines.at(-1)}\n`);
+      await backend.drop(n);
+    }
+    process.stdout.write(`${lines.join("\n")}\n`);
+  } finally {
+    await backend.close();
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
   process.stderr.write(`[scale] load average ${loadavg()[0]!.toFixed(2)}\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
