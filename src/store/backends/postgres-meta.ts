@@ -104,48 +104,56 @@ export async function pgMetaMissing(query: Query): Promise<string | undefined> {
   return undefined;
 }
 
-/** The stored metadata matching `q`, a page at a time (expired rows included). */
-export async function* listPgMeta(query: Query, q: MetaQuery): AsyncIterable<StoredMeta> {
+/** The statement for one page of {@link listPgMeta}: `page` rows of `q` after `after`. */
+export function pgMetaPage(
+  q: MetaQuery,
+  after: MetaQuery["after"],
+  page: number,
+): { sql: string; params: unknown[] } {
   const prefix = q.prefix ?? "";
   const order = q.order ?? "key";
+  if (order === "key") {
+    return {
+      // `>= $2`: the first page of a prefix starts at the prefix, not at the table's first key.
+      sql: `SELECT key, m_meta FROM ${T}
+         WHERE key COLLATE "C" > $1 AND key COLLATE "C" >= $2 AND left(key, char_length($2)) = $2
+         ORDER BY key COLLATE "C" LIMIT $3`,
+      params: [after?.key ?? "", prefix, page],
+    };
+  }
+  const desc = order === "recordedAtDesc";
+  const params: unknown[] = [prefix];
+  const where = ["m_at IS NOT NULL", "left(key, char_length($1)) = $1"];
+  if (q.recordedBefore !== undefined) {
+    params.push(q.recordedBefore);
+    where.push(`m_at < $${params.length}`);
+  }
+  if (after !== undefined) {
+    params.push(after.recordedAt ?? "", after.key);
+    const a = `$${params.length - 1}`;
+    const k = `$${params.length}`;
+    // A row comparison, which PostgreSQL turns into an index range on
+    // (m_at, key); the same condition spelled with OR is only a filter, and
+    // each page read the index from its start (a scan of the table per page).
+    where.push(`(m_at, key COLLATE "C") ${desc ? "<" : ">"} (${a}, ${k})`);
+  }
+  params.push(page);
+  const dir = desc ? "DESC" : "ASC";
+  return {
+    sql: `SELECT key, m_meta FROM ${T} WHERE ${where.join(" AND ")}
+         ORDER BY m_at ${dir}, key COLLATE "C" ${dir} LIMIT $${params.length}`,
+    params,
+  };
+}
+
+/** The stored metadata matching `q`, a page at a time (expired rows included). */
+export async function* listPgMeta(query: Query, q: MetaQuery): AsyncIterable<StoredMeta> {
   let left = q.limit ?? Number.POSITIVE_INFINITY;
   let after = q.after;
   while (left > 0) {
     const page = Math.min(META_PAGE, left);
-    let rows: Array<Record<string, unknown>>;
-    if (order === "key") {
-      rows = await query(
-        `SELECT key, m_meta FROM ${T}
-         WHERE key COLLATE "C" > $1 AND left(key, char_length($2)) = $2
-         ORDER BY key COLLATE "C" LIMIT $3`,
-        [after?.key ?? "", prefix, page],
-      );
-    } else {
-      const desc = order === "recordedAtDesc";
-      const params: unknown[] = [prefix];
-      const where = ["m_at IS NOT NULL", "left(key, char_length($1)) = $1"];
-      if (q.recordedBefore !== undefined) {
-        params.push(q.recordedBefore);
-        where.push(`m_at < $${params.length}`);
-      }
-      if (after !== undefined) {
-        params.push(after.recordedAt ?? "", after.key);
-        const a = `$${params.length - 1}`;
-        const k = `$${params.length}`;
-        where.push(
-          desc
-            ? `(m_at < ${a} OR (m_at = ${a} AND key COLLATE "C" < ${k}))`
-            : `(m_at > ${a} OR (m_at = ${a} AND key COLLATE "C" > ${k}))`,
-        );
-      }
-      params.push(page);
-      const dir = desc ? "DESC" : "ASC";
-      rows = await query(
-        `SELECT key, m_meta FROM ${T} WHERE ${where.join(" AND ")}
-         ORDER BY m_at ${dir}, key COLLATE "C" ${dir} LIMIT $${params.length}`,
-        params,
-      );
-    }
+    const { sql, params } = pgMetaPage(q, after, page);
+    const rows = await query(sql, params);
     for (const row of rows) {
       const key = String(row.key);
       const meta = row.m_meta == null ? undefined : decodeMeta(key, String(row.m_meta));
