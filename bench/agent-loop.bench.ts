@@ -19,22 +19,27 @@
  *
  * Beside them, the fixed cost: the identity of a tiny request (one
  * few-word message, as createFetch describes it) beside stringify + SHA-256
- * of its body (part `tiny`).
+ * of its body (part `tiny`); and memory (part `rss`): the peak RSS of a
+ * 1,000-turn loop's identities with the reuse cache at its default bound,
+ * beside a process doing the same loop without the identities (two child
+ * processes, bench/support/agent-loop-rss.ts; target: within the bound).
  *
  * Sizes (for quick checks): BENCH_AGENT_TURNS=10,40 (default 10,40,100),
- * BENCH_AGENT_ROUNDS=3 (default 7), BENCH_AGENT_PARTS=identity,replay,tiny,
- * BENCH_AGENT_STORES=memory,sqlite,cassette. `npm run bench -- agent-loop`
+ * BENCH_AGENT_ROUNDS=3 (default 7), BENCH_AGENT_PARTS=identity,replay,tiny,rss,
+ * BENCH_AGENT_STORES=memory,sqlite,cassette, BENCH_AGENT_RSS_TURNS=1000. `npm run bench -- agent-loop`
  * runs only this module.
  */
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { describeHttpCall, VOLATILE_BODY_FIELDS } from "../src/adapters/http-identity.js";
 import { createFetch } from "../src/adapters/index.js";
 import * as identityModule from "../src/identity/index.js";
-import { invocationIdentity } from "../src/identity/index.js";
+import { DEFAULT_REUSE_BYTES, invocationIdentity } from "../src/identity/index.js";
 import { cassetteStore, createRecorder, openStore, type Store } from "../src/index.js";
 import { invocationCall } from "../src/invocation/index.js";
 import { type SampleOptions, sampleInterleaved } from "./support/measure.js";
@@ -47,7 +52,8 @@ const list = (v: string | undefined, dflt: string) =>
 const TURNS = list(process.env.BENCH_AGENT_TURNS, "10,40,100").map(Number);
 const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 7);
 const WARMUP = 2;
-const PARTS = list(process.env.BENCH_AGENT_PARTS, "identity,replay,tiny");
+const PARTS = list(process.env.BENCH_AGENT_PARTS, "identity,replay,tiny,rss");
+const RSS_TURNS = Number(process.env.BENCH_AGENT_RSS_TURNS ?? 1000);
 const STORES = list(process.env.BENCH_AGENT_STORES, "memory,sqlite,cassette");
 
 const MESSAGE_BYTES = 2 * 1024;
@@ -345,10 +351,60 @@ async function tinyRow(ctx: BenchContext): Promise<BenchRow> {
   );
 }
 
+/** One child of the memory row: its peak RSS (MiB) and what the reuse cache held. */
+function rssChild(mode: "identity" | "baseline"): {
+  peakMiB: number;
+  reuseBytes: number;
+  reuseEntries: number;
+} {
+  const script = join(dirname(fileURLToPath(import.meta.url)), "support", "agent-loop-rss.ts");
+  const r = spawnSync(
+    process.execPath,
+    ["--import", "tsx", script, mode, String(RSS_TURNS), String(DEFAULT_REUSE_BYTES)],
+    { encoding: "utf8" },
+  );
+  if (r.status !== 0) throw new Error(`bench: agent-loop-rss ${mode} failed: ${r.stderr}`);
+  const out = JSON.parse(r.stdout) as {
+    peakRssKiB: number;
+    reuseBytes: number;
+    reuseEntries: number;
+  };
+  return {
+    peakMiB: out.peakRssKiB / 1024,
+    reuseBytes: out.reuseBytes,
+    reuseEntries: out.reuseEntries,
+  };
+}
+
+/** Peak RSS of a long loop's identities beside the same loop without them: within the reuse bound? */
+function rssRow(ctx: BenchContext): BenchRow {
+  const base = rssChild("baseline");
+  const ours = rssChild("identity");
+  const boundMiB = DEFAULT_REUSE_BYTES / 2 ** 20;
+  ctx.log(
+    `agent loop ${RSS_TURNS} turns, peak RSS: identities ${ours.peakMiB.toFixed(0)} MiB, without ${base.peakMiB.toFixed(0)} MiB (reuse cache ${(ours.reuseBytes / 2 ** 20).toFixed(1)} MiB estimated, ${ours.reuseEntries} strings; bound ${boundMiB} MiB)`,
+  );
+  return compare(
+    {
+      suite: "agent-loop",
+      measurement: `agent loop, ${RSS_TURNS} turns: peak RSS with the reuse cache at its default bound`,
+      unit: "MiB",
+      better: "lower",
+      baselineName: "the same loop without identities (a child process each)",
+      // Within the bound plus the process's own: identity ≤ baseline + bound.
+      target: (base.peakMiB + boundMiB) / base.peakMiB,
+      note: `target: the baseline's peak plus the ${boundMiB} MiB bound; the cache held ${(ours.reuseBytes / 2 ** 20).toFixed(1)} MiB (its estimate) in ${ours.reuseEntries} strings at the end`,
+    },
+    ours.peakMiB,
+    base.peakMiB,
+  );
+}
+
 export default async function agentLoopBench(ctx: BenchContext): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   if (PARTS.includes("identity")) for (const n of TURNS) rows.push(identityRow(n, ctx));
   if (PARTS.includes("replay")) for (const n of TURNS) rows.push(...(await replayRows(n, ctx)));
   if (PARTS.includes("tiny")) rows.push(await tinyRow(ctx));
+  if (PARTS.includes("rss")) rows.push(rssRow(ctx));
   return rows;
 }
