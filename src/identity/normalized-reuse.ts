@@ -140,6 +140,8 @@ export function reusing(
   let own: Outputs | undefined;
   let tok: object | undefined;
   let started = false;
+  /** Bytes of the strings this request found or kept (see the insert below). */
+  let mine = 0;
   return (s) => {
     if (!started) {
       started = true;
@@ -163,6 +165,7 @@ export function reusing(
       hits++;
       map.delete(key);
       map.set(key, kept);
+      mine += cost(key, kept);
       return kept;
     }
     misses++;
@@ -170,11 +173,18 @@ export function reusing(
     const size = cost(key, out);
     // One string larger than a quarter of the bound would push out most of
     // the rest for a text unlikely to come back whole: not kept. Nor after
-    // this option set was evicted or the cache cleared mid-request.
-    if (size * 4 <= maxBytes && sets.get(tok!) === own) {
+    // this option set was evicted or the cache cleared mid-request. Nor when
+    // the strings this request already found or kept fill the bound with it:
+    // room would be made by evicting the least recently used, which are this
+    // request's own earlier messages, and an agent re-sends them in the same
+    // order on its next turn, each evicted just before it is asked for (a
+    // plain LRU then reuses nothing). Kept as they are, the next turn finds
+    // the conversation's prefix; what no request is using still goes first.
+    if (size * 4 <= maxBytes && mine + size <= maxBytes && sets.get(tok!) === own) {
       map.set(key, out);
       bytes += size;
       entries++;
+      mine += size;
       evict();
     }
     return out;

@@ -202,6 +202,32 @@ describe("normalization reuse across calls", () => {
     expect(normalizationReuseStats()).toMatchObject({ bytes: 0, entries: 0 });
   });
 
+  it("keeps reusing a conversation's prefix when the conversation outgrows the bound", () => {
+    // An agent re-sends every earlier message in order. A plain LRU smaller
+    // than the conversation evicts each message just before it is asked for
+    // again: nothing is ever reused. The request's own strings are not evicted
+    // to make room for more of the same request.
+    configureNormalizationReuse({ maxBytes: 20_000 });
+    clearNormalizationReuse();
+    const conversation = Array.from({ length: 200 }, (_, i) => ({
+      content: `message ${i} ${"x".repeat(100)}`,
+    }));
+    const first = invocationIdentity({ role: "r", conversation });
+    const before = normalizationReuseStats();
+    expect(invocationIdentity({ role: "r", conversation })).toBe(first);
+    const after = normalizationReuseStats();
+    // Every string the first request kept (a few dozen fit) is found by the second.
+    expect(before.entries).toBeGreaterThan(10);
+    expect(after.hits - before.hits).toBe(before.entries);
+    expect(after.bytes).toBeLessThanOrEqual(20_000);
+    // A new conversation still gets room: what no request is using goes first.
+    const other = conversation.map((m) => ({ content: `${m.content} other` }));
+    invocationIdentity({ role: "r", conversation: other });
+    const third = normalizationReuseStats();
+    expect(invocationIdentity({ role: "r", conversation: other })).toBeTypeOf("string");
+    expect(normalizationReuseStats().hits - third.hits).toBeGreaterThan(10);
+  });
+
   it("refuses a bound that is not a byte count, naming it", () => {
     expect(() => configureNormalizationReuse({ maxBytes: -1 })).toThrow(InvalidOptionError);
     expect(() => configureNormalizationReuse({ maxBytes: 1.5 })).toThrow(
