@@ -20,7 +20,7 @@
  * - no half entry: every answer is whole and for the identity asked, and
  *   the store holds only whole entries (its stored metadata says so).
  *
- * CI runs 8 runners × 19 calls. INVOCACHE_FLEET=1 runs the full size
+ * CI runs 8 runners × 19 calls. INVOCACHE_FLEET=1 (`npm run fleet`) runs the full size
  * (8 × 600); INVOCACHE_FLEET_RUNNERS / INVOCACHE_FLEET_SHARED / INVOCACHE_FLEET_OWN override it.
  */
 import { createServer, type Server } from "node:http";
