@@ -23,14 +23,22 @@
  * CI runs 8 runners × 19 calls. INVOCACHE_FLEET=1 (`npm run fleet`) runs the full size
  * (8 × 600); INVOCACHE_FLEET_RUNNERS / INVOCACHE_FLEET_SHARED / INVOCACHE_FLEET_OWN override it.
  */
+import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore, type StoredMeta } from "../../src/store/index.js";
 import { postgresAvailable, startPostgresServer } from "../helpers/postgres-server.js";
-import { redisServerBinary } from "../helpers/redis-server.js";
+import { redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
 import { skipUnless } from "../helpers/service.js";
-import { startDurableRedis, startWorker, tempDir, type Worker, workerScript } from "./helpers.js";
+import {
+  ROOT,
+  startDurableRedis,
+  startWorker,
+  tempDir,
+  type Worker,
+  workerScript,
+} from "./helpers.js";
 
 const FULL = process.env.INVOCACHE_FLEET === "1";
 const RUNNERS = Number(process.env.INVOCACHE_FLEET_RUNNERS ?? 8);
@@ -351,6 +359,131 @@ describe("a fleet of runners on one store", () => {
       };
       const result = await fleet(redis.url, restart, "fleet-redis");
       console.log(`fleet on Redis: ${JSON.stringify(result)}`);
+    },
+    TIMEOUT,
+  );
+});
+
+/** `invocache proxy` as a process (through tsx, from the sources); resolves its URL once it is listening. */
+function startProxy(args: string[]): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "src/cli/main.ts", "proxy", "--port", "0", ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, INVOCACHE_MODE: "", CI: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let out = "";
+  let err = "";
+  child.stderr!.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const url = /http:\/\/127\.0\.0\.1:\d+/.exec(out)?.[0];
+      if (url !== undefined && out.includes("\n")) resolve({ child, url });
+    });
+    child.once("exit", (code) => reject(new Error(`proxy exited ${code}: ${err}`)));
+  });
+}
+
+describe("two invocache proxy processes on one store", () => {
+  const noRedis = skipUnless(
+    redisServerBinary !== undefined,
+    "redis-server",
+    "apt-get install -y redis-server",
+  );
+  it.skipIf(noRedis)(
+    "Redis: concurrent clients through both get one upstream call per identity + attempt and the same answer everywhere",
+    async () => {
+      const redis = await startRedisServer();
+      stops.push(() => redis.stop());
+      const upstream = await startFleetUpstream(() => {});
+      const proxies: ChildProcess[] = [];
+      try {
+        const args = [
+          "--store",
+          redis.url,
+          "--mode",
+          "auto",
+          "--upstream",
+          `fleet=${upstream.url}`,
+        ];
+        const started = await Promise.all([startProxy(args), startProxy(args)]);
+        proxies.push(...started.map((p) => p.child));
+        // Every identity + attempt asked 4 times, twice through each proxy, by 16 concurrent clients.
+        const plan: Array<{ id: string; attempt: number; proxy: string }> = [];
+        for (let i = 0; i < SHARED * 2; i++) {
+          for (const attempt of [0, 1]) {
+            for (const p of [...started, ...started])
+              plan.push({ id: `x-${i}`, attempt, proxy: p.url });
+          }
+        }
+        let seed = 7;
+        for (let i = plan.length - 1; i > 0; i--) {
+          seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+          const j = seed % (i + 1);
+          [plan[i], plan[j]] = [plan[j]!, plan[i]!];
+        }
+        const answers = new Map<string, Set<string>>();
+        let next = 0;
+        const client = async () => {
+          while (next < plan.length) {
+            const { id, attempt, proxy } = plan[next++]!;
+            const key = `${id}/${attempt}`;
+            const res = await fetch(`${proxy}/fleet/v1/chat/completions`, {
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                authorization: "Bearer sk-fleet",
+                "x-invocache-role": "fleet",
+                "x-invocache-attempt": String(attempt),
+                "x-fleet-worker": "proxy-client",
+                "x-fleet-attempt": String(attempt),
+              },
+              body: JSON.stringify({
+                model: "fleet-model",
+                messages: [{ role: "user", content: `call ${id}` }],
+              }),
+            });
+            const text = await res.text();
+            expect(res.status, text).toBe(200);
+            const content = (
+              JSON.parse(text) as { choices: Array<{ message: { content: string } }> }
+            ).choices[0]!.message.content;
+            expect(content.startsWith(`${key}#`), content).toBe(true);
+            answers.set(key, (answers.get(key) ?? new Set()).add(content));
+          }
+        };
+        await Promise.all(Array.from({ length: 16 }, client));
+        expect(answers.size).toBe(SHARED * 4);
+        for (const [key, seen] of answers) expect([...seen], key).toHaveLength(1);
+        const perKey = new Map<string, number>();
+        for (const c of upstream.log) perKey.set(c.key, (perKey.get(c.key) ?? 0) + 1);
+        expect(
+          [...perKey.values()].every((n) => n === 1),
+          JSON.stringify([...perKey]),
+        ).toBe(true);
+        expect(perKey.size).toBe(SHARED * 4);
+
+        const store = openStore(redis.url);
+        const rows: StoredMeta[] = [];
+        for await (const m of store.listMeta!({ entriesOnly: true })) rows.push(m);
+        await store.close();
+        expect(rows).toHaveLength(SHARED * 4);
+      } finally {
+        for (const p of proxies) {
+          if (p.exitCode === null) {
+            const gone = new Promise((resolve) => p.once("exit", resolve));
+            p.kill("SIGTERM");
+            await gone;
+          }
+        }
+        await upstream.close();
+      }
     },
     TIMEOUT,
   );
