@@ -221,13 +221,19 @@ export async function redisDeleteIfWithMeta(
   return reply === 1;
 }
 
-/** The first value key under our prefix for which `test` holds, scanning the keyspace. */
+/**
+ * The first value key under our prefix for which `test` holds, scanning the
+ * keyspace; `null` when `maxPages` SCAN pages ran out before the end.
+ */
 async function findValueKey(
   client: RedisMetaClient,
   test: (keys: string[]) => Promise<string | undefined>,
-): Promise<string | undefined> {
+  maxPages = Number.POSITIVE_INFINITY,
+): Promise<string | undefined | null> {
   let cursor = "0";
+  let pages = 0;
   do {
+    if (pages++ >= maxPages) return null;
     const page = await client.scan(cursor, { MATCH: `${VALUE_PREFIX}*`, COUNT: SCAN_COUNT });
     cursor = String(page.cursor);
     const found = await test(page.keys.map(String));
@@ -252,7 +258,7 @@ export async function redisMetaMissing(client: RedisMetaClient): Promise<string 
     }
     return undefined;
   });
-  if (bare !== undefined) {
+  if (typeof bare === "string") {
     return `it was written before stored metadata, e.g. ${JSON.stringify(bare.slice(VALUE_PREFIX.length))}`;
   }
   await client.set(REDIS_META_LAYOUT, "1");
@@ -371,12 +377,16 @@ export async function migrateRedisMeta(
   return filled;
 }
 
+/** SCAN pages an open looks through at most (a db shared with another app may hold millions of keys). */
+const OPEN_SCAN_PAGES = 20;
+
 /**
  * On open: an empty store gets the layout marker at once (nothing to
- * migrate); a store with values waits for `migrateRedisMeta`.
+ * migrate); a store with values waits for `migrateRedisMeta`. A keyspace too
+ * big to look through on open is left unmarked: the first listing checks.
  */
 export async function prepareRedisMeta(client: RedisMetaClient): Promise<void> {
   if ((await client.exists(REDIS_META_LAYOUT)) === 1) return;
-  const any = await findValueKey(client, async (keys) => keys[0]);
+  const any = await findValueKey(client, async (keys) => keys[0], OPEN_SCAN_PAGES);
   if (any === undefined) await client.set(REDIS_META_LAYOUT, "1");
 }
