@@ -21,7 +21,7 @@
  *   the store holds only whole entries (its stored metadata says so).
  *
  * CI runs 8 runners × 19 calls. INVOCACHE_FLEET=1 (`npm run fleet`) runs the full size
- * (8 × 600); INVOCACHE_FLEET_RUNNERS / INVOCACHE_FLEET_SHARED / INVOCACHE_FLEET_OWN override it.
+ * (8 × 601); INVOCACHE_FLEET_RUNNERS / INVOCACHE_FLEET_SHARED / INVOCACHE_FLEET_OWN override it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
