@@ -20,7 +20,7 @@
  * compares the hash's `len` with the value's STRLEN (O(1)) and reports the
  * store as needing `invocache migrate-store` instead of serving stale
  * metadata. (An older writer's rewrite of exactly the same length, or a key
- * it created, stays unseen until the next migration: docs/store.md.)
+ * it created, stays unseen until the next migration: docs/cli.md, `invocache migrate-store`.)
  *
  * The scripts touch keys they compute (one key per value) and are meant for
  * a single Redis server or a primary with replicas, not Redis Cluster (as
