@@ -13,7 +13,7 @@ import { callUpstream, type Upstream } from "./upstream.js";
 /** Call upstream and store the result if it is storable. */
 export async function recordLive(core: Core, c: CallContext, leaseKey?: string): Promise<Answer> {
   const started = performance.now();
-  const got = await withLeaseRenewal(core, leaseKey, () => callUpstream(c.fn, c.opts.signal));
+  const got = await withLeaseRenewal(core, leaseKey, c.id, () => callUpstream(c.fn, c.opts.signal));
   const given = c.opts.upstreamMs;
   // An answer fetched before `fn` (a cache's update): its own upstream time, not fn's ~0 ms.
   const ms =
@@ -78,16 +78,45 @@ async function store(
   return { ...notStored, recorded: true, ...usage };
 }
 
-/** Run `work`, renewing the lease (when held) every third of its length. */
+/**
+ * Run `work`, renewing the lease (when held) every third of its length.
+ * A lease that went unrenewed for longer than its length (the store failed
+ * meanwhile) or was taken by another process may have let another process
+ * call upstream for the same entry: that is said once, as a warning naming
+ * the entry, so a duplicate upstream call is never silent. The call itself
+ * goes on (it cannot be taken back).
+ */
 async function withLeaseRenewal<T>(
   core: Core,
   leaseKey: string | undefined,
+  id: string,
   work: () => Promise<T>,
 ): Promise<T> {
   if (leaseKey === undefined) return work();
+  // The lease was taken (or renewed) just before: it holds until at least lastOk + leaseMs.
+  let lastOk = Date.now();
+  let lapsed = false;
+  const lapse = () => {
+    if (lapsed) return;
+    lapsed = true;
+    core.failOpen.warn(
+      `the lease ${leaseKey} lapsed while its upstream call was in flight (store ${core.store.url} did not renew it in time, or another process took it): another process may have called upstream for the same entry too`,
+      undefined,
+      id,
+    );
+  };
   const renew = setInterval(
     () => {
-      core.store.acquireLease(leaseKey, core.owner, core.leaseMs).catch(() => {});
+      const sent = Date.now();
+      core.store.acquireLease(leaseKey, core.owner, core.leaseMs).then(
+        (ok) => {
+          if (!ok || sent > lastOk + core.leaseMs) lapse();
+          if (ok) lastOk = sent;
+        },
+        () => {
+          if (Date.now() > lastOk + core.leaseMs) lapse();
+        },
+      );
     },
     Math.max(50, Math.floor(core.leaseMs / 3)),
   );
@@ -96,5 +125,6 @@ async function withLeaseRenewal<T>(
     return await work();
   } finally {
     clearInterval(renew);
+    if (Date.now() > lastOk + core.leaseMs) lapse();
   }
 }

@@ -39,8 +39,8 @@ export interface KeyvStoreOptions {
   listsInKeyOrder?: boolean;
   /**
    * Where `listMeta` answers from: `"stored"` the backend's stored metadata
-   * (SQLite, PostgreSQL), `"computed"` the values (memory: everything is in
-   * memory anyway). Absent: the store has no `listMeta` (Redis), so callers
+   * (SQLite, PostgreSQL, Redis), `"computed"` the values (memory: everything
+   * is in memory anyway). Absent: the store has no `listMeta`, so callers
    * stream the values as before instead of having them all held and sorted.
    */
   meta?: "stored" | "computed";

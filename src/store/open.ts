@@ -112,9 +112,11 @@ export function openStore(url: string, options: OpenStoreOptions = {}): Store {
   });
 }
 
-/** Where `Store.listMeta` answers from (see `KeyvStoreOptions.meta`); Redis keeps none yet. */
+/** Where `Store.listMeta` answers from (see `KeyvStoreOptions.meta`). */
 function metaOf(location: StoreLocation): { meta?: "stored" | "computed" } {
-  if (location.kind === "sqlite" || location.kind === "postgres") return { meta: "stored" };
+  if (location.kind === "sqlite" || location.kind === "postgres" || location.kind === "redis") {
+    return { meta: "stored" };
+  }
   if (location.kind === "memory") return { meta: "computed" };
   return {};
 }

@@ -27,6 +27,12 @@ export interface PostgresServer {
   readonly url: string;
   /** The postmaster's process id; each connection is served by a child of it. */
   readonly pid: number;
+  /**
+   * Crash the server (SIGQUIT: immediate shutdown, no checkpoint, as a
+   * crashed host's postmaster) and start it again on the same port and
+   * data; resolves once it accepts queries (crash recovery done).
+   */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -38,7 +44,9 @@ export interface PostgresServer {
  * const store = openStore(pg.url);
  * await pg.stop();
  */
-export async function startPostgresServer(): Promise<PostgresServer> {
+export async function startPostgresServer(
+  options: { durable?: boolean } = {},
+): Promise<PostgresServer> {
   if (!postgresAvailable || initdb === undefined || postgres === undefined || runAs === null) {
     throw new Error("postgres (initdb) is not installed or cannot run here");
   }
@@ -54,34 +62,58 @@ export async function startPostgresServer(): Promise<PostgresServer> {
     { ...ids, stdio: "pipe" },
   );
   const port = await freePort();
-  const child = spawn(
-    postgres,
-    [
-      ...["-D", data, "-k", dir, "-p", String(port), "-h", "127.0.0.1"],
-      ...["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
-    ],
-    { ...ids, stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let stderr = "";
-  child.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const cleanup = async (proc: ChildProcess) => {
-    await stop(proc);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
+  // durable: a commit is acknowledged only once its WAL reached the OS, so
+  // a crashed server (restart) keeps every acknowledged write on recovery.
+  const commit = options.durable === true ? [] : ["-c", "synchronous_commit=off"];
+  let child: ChildProcess;
+  const launch = async () => {
+    const proc = spawn(
+      postgres!,
+      [
+        ...["-D", data, "-k", dir, "-p", String(port), "-h", "127.0.0.1"],
+        ...["-c", "fsync=off", ...commit, "-c", "full_page_writes=off"],
+      ],
+      { ...ids, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    child = proc;
+    let stderr = "";
+    proc.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     await waitFor(
       () => answers(url),
       20_000,
       () => `postgres did not start on ${port}: ${stderr}`,
     );
+  };
+  const cleanup = async (proc: ChildProcess) => {
+    await stop(proc);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await launch();
   } catch (error) {
-    await cleanup(child);
+    await cleanup(child!);
     throw error;
   }
-  return { port, url, pid: child.pid!, stop: () => cleanup(child) };
+  return {
+    port,
+    url,
+    get pid() {
+      return child.pid!;
+    },
+    async restart() {
+      const proc = child;
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const gone = new Promise((resolve) => proc.once("exit", resolve));
+        proc.kill("SIGQUIT");
+        await gone;
+      }
+      await launch();
+    },
+    stop: () => cleanup(child),
+  };
 }
 
 interface PgClient {

@@ -291,9 +291,16 @@ async function redisBytes(url: string): Promise<Buffer> {
   try {
     for await (const keys of client.scanIterator({ MATCH: "*", COUNT: 500 })) {
       for (const key of [keys].flat()) {
+        // Values are strings; their stored metadata (redis-meta.ts) hashes and sorted sets.
         const type = await client.type(key);
-        expect(type, `redis key ${key}`).toBe("string"); // so GET sees all of it
-        parts.push(Buffer.from(`${key}\n${(await client.get(key)) ?? ""}\n`));
+        expect(["string", "hash", "zset"], `redis key ${key}: ${type}`).toContain(type);
+        const text =
+          type === "string"
+            ? ((await client.get(key)) ?? "")
+            : type === "hash"
+              ? JSON.stringify(await client.hGetAll(key))
+              : JSON.stringify(await client.zRange(key, 0, -1));
+        parts.push(Buffer.from(`${key}\n${text}\n`));
       }
     }
   } finally {

@@ -7,6 +7,15 @@ import type { Backend, RawRow } from "../backend.js";
 import { createKeyv } from "./keyv.js";
 import { LATE } from "./late.js";
 import { importOptional } from "./optional.js";
+import {
+  listRedisMeta,
+  migrateRedisMeta,
+  prepareRedisMeta,
+  redisDeleteIfWithMeta,
+  redisDeleteWithMeta,
+  redisMetaMissing,
+  redisSetWithMeta,
+} from "./redis-meta.js";
 
 /** Every value key is `invocache:v:<key>`: one Redis db may be shared with other apps. */
 export const REDIS_VALUE_PREFIX = "invocache:v:";
@@ -104,6 +113,7 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
   // its own throwOnErrors is set, separately from keyv's option.
   const adapter = new mod.default(client, { throwOnErrors: true, throwOnConnectError: true });
   const keyv = await createKeyv(adapter);
+  await prepareRedisMeta(client);
 
   return {
     keyv,
@@ -134,7 +144,17 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
         }
       } while (cursor !== "0");
     },
-    async setRecord(key, record, ttlMs, notAfter) {
+    // Stored metadata (redis-meta.ts): a hash and two sorted-set members
+    // beside each value, written by the same script. Every write carries it.
+    keepsMeta: () => true,
+    metaMissing: () => redisMetaMissing(client),
+    listMeta: (q) => listRedisMeta(client, q),
+    migrateMeta: (onProgress) => migrateRedisMeta(client, onProgress),
+    async setRecord(key, record, ttlMs, notAfter, meta) {
+      if (meta !== undefined) {
+        await redisSetWithMeta(client, key, record, ttlMs, meta, serverDeadline(notAfter), LATE);
+        return;
+      }
       const done = await client.eval(SET, {
         keys: [key],
         arguments: [record, ttlMs === undefined ? "" : String(ttlMs), serverDeadline(notAfter)],
@@ -142,6 +162,9 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
       if (done === -1) throw new Error(LATE);
     },
     async deleteRecord(key, notAfter) {
+      if (key.startsWith(REDIS_VALUE_PREFIX)) {
+        return redisDeleteWithMeta(client, key, serverDeadline(notAfter), LATE);
+      }
       const removed = await client.eval(DEL, {
         keys: [key],
         arguments: [serverDeadline(notAfter)],
@@ -154,6 +177,9 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
       return text === null || text === undefined ? undefined : String(text);
     },
     async deleteRecordIf(key, record, notAfter) {
+      if (key.startsWith(REDIS_VALUE_PREFIX)) {
+        return redisDeleteIfWithMeta(client, key, record, serverDeadline(notAfter), LATE);
+      }
       const removed = await client.eval(DEL_IF, {
         keys: [key],
         arguments: [record, serverDeadline(notAfter)],
