@@ -53,7 +53,8 @@ export async function startViewer(
   options: ViewerOptions = {},
 ): Promise<Viewer> {
   const catalog = await openCatalog(location, { refreshMs: options.refreshMs ?? 3000 });
-  await catalog.snapshot();
+  // With stored metadata nothing is read up front; without, the whole store is.
+  await catalog.prepare();
   const token = options.token ?? newToken();
   const missLog = options.missLog ?? viewerMissLog(location, catalog.url);
   const flag = sourceFlag(location, catalog.url);
