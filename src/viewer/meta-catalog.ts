@@ -20,6 +20,7 @@
  *   its parent, by key prefix.
  */
 import { MIN_PREFIX_LENGTH } from "../identity/index.js";
+import type { CallKind } from "../identity/internal.js";
 import type { JsonValue } from "../json/index.js";
 import { type Entry, type Store, type StoredMeta, validateEntry } from "../store/index.js";
 import { type Recorded, type RunSpend, runSpend, SpendTally } from "./spend.js";
@@ -304,6 +305,35 @@ export class MetaCatalog {
     for (const key of keys) {
       const m = await this.metaOf(key);
       if (m !== undefined) out.set(key, summaryOfMeta(m));
+    }
+    return out;
+  }
+
+  /**
+   * The newest `limit` entries of `namespace` with `role` and `kind`, other
+   * than identity `exceptId` (the misses page's candidates): one query in
+   * time order, stopped when it has them.
+   */
+  async candidates(
+    namespace: string,
+    role: string,
+    kind: CallKind,
+    exceptId: string,
+    limit: number,
+  ): Promise<EntrySummary[]> {
+    const out: EntrySummary[] = [];
+    if (limit < 1) return out;
+    const rows = this.#rows({
+      order: "recordedAtDesc",
+      entriesOnly: true,
+      prefix: `${namespace}:`,
+    });
+    for await (const m of rows) {
+      if (m.kind !== "entry" || m.role !== role || m.id === exceptId) continue;
+      const e = summaryOfMeta(m);
+      if (e.kind !== kind) continue;
+      out.push(e);
+      if (out.length === limit) break;
     }
     return out;
   }

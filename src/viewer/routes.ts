@@ -13,7 +13,7 @@ import { cassettesView } from "./views/cassettes.js";
 import { diffView } from "./views/diff.js";
 import { entryView } from "./views/entry.js";
 import type { Section } from "./views/layout.js";
-import { missesView } from "./views/misses.js";
+import { missesView, snapshotCandidates } from "./views/misses.js";
 import {
   type OverviewData,
   type OverviewQuery,
@@ -158,7 +158,15 @@ export async function renderRoute(pathAndQuery: string, ctx: RouteContext): Prom
       status: 200,
       title: "Misses",
       on: "misses",
-      body: await missesView(links, ctx.catalog, await catalog.snapshot(), misses, ctx.missLog),
+      body: await missesView(
+        links,
+        catalog,
+        meta === undefined
+          ? snapshotCandidates(await catalog.snapshot())
+          : (...args) => meta.candidates(...args),
+        misses,
+        ctx.missLog,
+      ),
     };
   }
   if (head === "cassettes" && rest.length === 0) {

@@ -9,7 +9,7 @@
 
 import { callKindNamed } from "../identity/internal.js";
 import { costOf, emptyTally, type Spend, type Usage } from "../usage/index.js";
-import type { EntrySummary, RunRecord } from "./catalog.js";
+import type { EntrySummary, RunRecord } from "./summary.js";
 
 /** What a set of recordings cost, with their model time. */
 export type Recorded = Spend & { ms: number; entries: number };
