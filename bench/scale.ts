@@ -7,7 +7,11 @@
  *   store, interleaved (target: within 1.2x);
  * - `invocache ls --json`, `stats --json` and `prune --older-than 3650d
  *   --dry-run` (nothing is that old: the scan is the cost) as whole processes
- *   under /usr/bin/time: wall time and peak RSS, and how both grow with N.
+ *   under /usr/bin/time: wall time and peak RSS, and how both grow with N;
+ * - the viewer's first page: `invocache view --json` started as a process
+ *   until its overview is served over HTTP (start-up of node and tsx
+ *   included: compare with the 1,000-entry row), and `startViewer` in this
+ *   process until the same page is served.
  *
  * The stores are built by one SQL statement (a recursive CTE copying one
  * real recorded entry, with its stored metadata, under fresh random ids),
@@ -16,14 +20,16 @@
  * figures before issue 34), and say how to migrate.
  * Not part of `npm run bench` (it writes hundreds of MB to os.tmpdir()).
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { request } from "node:http";
 import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRecorder, invocationIdentity } from "../src/index.js";
 import { SQLITE_VALUES_TABLE } from "../src/store/backends/sqlite.js";
+import { startViewer } from "../src/viewer/index.js";
 import { machine, req, response } from "./support/hit-request.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -106,6 +112,75 @@ function cli(args: string[]): { seconds: number; rssMiB: number } {
   return { seconds: Number(last[0]), rssMiB: Math.round(Number(last[1]) / 1024) };
 }
 
+/** A GET on loopback. */
+function httpGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; cookie: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        body += c;
+      });
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          cookie: String(res.headers["set-cookie"] ?? "").split(";")[0]!,
+          body,
+        }),
+      );
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Trade the URL's token for the cookie, then GET the overview: the first page a person sees. */
+async function firstPage(viewerUrl: string): Promise<void> {
+  const { cookie } = await httpGet(viewerUrl);
+  const page = await httpGet(`${new URL(viewerUrl).origin}/`, { cookie });
+  if (page.status !== 200 || !page.body.includes('id="entries"'))
+    throw new Error(`the viewer's first page failed: ${page.status}`);
+}
+
+/** Seconds from `startViewer` to its first page served, in this process. */
+async function viewerInProcess(url: string): Promise<number> {
+  const t0 = performance.now();
+  const viewer = await startViewer({ store: url });
+  await firstPage(viewer.url);
+  const seconds = (performance.now() - t0) / 1e3;
+  await viewer.close();
+  return seconds;
+}
+
+/** Seconds from spawning `invocache view --json` to its first page served. */
+async function viewerProcess(url: string): Promise<number> {
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(root, "src/cli/main.ts"), "view", "--store", url, "--json"],
+    { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  try {
+    const viewerUrl = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (c: string) => {
+        out += c;
+        const line = out.split("\n").find((l) => l.startsWith("{"));
+        if (line !== undefined) resolve((JSON.parse(line) as { url: string }).url);
+      });
+      child.once("exit", (code) => reject(new Error(`invocache view exited ${code}`)));
+    });
+    await firstPage(viewerUrl);
+    return (performance.now() - t0) / 1e3;
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
 const dir = mkdtempSync(join(tmpdir(), "invocache-scale-"));
 try {
   if (!existsSync("/usr/bin/time")) throw new Error("needs /usr/bin/time for peak RSS");
@@ -115,9 +190,12 @@ try {
   const small = join(dir, "s1k.sqlite");
   await build(small, 1_000);
   const lines = [
-    "| entries | file | build | hit p50 (vs 1k) | ls --json | stats --json | prune --dry-run |",
-    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| entries | file | build | hit p50 (vs 1k) | ls --json | stats --json | prune --dry-run | viewer first page (process / in process) |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
+  // The floor the viewer rows compare with: the same, on the 1,000-entry store.
+  const floor = `${(await viewerProcess(`sqlite://${small}`)).toFixed(2)} s / ${(await viewerInProcess(`sqlite://${small}`)).toFixed(2)} s`;
+  process.stderr.write(`[scale] viewer first page at 1,000 entries: ${floor}\n`);
   for (const n of sizes) {
     const file = join(dir, `s${n}.sqlite`);
     const t0 = performance.now();
@@ -128,16 +206,18 @@ try {
     const ls = cli(["ls", "--store", url, "--json"]);
     const stats = cli(["stats", "--store", url, "--json"]);
     const prune = cli(["prune", "--store", url, "--older-than", "3650d", "--dry-run", "--json"]);
+    const viewProc = await viewerProcess(url);
+    const viewIn = await viewerInProcess(url);
     const mb = (statSync(file).size / 1e6).toFixed(0);
     const fmt = (c: { seconds: number; rssMiB: number }) =>
       `${c.seconds.toFixed(1)} s, ${c.rssMiB} MiB`;
     lines.push(
-      `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${fmt(ls)} | ${fmt(stats)} | ${fmt(prune)} |`,
+      `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${fmt(ls)} | ${fmt(stats)} | ${fmt(prune)} | ${viewProc.toFixed(2)} s / ${viewIn.toFixed(2)} s |`,
     );
     process.stderr.write(`[scale] ${lines.at(-1)}\n`);
     rmSync(file, { force: true });
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
+  process.stdout.write(`${lines.join("\n")}\n\nViewer first page at 1,000 entries: ${floor}.\n`);
   process.stderr.write(`[scale] load average ${loadavg()[0]!.toFixed(2)}\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -153,6 +153,21 @@ export class MetaCatalog {
   async page(search: MetaSearch, offset: number, size: number): Promise<MetaPage> {
     const filtered = search.q !== "" || search.role !== "" || search.model !== "";
     const matches = searchMatcher(search);
+    const counted = filtered ? undefined : this.#countOf(search.namespace);
+    if (counted !== undefined && offset >= counted / 2 && offset < counted) {
+      // A page in the older half (the last one): read from the oldest end, so
+      // the query stops after `counted - offset` rows, not `offset`.
+      const back: EntrySummary[] = [];
+      for await (const m of this.#rows({
+        order: "recordedAt",
+        entriesOnly: true,
+        ...(search.namespace === "" ? {} : { prefix: `${search.namespace}:` }),
+        limit: counted - offset,
+      }))
+        if (m.kind === "entry") back.push(summaryOfMeta(m));
+      const rows = back.reverse().slice(0, size);
+      return { rows, more: offset + rows.length < counted, total: counted };
+    }
     const rows = this.#rows({
       order: "recordedAtDesc",
       entriesOnly: true,
@@ -177,15 +192,18 @@ export class MetaCatalog {
       }
       out.push(e);
     }
-    let total = more ? undefined : skipped + out.length;
     // Unfiltered, the totals know how many there are (when counted).
-    if (!filtered && more && this.#totals !== undefined) {
-      total =
-        search.namespace === ""
-          ? this.#totals.entries
-          : this.#totals.namespaces.find((n) => n.name === search.namespace)?.entries;
-    }
+    const total = more ? counted : skipped + out.length;
     return { rows: out, more, total };
+  }
+
+  /** How many entries (of a namespace) the last count found, if it ended. */
+  #countOf(namespace: string): number | undefined {
+    const t = this.#totals;
+    if (t === undefined) return undefined;
+    return namespace === ""
+      ? t.entries
+      : (t.namespaces.find((n) => n.name === namespace)?.entries ?? 0);
   }
 
   /** The totals as last counted, or undefined before the first count ends. */

@@ -153,6 +153,12 @@ describe("the viewer on a 20,000-entry SQLite store with stored metadata", () =>
       await expect
         .poll(async () => (await page("/")).body, { timeout: 30_000 })
         .toContain(`${(N + 1).toLocaleString("en")}</div><div class="l">entries`);
+      // The last page, read from the oldest end once the count is known.
+      const last = await page(`/?offset=${N + 1 - 50}`);
+      expect(rows(last.body)).toBe(50);
+      expect(last.body).toContain("2026-01-01 00:00:00 UTC");
+      expect(last.body).toContain(`19,952–20,001 of 20,001`);
+      expect(last.body).not.toContain('rel="next"');
       expect(reads.lists()).toBe(0);
       expect(reads.gets()).toBe(0);
 
