@@ -186,7 +186,7 @@ export async function renderRoute(pathAndQuery: string, ctx: RouteContext): Prom
 }
 
 /** How long the first overview waits for a big store's totals before it shows its entries without them. */
-const TOTALS_WAIT_MS = 700;
+const TOTALS_WAIT_MS = 500;
 
 /**
  * The overview from stored metadata: this page of entries (one query), and
