@@ -62,12 +62,20 @@ export interface Catalog {
   readonly kind: "store" | "cassette";
   /** The cassette file or folder, for cassette sources. */
   readonly root: string | undefined;
-  /**
-   * Every entry and run, read from every stored value: what the pages that
-   * need all of them use (misses, the export). Read on first use, then
-   * refreshed in the background.
-   */
   snapshot(): Promise<CatalogSnapshot>;
+  /** One full entry by store key (and cassette file, for a folder), or undefined. */
+  entry(key: string, file?: string): Promise<Entry | undefined>;
+  close(): Promise<void>;
+}
+
+/**
+ * The catalog as the viewer's own pages use it (not public: it names the
+ * metadata reads, meta-catalog.ts). {@link Catalog.snapshot} there is every
+ * entry and run, read from every stored value: what the pages that need
+ * all of them use (the export, a store without metadata). Read on first
+ * use, then refreshed in the background.
+ */
+export interface ViewerCatalog extends Catalog {
   /** The snapshot when one was read already (nothing is read here). */
   loaded(): CatalogSnapshot | undefined;
   /**
@@ -86,9 +94,6 @@ export interface Catalog {
   readonly fullReadReason: string | undefined;
   /** What starting the viewer waits for: the metadata check, or (without metadata) the full read. */
   prepare(): Promise<void>;
-  /** One full entry by store key (and cassette file, for a folder), or undefined. */
-  entry(key: string, file?: string): Promise<Entry | undefined>;
-  close(): Promise<void>;
 }
 
 /**
@@ -99,10 +104,18 @@ export interface Catalog {
  * const { entries, runs } = await catalog.snapshot();
  * await catalog.close();
  */
-export async function openCatalog(
+export function openCatalog(
   location: CatalogLocation,
   options: CatalogOptions = {},
 ): Promise<Catalog> {
+  return openViewerCatalog(location, options);
+}
+
+/** {@link openCatalog} with what the viewer's pages use besides (not public). */
+export async function openViewerCatalog(
+  location: CatalogLocation,
+  options: CatalogOptions = {},
+): Promise<ViewerCatalog> {
   const refreshMs = options.refreshMs ?? 3000;
   // Read-only: a SQLite file that does not exist yet is an empty source,
   // not one to create; a cassette folder that does not exist yet lists none.
@@ -115,7 +128,7 @@ export async function openCatalog(
   return new StoreCatalog(openSourceStore(where), refreshMs);
 }
 
-abstract class BaseCatalog implements Catalog {
+abstract class BaseCatalog implements ViewerCatalog {
   abstract readonly url: string;
   abstract readonly kind: "store" | "cassette";
   abstract readonly root: string | undefined;

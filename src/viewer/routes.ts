@@ -2,7 +2,7 @@
  * The route table: a viewer path to a rendered page body. The server calls
  * it per request; the export calls it for each section of the report.
  */
-import type { Catalog } from "./catalog.js";
+import type { ViewerCatalog } from "./catalog.js";
 import { html, type SafeHtml } from "./escape.js";
 import type { Links } from "./links.js";
 import type { MetaCatalog } from "./meta-catalog.js";
@@ -26,7 +26,7 @@ import { compareView, findRun, runRef, runView } from "./views/run.js";
 
 /** What every route needs. */
 export interface RouteContext {
-  catalog: Catalog;
+  catalog: ViewerCatalog;
   links: Links;
   missLog: string;
   /** `--store URL` or `--cassette PATH`, for the CLI commands an entry page shows. */
