@@ -1,9 +1,10 @@
 /**
- * The viewer on a real PostgreSQL store (a private cluster on loopback):
+ * The viewer on real PostgreSQL and Redis stores. On PostgreSQL (a private cluster on loopback):
  * the same lazy paths as on SQLite (test/viewer/scale.test.ts), through the
  * same `Store.listMeta`: it starts and serves the first page, the next page
  * and a search without reading a stored value, and opening an entry reads
- * that one entry.
+ * that one entry. And on Redis, which keeps no stored metadata in this
+ * version: the viewer reads the whole store (the slow path) and says why.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { INVOCACHE_VERSION, NORMALIZATION_VERSION, openStore } from "../../src/index.js";
@@ -15,6 +16,7 @@ import {
   postgresAvailable,
   startPostgresServer,
 } from "../helpers/postgres-server.js";
+import { type RedisServer, redisServerBinary, startRedisServer } from "../helpers/redis-server.js";
 import { get } from "./fixtures.js";
 
 const N = 120;
@@ -86,4 +88,37 @@ describe.skipIf(!postgresAvailable)("the viewer on PostgreSQL with stored metada
       vi.restoreAllMocks();
     }
   }, 120_000);
+});
+
+describe.skipIf(redisServerBinary === undefined)("the viewer on Redis", () => {
+  let redis: RedisServer;
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  }, 60_000);
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  it("lists from a full read where the store has no listMeta, and says so", async () => {
+    const url = `redis://127.0.0.1:${redis.port}`;
+    const store = openStore(url);
+    for (let i = 0; i < 3; i++)
+      await store.set(entryKey("default", entry(i).id, 0), entry(i) as never);
+    // Redis keeps no stored metadata in this version; a later one may.
+    const hasMeta = store.listMeta !== undefined;
+    await store.close();
+    const viewer = await startViewer({ store: url });
+    try {
+      const host = `127.0.0.1:${viewer.port}`;
+      const first = await get(viewer.port, `/?token=${viewer.token}`, { host });
+      const cookie = String(first.headers["set-cookie"]).split(";")[0]!;
+      const overview = await get(viewer.port, "/", { host, cookie });
+      expect(overview.body.match(/<tr data-href="\/entry\//g)?.length).toBe(3);
+      if (!hasMeta)
+        expect(overview.body).toContain("keeps no stored metadata the viewer can list from");
+      else expect(overview.body).not.toContain('id="full-read"');
+    } finally {
+      await viewer.close();
+    }
+  }, 60_000);
 });
