@@ -9,7 +9,12 @@
  *   stdout), and `ls --json`, `stats --json` and `prune --older-than 3650d
  *   --dry-run` (nothing is that old: the scan is the cost) as whole
  *   processes under /usr/bin/time: wall time and peak RSS, and how both
- *   grow with N.
+ *   grow with N;
+ * - the viewer's first page: `invocache view --json` started as a process
+ *   until its overview is served over HTTP (start-up of node and tsx
+ *   included: compare with the 1,000-entry row), and `startViewer` in this
+ *   process until the same page is served; "†" marks a page that went out
+ *   before its totals were counted (it waits for them up to 0.5 s).
  *
  * The stores are built by one SQL statement copying one real recorded
  * entry, with its stored metadata, under fresh random ids (SQLite: a
@@ -21,6 +26,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { request } from "node:http";
 import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -28,6 +34,7 @@ import { fileURLToPath } from "node:url";
 import { createRecorder, invocationIdentity } from "../src/index.js";
 import { PG_VALUES_TABLE } from "../src/store/backends/postgres.js";
 import { SQLITE_VALUES_TABLE } from "../src/store/backends/sqlite.js";
+import { startViewer } from "../src/viewer/index.js";
 import { type PostgresServer, startPostgresServer } from "../test/helpers/postgres-server.js";
 import { machine, req, response } from "./support/hit-request.js";
 
@@ -230,6 +237,86 @@ async function postgresBackend(): Promise<Backend> {
   };
 }
 
+/** A GET on loopback. */
+function httpGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; cookie: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        body += c;
+      });
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          cookie: String(res.headers["set-cookie"] ?? "").split(";")[0]!,
+          body,
+        }),
+      );
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+/** Whether the last first page went out before its totals were counted (it shows "…"). */
+let counting = false;
+
+/** Trade the URL's token for the cookie, then GET the overview: the first page a person sees. */
+async function firstPage(viewerUrl: string): Promise<void> {
+  const { cookie } = await httpGet(viewerUrl);
+  const page = await httpGet(`${new URL(viewerUrl).origin}/`, { cookie });
+  if (page.status !== 200 || !page.body.includes('id="entries"'))
+    throw new Error(`the viewer's first page failed: ${page.status}`);
+  counting = page.body.includes('id="counting"');
+}
+
+/** `s` seconds, with "†" when the page went out before the totals. */
+const firstPageText = (s: number) => `${s.toFixed(2)} s${counting ? "†" : ""}`;
+
+/** Seconds from `startViewer` to its first page served, in this process. */
+async function viewerInProcess(url: string): Promise<number> {
+  const t0 = performance.now();
+  const viewer = await startViewer({ store: url });
+  await firstPage(viewer.url);
+  const seconds = (performance.now() - t0) / 1e3;
+  await viewer.close();
+  return seconds;
+}
+
+/** Seconds from spawning `invocache view --json` to its first page served. */
+async function viewerProcess(url: string): Promise<number> {
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(root, "src/cli/main.ts"), "view", "--store", url, "--json"],
+    { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  try {
+    const viewerUrl = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.setEncoding("utf8");
+      child.stdout.on("data", (c: string) => {
+        out += c;
+        // `--json` prints one JSON object (over several lines) once the viewer listens.
+        try {
+          resolve((JSON.parse(out) as { url: string }).url);
+        } catch {
+          // not all of it yet
+        }
+      });
+      child.once("exit", (code) => reject(new Error(`invocache view exited ${code}`)));
+    });
+    await firstPage(viewerUrl);
+    return (performance.now() - t0) / 1e3;
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
 const dir = mkdtempSync(join(tmpdir(), "invocache-scale-"));
 try {
   if (!existsSync("/usr/bin/time")) throw new Error("needs /usr/bin/time for peak RSS");
@@ -240,9 +327,17 @@ try {
   try {
     const small = await backend.build(1_000);
     const lines = [
-      `| ${backendName} entries | size | build | hit p50 (vs 1k) | ls first page | ls --json | stats --json | prune --dry-run |`,
-      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+      `| ${backendName} entries | size | build | hit p50 (vs 1k) | ls first page | ls --json | stats --json | prune --dry-run | viewer first page (process / in process) |`,
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ];
+    // The floor the viewer rows compare with: the same, on the 1,000-entry store
+    // (after one unmeasured round: tsx compiles on the first start, the first
+    // viewer in this process loads its modules).
+    await viewerProcess(small);
+    await viewerInProcess(small);
+    const floorProcess = firstPageText(await viewerProcess(small));
+    const floor = `${floorProcess} / ${firstPageText(await viewerInProcess(small))}`;
+    process.stderr.write(`[scale] viewer first page at 1,000 entries: ${floor}\n`);
     for (const n of sizes) {
       const t0 = performance.now();
       const url = await backend.build(n);
@@ -259,16 +354,20 @@ try {
           `the ${n}-entry store reads as ${counted.entries} entries, ${counted.problems} problems`,
         );
       }
+      const viewProc = firstPageText(await viewerProcess(url));
+      const viewIn = firstPageText(await viewerInProcess(url));
       const mb = ((await backend.bytes(n)) / 1e6).toFixed(0);
       const fmt = (c: { seconds: number; rssMiB: number }) =>
         `${c.seconds.toFixed(1)} s, ${c.rssMiB} MiB`;
       lines.push(
-        `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${first.toFixed(1)} s | ${fmt(ls)} | ${fmt(stats)} | ${fmt(prune)} |`,
+        `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${first.toFixed(1)} s | ${fmt(ls)} | ${fmt(stats)} | ${fmt(prune)} | ${viewProc} / ${viewIn} |`,
       );
       process.stderr.write(`[scale] ${lines.at(-1)}\n`);
       await backend.drop(n);
     }
-    process.stdout.write(`${lines.join("\n")}\n`);
+    process.stdout.write(
+      `${lines.join("\n")}\n\nViewer first page at 1,000 entries: ${floor}. †: the page went out before its totals were counted (cards "…").\n`,
+    );
   } finally {
     await backend.close();
   }

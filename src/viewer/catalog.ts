@@ -13,92 +13,41 @@
 import { stat } from "node:fs/promises";
 import { relative, resolve, sep } from "node:path";
 import { parseEntryKey, readCassette } from "../cassette/index.js";
-import { asModelManifest, asToolManifest, type CallKind, kindOf } from "../identity/internal.js";
+import { MetadataMissingError } from "../errors.js";
 import type { JsonValue } from "../json/index.js";
 import { cassetteFiles, locateSource, openSourceStore } from "../source/index.js";
 import type { Store } from "../store/index.js";
 import { type Entry, validateEntry } from "../store/index.js";
-import { extractUsage, type Usage } from "../usage/index.js";
+import { MetaCatalog } from "./meta-catalog.js";
+import {
+  type CassetteFile,
+  type CatalogSnapshot,
+  type EntrySummary,
+  parseRun,
+  type RunRecord,
+  summarize,
+} from "./summary.js";
 
-/** One entry as the list views need it. */
-export interface EntrySummary {
-  key: string;
-  namespace: string;
-  id: string;
-  occurrence: number;
-  /** A model call, or a tool call (docs/tools.md): identity's kind table names it. */
-  kind: CallKind;
-  /** For a tool call: the tool, `server/name` (or `name` for a plain function tool). */
-  tool: string | undefined;
-  role: string;
-  /** The model, or "" (a tool call has none). */
-  model: string;
-  task: string;
-  attempt: number;
-  parent: string | undefined;
-  verdict: "accepted" | "rejected" | undefined;
-  reason: string | undefined;
-  recordedAt: string;
-  durationMs: number;
-  /** Tokens the recorded call reported (stored with it, else read from its response), as `invocache stats` reads them. */
-  usage: Usage | undefined;
-  /** Size of the stored JSON, UTF-8 bytes. */
-  bytes: number;
-  /** The cassette file holding it (relative to the folder), for cassette sources. */
-  file: string | undefined;
-  /** Lowercased start of task and prompt, for text search. */
-  text: string;
-}
-
-/** A stored run record (`<namespace>:run:<runId>`), as the recorder writes it. */
-export interface RunRecord {
-  key: string;
-  namespace: string;
-  runId: string;
-  contentHash: string;
-  /**
-   * `id:occurrence` per call, in order, and how it was answered: `"hit"`,
-   * `"recorded"`, `"live"`; undefined in records written before invocache
-   * stored it.
-   */
-  calls: Array<{ id: string; occurrence: number; served: string | undefined }>;
-  verdicts: Array<{ id: string; occurrence: number; verdict: string }>;
-  endedAt: string;
-  file: string | undefined;
-}
-
-/** A cassette file of a folder source. */
-export interface CassetteFile {
-  /** Relative to the folder, with `/`. */
-  path: string;
-  entries: number;
-  bytes: number;
-  modifiedAt: string;
-  problem: string | undefined;
-}
+export {
+  type CassetteFile,
+  type CatalogSnapshot,
+  type EntrySummary,
+  parseRun,
+  type RunRecord,
+  summarize,
+  type ToolFields,
+  toolLabel,
+  toolOf,
+} from "./summary.js";
 
 /** Where the catalog reads from. */
 export type CatalogLocation = { store: string } | { cassette: string };
-
-/** A snapshot of the catalog. */
-export interface CatalogSnapshot {
-  /** Newest first. */
-  entries: EntrySummary[];
-  byKey: Map<string, EntrySummary>;
-  /** Newest first. */
-  runs: RunRecord[];
-  cassettes: CassetteFile[];
-  problems: Array<{ key: string; message: string }>;
-  readAt: number;
-}
 
 /** Options of {@link openCatalog}. */
 export interface CatalogOptions {
   /** Re-read the source in the background when the snapshot is older than this (default 3000 ms). */
   refreshMs?: number;
 }
-
-const SEARCH_TEXT = 600;
 
 /**
  * The catalog of a store or cassette folder. Read-only: it never writes.
@@ -120,6 +69,34 @@ export interface Catalog {
 }
 
 /**
+ * The catalog as the viewer's own pages use it (not public: it names the
+ * metadata reads, meta-catalog.ts). {@link Catalog.snapshot} there is every
+ * entry and run, read from every stored value: what the pages that need
+ * all of them use (the export, a store without metadata). Read on first
+ * use, then refreshed in the background.
+ */
+export interface ViewerCatalog extends Catalog {
+  /** The snapshot when one was read already (nothing is read here). */
+  loaded(): CatalogSnapshot | undefined;
+  /**
+   * The reads from stored metadata (meta-catalog.ts) when the store answers
+   * `listMeta`, else undefined: then the pages list from {@link snapshot},
+   * and {@link fullReadReason} says why.
+   */
+  metadata(): Promise<MetaCatalog | undefined>;
+  /**
+   * Why a store is listed by reading every value (no stored metadata: the
+   * store predates it, with the `invocache migrate-store` command that
+   * fixes it, or its backend keeps none); undefined for a store with
+   * metadata, an empty one, or cassettes (read whole anyway). Known once
+   * {@link metadata} resolved.
+   */
+  readonly fullReadReason: string | undefined;
+  /** What starting the viewer waits for: the metadata check, or (without metadata) the full read. */
+  prepare(): Promise<void>;
+}
+
+/**
  * Open the read-only catalog of a store URL or a cassette file or folder.
  *
  * @example
@@ -127,10 +104,18 @@ export interface Catalog {
  * const { entries, runs } = await catalog.snapshot();
  * await catalog.close();
  */
-export async function openCatalog(
+export function openCatalog(
   location: CatalogLocation,
   options: CatalogOptions = {},
 ): Promise<Catalog> {
+  return openViewerCatalog(location, options);
+}
+
+/** {@link openCatalog} with what the viewer's pages use besides (not public). */
+export async function openViewerCatalog(
+  location: CatalogLocation,
+  options: CatalogOptions = {},
+): Promise<ViewerCatalog> {
   const refreshMs = options.refreshMs ?? 3000;
   // Read-only: a SQLite file that does not exist yet is an empty source,
   // not one to create; a cassette folder that does not exist yet lists none.
@@ -143,7 +128,7 @@ export async function openCatalog(
   return new StoreCatalog(openSourceStore(where), refreshMs);
 }
 
-abstract class BaseCatalog implements Catalog {
+abstract class BaseCatalog implements ViewerCatalog {
   abstract readonly url: string;
   abstract readonly kind: "store" | "cassette";
   abstract readonly root: string | undefined;
@@ -152,7 +137,23 @@ abstract class BaseCatalog implements Catalog {
   #lastLoadMs = 0;
   constructor(readonly refreshMs: number) {}
 
+  fullReadReason: string | undefined = undefined;
   protected abstract load(): Promise<CatalogSnapshot>;
+
+  loaded(): CatalogSnapshot | undefined {
+    return this.#current;
+  }
+
+  async metadata(): Promise<MetaCatalog | undefined> {
+    return undefined;
+  }
+
+  async prepare(): Promise<void> {
+    const meta = await this.metadata();
+    // With metadata nothing is read up front (the totals count in the background).
+    if (meta === undefined) await this.snapshot();
+    else meta.totalsNow();
+  }
   abstract entry(key: string, file?: string): Promise<Entry | undefined>;
   abstract close(): Promise<void>;
 
@@ -188,12 +189,35 @@ class StoreCatalog extends BaseCatalog {
   readonly kind = "store" as const;
   readonly root = undefined;
   readonly url: string;
+  #meta: Promise<MetaCatalog | undefined> | undefined;
   constructor(
     readonly store: Store,
     refreshMs: number,
   ) {
     super(refreshMs);
     this.url = store.url;
+  }
+
+  override metadata(): Promise<MetaCatalog | undefined> {
+    this.#meta ??= this.#probe();
+    return this.#meta;
+  }
+
+  /** Whether the store answers from stored metadata: one row asked for, the store's own check run. */
+  async #probe(): Promise<MetaCatalog | undefined> {
+    const store = this.store;
+    if (store.listMeta === undefined) {
+      this.fullReadReason = `${this.url} keeps no stored metadata the viewer can list from, so every entry is read to list them`;
+      return undefined;
+    }
+    try {
+      for await (const _ of store.listMeta({ limit: 1 })) break;
+    } catch (error) {
+      if (!(error instanceof MetadataMissingError)) throw error;
+      this.fullReadReason = error.message;
+      return undefined;
+    }
+    return new MetaCatalog(store, this.refreshMs);
   }
 
   protected async load(): Promise<CatalogSnapshot> {
@@ -334,102 +358,4 @@ class Collector {
       readAt: Date.now(),
     };
   }
-}
-
-function summarize(
-  key: string,
-  namespace: string,
-  e: Entry,
-  length: number,
-  file: string | undefined,
-): EntrySummary {
-  const { manifest: m, meta } = e;
-  const tool = toolOf(m);
-  const model = asModelManifest(m);
-  return {
-    key,
-    namespace,
-    id: e.id,
-    occurrence: meta.occurrence,
-    kind: kindOf(m),
-    tool: tool === undefined ? undefined : toolLabel(tool),
-    role: m.role,
-    model: model?.model ?? "",
-    task: m.task,
-    attempt: m.attempt,
-    parent: meta.parent,
-    verdict: meta.verdict?.verdict,
-    reason: meta.verdict?.reason,
-    recordedAt: meta.recordedAt,
-    durationMs: meta.durationMs,
-    usage: tool === undefined ? (meta.usage ?? extractUsage(e.response)) : undefined,
-    bytes: length,
-    file,
-    text: `${m.task} ${tool === undefined ? (model?.prompt ?? "").slice(0, SEARCH_TEXT) : `${toolLabel(tool)} ${JSON.stringify(tool.args).slice(0, SEARCH_TEXT)}`}`.toLowerCase(),
-  };
-}
-
-/** The fields of a tool manifest (src/identity/tool-manifest.ts) the viewer shows. */
-export interface ToolFields {
-  name: string;
-  server: string;
-  method: string;
-  args: JsonValue;
-  /** Recorded under recipe tool v1: readable, never served for a new call. */
-  v1?: boolean | undefined;
-}
-
-/** A tool call's manifest fields, or undefined for a model call's manifest. */
-export function toolOf(manifest: Entry["manifest"]): ToolFields | undefined {
-  const m = asToolManifest(manifest);
-  if (m === undefined) return undefined;
-  return {
-    name: m.name,
-    server: m.server,
-    method: m.method,
-    args: m.args,
-    v1: !("version" in m),
-  };
-}
-
-/** `server/name`, or `name` for a plain function tool. */
-export function toolLabel(t: ToolFields): string {
-  const label = t.server === "" ? t.name : `${t.server}/${t.name}`;
-  // Recipe tool v1 entries are shown, never served for a v2 call: they need a re-record.
-  return t.v1 === true ? `${label} (tool v1, re-record)` : label;
-}
-
-function parseRun(
-  key: string,
-  namespace: string,
-  runId: string,
-  value: JsonValue,
-  file: string | undefined,
-): RunRecord | undefined {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return undefined;
-  const { contentHash, calls, verdicts, endedAt, served } = value;
-  if (typeof contentHash !== "string" || !Array.isArray(calls)) return undefined;
-  const split = (s: JsonValue) => (typeof s === "string" ? s.split(":") : []);
-  const how = Array.isArray(served) ? served : [];
-  return {
-    key,
-    namespace,
-    runId,
-    contentHash,
-    calls: calls.map(split).map(([id, occ], i) => {
-      const from = how[i];
-      return {
-        id: id ?? "",
-        occurrence: Number(occ ?? 0),
-        served: typeof from === "string" ? from : undefined,
-      };
-    }),
-    verdicts: (Array.isArray(verdicts) ? verdicts : []).map(split).map(([id, occ, verdict]) => ({
-      id: id ?? "",
-      occurrence: Number(occ ?? 0),
-      verdict: verdict ?? "",
-    })),
-    endedAt: typeof endedAt === "string" ? endedAt : "",
-    file,
-  };
 }

@@ -8,7 +8,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { INVOCACHE_VERSION } from "../version.js";
-import { type CatalogLocation, openCatalog } from "./catalog.js";
+import { type CatalogLocation, openViewerCatalog } from "./catalog.js";
 import { sourceFlag } from "./commands.js";
 import { retryOf } from "./lineage.js";
 import { exportLinks, paths } from "./links.js";
@@ -46,7 +46,7 @@ export async function renderReport(
   location: CatalogLocation,
   options: ExportOptions = {},
 ): Promise<{ html: string; sections: number }> {
-  const catalog = await openCatalog(location, { refreshMs: Number.POSITIVE_INFINITY });
+  const catalog = await openViewerCatalog(location, { refreshMs: Number.POSITIVE_INFINITY });
   try {
     const snap = await catalog.snapshot();
     const limit = options.limit ?? 500;

@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { INVOCACHE_VERSION } from "../version.js";
-import { type CatalogLocation, openCatalog } from "./catalog.js";
+import { type CatalogLocation, openViewerCatalog } from "./catalog.js";
 import { sourceFlag } from "./commands.js";
 import { serverLinks } from "./links.js";
 import { viewerMissLog } from "./miss-log.js";
@@ -52,8 +52,9 @@ export async function startViewer(
   location: CatalogLocation,
   options: ViewerOptions = {},
 ): Promise<Viewer> {
-  const catalog = await openCatalog(location, { refreshMs: options.refreshMs ?? 3000 });
-  await catalog.snapshot();
+  const catalog = await openViewerCatalog(location, { refreshMs: options.refreshMs ?? 3000 });
+  // With stored metadata nothing is read up front; without, the whole store is.
+  await catalog.prepare();
   const token = options.token ?? newToken();
   const missLog = options.missLog ?? viewerMissLog(location, catalog.url);
   const flag = sourceFlag(location, catalog.url);

@@ -9,7 +9,7 @@
 
 import { callKindNamed } from "../identity/internal.js";
 import { costOf, emptyTally, type Spend, type Usage } from "../usage/index.js";
-import type { EntrySummary, RunRecord } from "./catalog.js";
+import type { EntrySummary, RunRecord } from "./summary.js";
 
 /** What a set of recordings cost, with their model time. */
 export type Recorded = Spend & { ms: number; entries: number };
@@ -33,21 +33,33 @@ function recorded(): Recorded {
  * spendOf(snap.entries) // { inputTokens, outputTokens, usd, unpriced, noUsage, ms, entries }
  */
 export function spendOf(entries: Iterable<EntrySummary>): Recorded {
-  const out = recorded();
-  const groups = new Map<string, { model: string; usage: Usage; calls: number }>();
-  for (const e of entries) {
+  const tally = new SpendTally();
+  for (const e of entries) tally.add(e);
+  return tally.done();
+}
+
+/**
+ * {@link spendOf} one entry at a time: what a pass over a store's stored
+ * metadata sums without holding the entries (src/viewer/meta-catalog.ts).
+ */
+export class SpendTally {
+  readonly #out = recorded();
+  readonly #groups = new Map<string, { model: string; usage: Usage; calls: number }>();
+
+  add(e: Pick<EntrySummary, "durationMs" | "usage" | "kind" | "model">): void {
+    const out = this.#out;
     out.entries++;
     out.ms += e.durationMs;
     const u = e.usage;
     if (u === undefined) {
       if (callKindNamed(e.kind).priced) out.noUsage++;
-      continue;
+      return;
     }
     out.inputTokens += u.inputTokens;
     out.outputTokens += u.outputTokens;
     const key = `${e.model}\u0000${u.model ?? ""}\u0000${u.shape}`;
-    const g = groups.get(key);
-    if (g === undefined) groups.set(key, { model: e.model, usage: { ...u }, calls: 1 });
+    const g = this.#groups.get(key);
+    if (g === undefined) this.#groups.set(key, { model: e.model, usage: { ...u }, calls: 1 });
     else {
       g.calls++;
       g.usage.inputTokens += u.inputTokens;
@@ -58,12 +70,17 @@ export function spendOf(entries: Iterable<EntrySummary>): Recorded {
         g.usage.cacheWriteTokens = (g.usage.cacheWriteTokens ?? 0) + u.cacheWriteTokens;
     }
   }
-  for (const g of groups.values()) {
-    const cost = costOf(g.model, g.usage);
-    if (cost === undefined) out.unpriced += g.calls;
-    else out.usd += cost.usd;
+
+  /** The sums so far, priced. */
+  done(): Recorded {
+    const out = { ...this.#out };
+    for (const g of this.#groups.values()) {
+      const cost = costOf(g.model, g.usage);
+      if (cost === undefined) out.unpriced += g.calls;
+      else out.usd += cost.usd;
+    }
+    return out;
   }
-  return out;
 }
 
 /**

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { cassetteStore } from "../../src/cassette/index.js";
 import { createRecorder } from "../../src/recorder/index.js";
 import type { Store } from "../../src/store/types.js";
-import { openCatalog } from "../../src/viewer/catalog.js";
+import { openViewerCatalog } from "../../src/viewer/catalog.js";
 import { serverLinks } from "../../src/viewer/links.js";
 import { type RouteContext, renderRoute } from "../../src/viewer/routes.js";
 import { searchEntries } from "../../src/viewer/views/overview.js";
@@ -46,7 +46,7 @@ describe("views", () => {
     const store = `sqlite://${join(dir, "c.sqlite")}`;
     await record(store, "one", ["plan", "build", "review"]);
     await record(store, "two", ["plan", "build it differently", "review"]);
-    const catalog = await openCatalog({ store });
+    const catalog = await openViewerCatalog({ store });
     try {
       const run = await renderRoute("/run/ns/one", ctx(catalog));
       expect(run.body.value).toContain("/compare?a=ns%2Fone&amp;b=ns%2Ftwo");
@@ -73,7 +73,7 @@ describe("views", () => {
     const b = cassetteStore(join(dir, "top.yaml"));
     await record(b, "r", ["x", "y"]);
     await b.close();
-    const catalog = await openCatalog({ cassette: dir });
+    const catalog = await openViewerCatalog({ cassette: dir });
     try {
       const fresh = await renderRoute("/cassettes", ctx(catalog, 86_400_000));
       expect(fresh.body.value).toContain("<strong>unit/</strong>");
@@ -114,7 +114,7 @@ describe("views", () => {
     await r2.call({ role: "builder", model: "m", prompt: "alone" }, async () => "ok");
     await r2.close();
     await plain.close();
-    const catalog = await openCatalog({ cassette: dir });
+    const catalog = await openViewerCatalog({ cassette: dir });
     try {
       const snap = await catalog.snapshot();
       const oldStep = snap.entries.find((e) => e.text.includes("old step"))!;
@@ -154,7 +154,7 @@ describe("views", () => {
       { runId: "t" },
     );
     await rec.close();
-    const catalog = await openCatalog({ store });
+    const catalog = await openViewerCatalog({ store });
     try {
       const snap = await catalog.snapshot();
       expect(snap.problems).toEqual([]);
@@ -200,7 +200,7 @@ describe("lineage", () => {
     await rec.call(req("other"), async () => "draft 0");
     await rec.call(req("other\nfeedback: add tests"), async () => "draft 1", { attempt: 1 });
     await rec.close();
-    const catalog = await openCatalog({ store });
+    const catalog = await openViewerCatalog({ store });
     try {
       const snap = await catalog.snapshot();
       const retry = (word: string) =>
@@ -226,7 +226,7 @@ describe("read-only", () => {
   it("opens a SQLite store that does not exist as empty, and creates nothing", async () => {
     const dir = tempDir("view-empty");
     const path = join(dir, "none", "cache.sqlite");
-    const catalog = await openCatalog({ store: `sqlite://${path}` });
+    const catalog = await openViewerCatalog({ store: `sqlite://${path}` });
     try {
       expect((await catalog.snapshot()).entries).toEqual([]);
       const overview = await renderRoute("/", ctx(catalog));
@@ -243,7 +243,7 @@ describe("search", () => {
     const dir = tempDir("view-search");
     const store = `sqlite://${join(dir, "s.sqlite")}`;
     await record(store, "one", ["plan the Work", "build", "review the build"]);
-    const catalog = await openCatalog({ store });
+    const catalog = await openViewerCatalog({ store });
     try {
       const snap = await catalog.snapshot();
       const q = (text: string) =>

@@ -50,16 +50,18 @@ export function oneLine(text: string, max: number): string {
 export function pager(
   offset: number,
   shown: number,
-  total: number,
+  total: number | undefined,
   href: (offset: number) => string,
   size: number,
+  /** More rows after these (when `total` is not known: a search that stopped at a full page). */
+  more = total !== undefined && offset + shown < total,
 ): SafeHtml {
-  if (total === 0) return html``;
+  if (total === 0 || (shown === 0 && offset === 0)) return html``;
   const prev =
     offset > 0 ? html`<a href="${href(Math.max(0, offset - size))}" rel="prev">← newer</a>` : "";
-  const next =
-    offset + shown < total ? html`<a href="${href(offset + size)}" rel="next">older →</a>` : "";
-  return html`<div class="pager"><span>${(offset + 1).toLocaleString("en")}–${(offset + shown).toLocaleString("en")} of ${total.toLocaleString("en")}</span>${prev}${next}</div>`;
+  const next = more ? html`<a href="${href(offset + size)}" rel="next">older →</a>` : "";
+  const of = total === undefined ? "" : ` of ${total.toLocaleString("en")}`;
+  return html`<div class="pager"><span>${(offset + 1).toLocaleString("en")}–${(offset + shown).toLocaleString("en")}${of}</span>${prev}${next}</div>`;
 }
 
 /**

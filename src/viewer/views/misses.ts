@@ -3,8 +3,14 @@
  * its nearest recordings (same namespace and role) with explain's field
  * diff and the command that re-records it.
  */
-import { asModelManifest, kindOf } from "../../identity/internal.js";
-import { type Catalog, type CatalogSnapshot, toolLabel, toolOf } from "../catalog.js";
+import { asModelManifest, type CallKind, kindOf } from "../../identity/internal.js";
+import {
+  type Catalog,
+  type CatalogSnapshot,
+  type EntrySummary,
+  toolLabel,
+  toolOf,
+} from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { type Links, paths } from "../links.js";
 import type { MissRecord } from "../miss-log.js";
@@ -22,25 +28,40 @@ interface Nearest {
   diffs: ReturnType<typeof manifestDiffs>;
 }
 
+/**
+ * The newest recordings of a namespace with a role and kind (but not the
+ * identity `exceptId`), at most `limit`: from a snapshot, or one metadata
+ * query (meta-catalog.ts) that stops when it has them.
+ */
+export type CandidateFinder = (
+  namespace: string,
+  role: string,
+  kind: CallKind,
+  exceptId: string,
+  limit: number,
+) => Promise<EntrySummary[]>;
+
+/** {@link CandidateFinder} over a snapshot (every value read). */
+export function snapshotCandidates(snap: CatalogSnapshot): CandidateFinder {
+  return async (namespace, role, kind, exceptId, limit) =>
+    snap.entries
+      .filter(
+        (e) => e.namespace === namespace && e.role === role && e.kind === kind && e.id !== exceptId,
+      )
+      .slice(0, limit);
+}
+
 async function nearest(
   catalog: Catalog,
-  snap: CatalogSnapshot,
+  candidatesOf: CandidateFinder,
   miss: MissRecord,
 ): Promise<Nearest[]> {
   const manifest = miss.manifest;
   if (manifest === undefined) return [];
-  const namespace = miss.key.split(":")[0];
+  const namespace = miss.key.split(":")[0] ?? "";
   // A tool call is compared with recordings of tool calls, a model call with model calls.
   const kind = kindOf(manifest);
-  const candidates = snap.entries
-    .filter(
-      (e) =>
-        e.namespace === namespace &&
-        e.role === manifest.role &&
-        e.kind === kind &&
-        e.id !== miss.id,
-    )
-    .slice(0, CANDIDATES);
+  const candidates = await candidatesOf(namespace, manifest.role, kind, miss.id, CANDIDATES);
   const out: Nearest[] = [];
   for (const c of candidates) {
     const entry = await catalog.entry(c.key).catch(() => undefined);
@@ -59,14 +80,14 @@ async function nearest(
 export async function missesView(
   links: Links,
   catalog: Catalog,
-  snap: CatalogSnapshot,
+  candidatesOf: CandidateFinder,
   misses: readonly MissRecord[],
   logPath: string,
 ): Promise<SafeHtml> {
   const shown = misses.slice(0, SHOWN);
   const blocks: SafeHtml[] = [];
   for (const m of shown) {
-    const near = await nearest(catalog, snap, m);
+    const near = await nearest(catalog, candidatesOf, m);
     blocks.push(html`<div class="panel"><div class="head"><span class="badge miss">⚠ miss</span> <strong>${m.manifest?.role ?? "?"}</strong> <span class="id">${short(m.id)}</span> · occurrence ${m.occurrence} · mode ${m.mode} · ${when(m.at)}</div>
 <p class="legend">${m.store}${m.manifest ? html` · ${toolOf(m.manifest) === undefined ? `model ${asModelManifest(m.manifest)?.model || "–"}` : `tool ${toolLabel(toolOf(m.manifest)!)}`} · attempt ${m.manifest.attempt}` : ""}</p>
 ${

@@ -5,7 +5,7 @@
  */
 import { MIN_PREFIX_LENGTH } from "../../identity/index.js";
 import { formatTokens, formatUsd } from "../../usage/index.js";
-import type { CatalogSnapshot, EntrySummary } from "../catalog.js";
+import type { CatalogSnapshot, EntrySummary, RunRecord } from "../catalog.js";
 import { html, type SafeHtml } from "../escape.js";
 import { enc, type Links, paths } from "../links.js";
 import { idPrefixMatches, textMatches } from "../snapshot-index.js";
@@ -71,17 +71,41 @@ export function searchEntries(snap: CatalogSnapshot, query: OverviewQuery): Entr
   );
 }
 
-interface Facets {
+/** The overview's totals: the cards, the namespace table, the recent runs and what they spent. */
+export interface Facets {
+  entries: number;
   namespaces: Array<{ name: string; entries: number; ms: number; bytes: number }>;
   roles: string[];
   models: string[];
   totalMs: number;
   /** What every recording cost (what replaying all of them saves each time). */
   recorded: Recorded;
-  /** Per stored run: what its recorded calls spent and its replayed calls saved; and both summed. */
-  runs: Map<string, ReturnType<typeof runSpend>>;
+  /** Every stored run, newest first. */
+  runs: readonly RunRecord[];
+  /** Per stored run (by key): what its recorded calls spent and its replayed calls saved. */
+  runSpend: Map<string, ReturnType<typeof runSpend>>;
   spent: Recorded;
   saved: Recorded;
+}
+
+/** What the overview shows: from a snapshot, or from a store's stored metadata (meta-catalog.ts). */
+export interface OverviewData {
+  /** Undefined while a big store's totals are still being counted. */
+  facets: Facets | undefined;
+  problems: ReadonlyArray<{ key: string; message: string }>;
+  /** The entries matching the search. */
+  matched: {
+    /** This page's (or, in an export, the first `exportLimit`). */
+    rows: readonly EntrySummary[];
+    /** How many match, when known. */
+    total: number | undefined;
+    /** More match after these rows. */
+    more: boolean;
+  };
+  /** The list and its search come from stored metadata (the search covers what it holds). */
+  fromMetadata: boolean;
+  /** Why every value is read to list this store (no stored metadata), with how to fix it. */
+  fullReadReason?: string | undefined;
 }
 
 // Facets cost one pass over every entry: keep the last one per snapshot.
@@ -121,9 +145,11 @@ function facets(snap: CatalogSnapshot): Facets {
       else if (c.served === "recorded") spentAll.push(e);
     }
   }
-  const out = {
+  const out: Facets = {
+    entries: snap.entries.length,
     recorded: spendOf(snap.entries),
-    runs,
+    runs: snap.runs,
+    runSpend: runs,
     spent: spendOf(spentAll),
     saved: spendOf(savedAll),
     namespaces: [...ns.values()].sort((a, b) => a.name.localeCompare(b.name)),
@@ -133,6 +159,34 @@ function facets(snap: CatalogSnapshot): Facets {
   };
   facetCache.set(snap, out);
   return out;
+}
+
+/**
+ * The overview of a snapshot (every value read): the slow path for a store
+ * without stored metadata, cassettes, and the export.
+ */
+export function snapshotOverview(
+  snap: CatalogSnapshot,
+  query: OverviewQuery,
+  exportLimit?: number,
+  fullReadReason?: string,
+): OverviewData {
+  const matched = searchEntries(snap, query);
+  const rows =
+    exportLimit === undefined
+      ? matched.slice(query.offset, query.offset + PAGE_SIZE)
+      : matched.slice(0, exportLimit);
+  return {
+    facets: facets(snap),
+    problems: snap.problems,
+    matched: {
+      rows,
+      total: matched.length,
+      more: (exportLimit === undefined ? query.offset : 0) + rows.length < matched.length,
+    },
+    fromMetadata: false,
+    fullReadReason,
+  };
 }
 
 /** The rows of an entry table (shared with the cassette view). */
@@ -148,16 +202,13 @@ export function entryTable(links: Links, rows: readonly EntrySummary[], id = "en
 
 export function overviewView(
   links: Links,
-  snap: CatalogSnapshot,
+  data: OverviewData,
   query: OverviewQuery,
   exportLimit?: number,
 ): SafeHtml {
-  const f = facets(snap);
-  const matched = searchEntries(snap, query);
-  const rows =
-    exportLimit === undefined
-      ? matched.slice(query.offset, query.offset + PAGE_SIZE)
-      : matched.slice(0, exportLimit);
+  const f = data.facets;
+  const { rows, total, more } = data.matched;
+  const count = (n: number | undefined) => (n === undefined ? "…" : n.toLocaleString("en"));
   const qs = (offset: number) => {
     const p = new URLSearchParams();
     if (query.q) p.set("q", query.q);
@@ -173,53 +224,57 @@ export function overviewView(
     links.mode === "server"
       ? html`<form class="search" method="get" action="/" role="search">
 <input type="search" name="q" value="${query.q}" placeholder="id prefix (8+ hex, as invocache show takes it), or text in a prompt or task" aria-label="Search">
-<select name="ns" aria-label="Namespace">${option("", query.namespace, "all namespaces")}${f.namespaces.map((n) => option(n.name, query.namespace))}</select>
-<select name="role" aria-label="Role">${option("", query.role, "all roles")}${f.roles.map((r) => option(r, query.role))}</select>
-<select name="model" aria-label="Model">${option("", query.model, "all models")}${f.models.map((m) => option(m, query.model))}</select>
+<select name="ns" aria-label="Namespace">${option("", query.namespace, "all namespaces")}${(f?.namespaces ?? []).map((n) => option(n.name, query.namespace))}</select>
+<select name="role" aria-label="Role">${option("", query.role, "all roles")}${(f?.roles ?? []).map((r) => option(r, query.role))}</select>
+<select name="model" aria-label="Model">${option("", query.model, "all models")}${(f?.models ?? []).map((m) => option(m, query.model))}</select>
 <button type="submit">Search</button></form>`
       : html`<form class="search" role="search"><input type="search" data-filter="entries" placeholder="filter the entries below" aria-label="Filter"></form>`;
-  const runs = snap.runs.slice(0, 20);
+  const runs = (f?.runs ?? []).slice(0, 20);
   return html`<h1>Overview</h1>
 <p class="sub">What is recorded, newest first. Click a run to see its trajectory, an entry to see its prompt and response.</p>
 <div class="cards">
-<div class="card"><div class="n">${snap.entries.length.toLocaleString("en")}</div><div class="l">entries</div></div>
-<div class="card"><div class="n">${snap.runs.length.toLocaleString("en")}</div><div class="l">stored runs</div></div>
-<div class="card"><div class="n">${f.namespaces.length.toLocaleString("en")}</div><div class="l">namespaces</div></div>
-<div class="card"><div class="n">${formatMs(f.totalMs)}</div><div class="l">recorded model time</div></div>
-<div class="card" id="recorded-tokens"><div class="n">${formatTokens(f.recorded.inputTokens + f.recorded.outputTokens)}</div><div class="l">recorded tokens</div></div>
-<div class="card" id="recorded-cost"><div class="n">${dollars(f.recorded)}</div><div class="l">recorded cost, saved by each full replay</div></div>
+<div class="card"><div class="n">${count(f?.entries)}</div><div class="l">entries</div></div>
+<div class="card"><div class="n">${count(f?.runs.length)}</div><div class="l">stored runs</div></div>
+<div class="card"><div class="n">${count(f?.namespaces.length)}</div><div class="l">namespaces</div></div>
+<div class="card"><div class="n">${f === undefined ? "…" : formatMs(f.totalMs)}</div><div class="l">recorded model time</div></div>
+<div class="card" id="recorded-tokens"><div class="n">${f === undefined ? "…" : formatTokens(f.recorded.inputTokens + f.recorded.outputTokens)}</div><div class="l">recorded tokens</div></div>
+<div class="card" id="recorded-cost"><div class="n">${f === undefined ? "…" : dollars(f.recorded)}</div><div class="l">recorded cost, saved by each full replay</div></div>
 </div>
-<p class="legend" id="spend">Stored runs spent ${spendText(f.spent)} on recorded calls and saved ${spendText(f.saved)} on replayed ones, priced as <code>invocache stats</code> prices them.</p>
-${snap.problems.length > 0 ? html`<div class="panel"><span class="badge miss">⚠ ${plural(snap.problems.length, "unreadable item")}</span> first: <code>${oneLine(snap.problems[0]!.message, 200)}</code></div>` : ""}
+${f === undefined ? html`<p class="legend" id="counting">Still counting the totals from the stored metadata (a large store takes a few seconds): reload for them. The entries below are already current.</p>` : html`<p class="legend" id="spend">Stored runs spent ${spendText(f.spent)} on recorded calls and saved ${spendText(f.saved)} on replayed ones, priced as <code>invocache stats</code> prices them.</p>`}
+${data.fullReadReason === undefined ? "" : html`<div class="panel" id="full-read"><span class="badge miss">⚠ slow to open</span> ${data.fullReadReason}</div>`}
+${data.problems.length > 0 ? html`<div class="panel"><span class="badge miss">⚠ ${plural(data.problems.length, "unreadable item")}</span> first: <code>${oneLine(data.problems[0]!.message, 200)}</code></div>` : ""}
 <h2>Recent runs</h2>
 ${
-  runs.length === 0
-    ? html`<div class="empty">No stored runs. Runs are stored when a pipeline calls <code>recorder.run(fn, { runId })</code>.</div>`
-    : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>hit / miss</th><th>verdicts</th><th class="num">spent</th><th class="num">saved</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
-        (r) => {
-          const href = links.to(paths.run(r.namespace, r.runId));
-          const rejected = r.verdicts.filter((v) => v.verdict === "rejected").length;
-          const accepted = r.verdicts.filter((v) => v.verdict === "accepted").length;
-          const hits = r.calls.filter((c) => c.served === "hit").length;
-          const misses = r.calls.filter((c) => c.served === "recorded").length;
-          const known = r.calls.some((c) => c.served !== undefined);
-          return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${known ? html`${hits > 0 ? html`<span class="badge hit">● ${hits} hit${hits === 1 ? "" : "s"}</span> ` : ""}${misses > 0 ? html`<span class="badge miss">○ ${misses} miss${misses === 1 ? "" : "es"}</span>` : ""}` : html`<span class="legend">not stored</span>`}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td class="num">${spendText(f.runs.get(r.key)!.spent)}</td><td class="num">${spendText(f.runs.get(r.key)!.saved)}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
-        },
-      )}</tbody></table>`
+  f === undefined
+    ? html`<div class="empty">Counting…</div>`
+    : runs.length === 0
+      ? html`<div class="empty">No stored runs. Runs are stored when a pipeline calls <code>recorder.run(fn, { runId })</code>.</div>`
+      : html`<table id="runs"><thead><tr><th>run</th><th>namespace</th><th class="num">calls</th><th>hit / miss</th><th>verdicts</th><th class="num">spent</th><th class="num">saved</th><th>run hash</th><th>ended</th></tr></thead><tbody>${runs.map(
+          (r) => {
+            const href = links.to(paths.run(r.namespace, r.runId));
+            const rejected = r.verdicts.filter((v) => v.verdict === "rejected").length;
+            const accepted = r.verdicts.filter((v) => v.verdict === "accepted").length;
+            const hits = r.calls.filter((c) => c.served === "hit").length;
+            const misses = r.calls.filter((c) => c.served === "recorded").length;
+            const known = r.calls.some((c) => c.served !== undefined);
+            return html`<tr data-href="${href}"><td><a href="${href}">${r.runId}</a></td><td>${r.namespace}</td><td class="num">${r.calls.length}</td><td>${known ? html`${hits > 0 ? html`<span class="badge hit">● ${hits} hit${hits === 1 ? "" : "s"}</span> ` : ""}${misses > 0 ? html`<span class="badge miss">○ ${misses} miss${misses === 1 ? "" : "es"}</span>` : ""}` : html`<span class="legend">not stored</span>`}</td><td>${accepted > 0 ? html`<span class="badge accepted">✓ ${accepted}</span> ` : ""}${rejected > 0 ? html`<span class="badge rejected">✗ ${rejected}</span>` : ""}</td><td class="num">${spendText(f!.runSpend.get(r.key)!.spent)}</td><td class="num">${spendText(f!.runSpend.get(r.key)!.saved)}</td><td><span class="hash">${short(r.contentHash)}</span></td><td>${when(r.endedAt)}</td></tr>`;
+          },
+        )}</tbody></table>`
 }
 <h2>Namespaces</h2>
-<table id="namespaces"><thead><tr><th>namespace</th><th class="num">entries</th><th class="num">recorded model time</th><th class="num">size</th></tr></thead><tbody>${f.namespaces.map(
-    (n) => {
-      const href =
-        links.mode === "server" ? links.to(paths.overview(`ns=${enc(n.name)}`)) : undefined;
-      return html`<tr><td>${href === undefined ? n.name : html`<a href="${href}">${n.name}</a>`}</td><td class="num">${n.entries.toLocaleString("en")}</td><td class="num">${formatMs(n.ms)}</td><td class="num">${formatBytes(n.bytes)}</td></tr>`;
-    },
-  )}</tbody></table>
+<table id="namespaces"><thead><tr><th>namespace</th><th class="num">entries</th><th class="num">recorded model time</th><th class="num">size</th></tr></thead><tbody>${(
+    f?.namespaces ?? []
+  ).map((n) => {
+    const href =
+      links.mode === "server" ? links.to(paths.overview(`ns=${enc(n.name)}`)) : undefined;
+    return html`<tr><td>${href === undefined ? n.name : html`<a href="${href}">${n.name}</a>`}</td><td class="num">${n.entries.toLocaleString("en")}</td><td class="num">${formatMs(n.ms)}</td><td class="num">${formatBytes(n.bytes)}</td></tr>`;
+  })}</tbody></table>
 <h2>Entries</h2>
 ${search}
-${exportLimit === undefined ? pager(query.offset, rows.length, matched.length, qs, PAGE_SIZE) : matched.length > rows.length ? html`<p class="legend">The newest ${rows.length.toLocaleString("en")} of ${matched.length.toLocaleString("en")} entries.</p>` : ""}
+${data.fromMetadata && query.q !== "" ? html`<p class="legend" id="search-covers">Search looks at the stored metadata: an id prefix (8+ hex digits), or text in the task, role, model or tool name (not the prompt).</p>` : ""}
+${exportLimit === undefined ? pager(query.offset, rows.length, total, qs, PAGE_SIZE, more) : more ? html`<p class="legend">The newest ${rows.length.toLocaleString("en")} of ${count(total)} entries.</p>` : ""}
 ${entryTable(links, rows)}
-${exportLimit === undefined ? pager(query.offset, rows.length, matched.length, qs, PAGE_SIZE) : ""}`;
+${exportLimit === undefined ? pager(query.offset, rows.length, total, qs, PAGE_SIZE, more) : ""}`;
 }
 
 /** The dollars of recordings: "$0.0123", or "price unknown" / "no usage reported" when that is all there is. */
