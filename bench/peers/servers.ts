@@ -16,7 +16,10 @@
  *   faster kept (floor and direct calls likewise measured first and last);
  * - the proxy's cost over in-process `createFetch` on the same SQLite store.
  *
- * Options: `--server-calls N` (default 300). Timings need a quiet machine.
+ * Options: `--server-calls N` (default 300). Timings need a quiet machine;
+ * each row also gives the process's CPU time per call (client, proxy and
+ * upstream all run in this process), which a busy machine disturbs far less
+ * than wall time: on a shared machine compare the "× floor (CPU)" column.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -33,6 +36,8 @@ import { type ChatRequest, client, request } from "./workload.js";
 export interface ServerRow {
   name: string;
   callsPerSecond: number;
+  /** CPU time of this process per call (user + system), µs. */
+  cpuUsPerCall: number;
   /** Answers checked against the recording (replays) or the upstream's (records). */
   checked: number;
   mismatches: number;
@@ -44,6 +49,8 @@ export interface ServersResult {
   rows: ServerRow[];
   /** Recording through X, as a multiple of the direct calls' time. */
   recordMultiple: Record<string, number>;
+  /** The same by CPU time of this process (a busy machine disturbs it less; fsync waits are not CPU). */
+  recordCpuMultiple: Record<string, number>;
   /** Proxy replay time per call over in-process createFetch replay, µs. */
   proxyCostUs: number;
   failures: string[];
@@ -65,11 +72,14 @@ async function completion(openai: OpenAI, i: number): Promise<OpenAI.Chat.ChatCo
 async function pass(
   openai: OpenAI,
   calls: number,
-): Promise<{ ms: number; answers: OpenAI.Chat.ChatCompletion[] }> {
+): Promise<{ ms: number; cpuUs: number; answers: OpenAI.Chat.ChatCompletion[] }> {
   const answers: OpenAI.Chat.ChatCompletion[] = [];
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < calls; i++) answers.push(await completion(openai, i));
-  return { ms: performance.now() - t0, answers };
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { ms, cpuUs: (cpu.user + cpu.system) / calls, answers };
 }
 
 const text = (c: OpenAI.Chat.ChatCompletion) => c.choices[0]?.message.content ?? "";
@@ -135,6 +145,7 @@ export async function runServers(
   const failures: string[] = [];
   const rows: ServerRow[] = [];
   const recordMultiple: Record<string, number> = {};
+  const recordCpuMultiple: Record<string, number> = {};
   const rate = (ms: number) => (calls / ms) * 1e3;
   const provider = await startFakeProvider();
   const upstream = `${provider.url}/v1`;
@@ -148,6 +159,7 @@ export async function runServers(
     const floorRow: ServerRow = {
       name: "constant server (floor)",
       callsPerSecond: rate(floorFirst.ms),
+      cpuUsPerCall: floorFirst.cpuUs,
       checked: calls,
       mismatches: floorFirst.answers.filter((a) => text(a) !== "constant").length,
       note: "one prebuilt response",
@@ -170,6 +182,7 @@ export async function runServers(
       // faster kept: a single pass mostly measures a cold process. aimock's
       // recording is measured the same way.
       let recordedMs = Number.POSITIVE_INFINITY;
+      let recordedCpu = Number.POSITIVE_INFINITY;
       let recorded: { answers: OpenAI.Chat.ChatCompletion[] } | undefined;
       for (const into of [spare, store]) {
         const recordProxy = await createProxy({
@@ -181,11 +194,13 @@ export async function runServers(
         const round = await pass(client(`${recordProxy.url}/bench/v1`), calls);
         await recordProxy.close();
         recordedMs = Math.min(recordedMs, round.ms);
+        recordedCpu = Math.min(recordedCpu, round.cpuUs);
         recorded = round;
       }
       if (recorded === undefined) throw new Error("unreachable: two recording rounds ran");
       recordedOn[name] = recorded.answers;
       recordMultiple[`invocache proxy (${name})`] = recordedMs / direct.ms;
+      recordCpuMultiple[`invocache proxy (${name})`] = recordedCpu / direct.cpuUs;
       const replayProxy = await createProxy({
         store,
         mode: "replay",
@@ -202,12 +217,13 @@ export async function runServers(
         rows.push({
           name: `invocache proxy replay (${name}, ${pass_})`,
           callsPerSecond: rate(replayed.ms),
+          cpuUsPerCall: replayed.cpuUs,
           checked: calls,
           mismatches,
           note: "every answer equal to the recorded one (JSON)",
         });
         log(
-          `servers: invocache proxy (${name}) replay ${pass_} ${rate(replayed.ms).toFixed(0)} calls/s`,
+          `servers: invocache proxy (${name}) replay ${pass_} ${rate(replayed.ms).toFixed(0)} calls/s, ${replayed.cpuUs.toFixed(0)} µs CPU/call`,
         );
       }
       await replayProxy.close();
@@ -233,6 +249,7 @@ export async function runServers(
     rows.push({
       name: "in-process createFetch replay (SQLite)",
       callsPerSecond: rate(inProcess.ms),
+      cpuUsPerCall: inProcess.cpuUs,
       checked: calls,
       mismatches: inProcessMismatches,
       note: "same store, no proxy hop; answers equal to the proxy's recording",
@@ -240,7 +257,17 @@ export async function runServers(
 
     // aimock: record through it, then replay a fresh server (first pass) and again (warm).
     const beforeAimock = provider.calls;
-    await aimockRows(calls, provider.url, dir, direct, rows, recordMultiple, failures, log);
+    await aimockRows(
+      calls,
+      provider.url,
+      dir,
+      direct,
+      rows,
+      recordMultiple,
+      recordCpuMultiple,
+      failures,
+      log,
+    );
     if (recordMultiple.aimock !== undefined && provider.calls - beforeAimock !== 2 * calls) {
       failures.push(
         `aimock record: ${provider.calls - beforeAimock} upstream calls for ${calls} in each of two rounds`,
@@ -253,6 +280,7 @@ export async function runServers(
     log(`servers: floor ${rate(floorLast.ms).toFixed(0)} calls/s (last)`);
     if (floorLast.ms < floorFirst.ms) {
       floorRow.callsPerSecond = rate(floorLast.ms);
+      floorRow.cpuUsPerCall = floorLast.cpuUs;
       floorRow.note = `one prebuilt response; the faster of a first (${rate(floorFirst.ms).toFixed(0)}/s) and a last run`;
     } else {
       floorRow.note = `one prebuilt response; the faster of a first and a last (${rate(floorLast.ms).toFixed(0)}/s) run`;
@@ -263,8 +291,12 @@ export async function runServers(
       for (const k of Object.keys(recordMultiple))
         recordMultiple[k] = ((recordMultiple[k] as number) * direct.ms) / directLast.ms;
     }
+    if (directLast.cpuUs < direct.cpuUs) {
+      for (const k of Object.keys(recordCpuMultiple))
+        recordCpuMultiple[k] = ((recordCpuMultiple[k] as number) * direct.cpuUs) / directLast.cpuUs;
+    }
 
-    return { calls, rows, recordMultiple, proxyCostUs, failures };
+    return { calls, rows, recordMultiple, recordCpuMultiple, proxyCostUs, failures };
   } finally {
     await provider.close();
     rmSync(dir, { recursive: true, force: true });
@@ -275,9 +307,10 @@ async function aimockRows(
   calls: number,
   providerUrl: string,
   dir: string,
-  direct: { ms: number },
+  direct: { ms: number; cpuUs: number },
   rows: ServerRow[],
   recordMultiple: Record<string, number>,
+  recordCpuMultiple: Record<string, number>,
   failures: string[],
   log: (line: string) => void,
 ): Promise<void> {
@@ -288,6 +321,7 @@ async function aimockRows(
     rows.push({
       name: "aimock",
       callsPerSecond: Number.NaN,
+      cpuUsPerCall: Number.NaN,
       checked: 0,
       mismatches: 0,
       note: "not installed",
@@ -298,6 +332,7 @@ async function aimockRows(
   const fixtures = join(dir, "aimock");
   // Recorded twice into fresh fixture folders, the faster kept (as the proxy's).
   let recordedMs = Number.POSITIVE_INFINITY;
+  let recordedCpu = Number.POSITIVE_INFINITY;
   let recorded: { answers: OpenAI.Chat.ChatCompletion[] } | undefined;
   for (const into of [join(dir, "aimock-first"), fixtures]) {
     const recorder = new LLMock({
@@ -308,10 +343,12 @@ async function aimockRows(
     const round = await pass(client(`${recorder.url}/v1`), calls);
     await recorder.stop();
     recordedMs = Math.min(recordedMs, round.ms);
+    recordedCpu = Math.min(recordedCpu, round.cpuUs);
     recorded = round;
   }
   if (recorded === undefined) throw new Error("unreachable: two recording rounds ran");
   recordMultiple.aimock = recordedMs / direct.ms;
+  recordCpuMultiple.aimock = recordedCpu / direct.cpuUs;
   const replayer = new LLMock({ port: 0 });
   replayer.loadFixtureDir(fixtures);
   await replayer.start();
@@ -327,29 +364,34 @@ async function aimockRows(
     rows.push({
       name,
       callsPerSecond: rate(run.ms),
+      cpuUsPerCall: run.cpuUs,
       checked: calls,
       mismatches,
       note: "every answer's text equal to the recorded one",
     });
-    log(`servers: ${name} ${rate(run.ms).toFixed(0)} calls/s`);
+    log(`servers: ${name} ${rate(run.ms).toFixed(0)} calls/s, ${run.cpuUs.toFixed(0)} µs CPU/call`);
   }
 }
 
 /** The table, with each replay as a multiple of the floor. */
 export function renderServers(r: ServersResult): string {
   const floor = r.rows[0]?.callsPerSecond ?? Number.NaN;
+  const floorCpu = r.rows[0]?.cpuUsPerCall ?? Number.NaN;
   const lines = [
     `Proxy servers: ${r.calls} distinct calls, ~4 KiB prompts, real openai SDK, sequential`,
     "",
-    "| server | calls/s | × floor | answers checked | mismatches | note |",
-    "| --- | --: | --: | --: | --: | --- |",
+    "| server | calls/s | × floor | CPU µs/call | × floor (CPU) | answers checked | mismatches | note |",
+    "| --- | --: | --: | --: | --: | --: | --: | --- |",
     ...r.rows.map(
       (row) =>
-        `| ${row.name} | ${fmt(row.callsPerSecond)} | ${fmt(row.callsPerSecond / floor, 2)} | ${row.checked} | ${row.mismatches} | ${row.note} |`,
+        `| ${row.name} | ${fmt(row.callsPerSecond)} | ${fmt(row.callsPerSecond / floor, 2)} | ${fmt(row.cpuUsPerCall)} | ${fmt(floorCpu / row.cpuUsPerCall, 2)} | ${row.checked} | ${row.mismatches} | ${row.note} |`,
     ),
     "",
     "Recording, as a multiple of calling the upstream directly:",
-    ...Object.entries(r.recordMultiple).map(([k, v]) => `- ${k}: ${fmt(v, 2)}×`),
+    ...Object.entries(r.recordMultiple).map(
+      ([k, v]) =>
+        `- ${k}: ${fmt(v, 2)}× (by CPU time: ${fmt(r.recordCpuMultiple[k] ?? Number.NaN, 2)}×)`,
+    ),
     "",
     `Proxy cost over in-process createFetch (SQLite replay): ${fmt(r.proxyCostUs)} µs per call`,
   ];

@@ -129,6 +129,51 @@ export interface CreateFetchOptions {
  * );
  */
 export function createFetch(options: CreateFetchOptions): typeof globalThis.fetch {
+  return createFetchAnswerer(options).fetch;
+}
+
+/**
+ * A JSON answer (replayed, or just recorded) as its recording, ready to be
+ * written to a socket: what `createFetch` would have put in a `Response`.
+ */
+export interface JsonAnswer {
+  /** The recorded status (2xx, or one chosen with `recordErrors`). */
+  status: number;
+  /** The recorded status text; absent when none was recorded. */
+  statusText?: string;
+  /** The headers `createFetch`'s Response is built from: the recorded ones, plus `content-type` when none is recorded. */
+  headers: Readonly<Record<string, string>>;
+  /** The body, byte for byte the text `createFetch`'s Response carries. */
+  text: string;
+  /** The Response `createFetch` answers with for this recording (built on demand). */
+  toResponse(): Response;
+}
+
+/** {@link createFetch}'s fetch, and the same call answering JSON as a {@link JsonAnswer}. */
+export interface FetchAnswerer {
+  /** Exactly what {@link createFetch} returns. */
+  fetch: typeof globalThis.fetch;
+  /**
+   * The same call as `fetch` (same identity, modes, checks and miss
+   * answer), but a non-stream JSON answer comes back as a
+   * {@link JsonAnswer} instead of a `Response`: a server in front of
+   * `createFetch` (`invocache proxy`) writes it to its socket without
+   * building a WHATWG Response and reading it back. Streams, misses,
+   * pass-through calls and answers not stored come back as a Response.
+   */
+  answer(input: string | URL, init?: RequestInit): Promise<Response | JsonAnswer>;
+}
+
+/**
+ * {@link createFetch} for servers: its fetch, and `answer`, which hands a
+ * JSON answer back as data (see {@link FetchAnswerer}).
+ *
+ * @example
+ * const { answer } = createFetchAnswerer({ recorder });
+ * const a = await answer(url, { method: "POST", headers, body });
+ * if (a instanceof Response) pipe(a, res); else res.end(a.text);
+ */
+export function createFetchAnswerer(options: CreateFetchOptions): FetchAnswerer {
   const recorder = requireRecorder(options, "createFetch", "{ recorder, fetch? }");
   if (options.fetch !== undefined && typeof options.fetch !== "function") {
     throw new TypeError("createFetch: options.fetch must be a fetch function");
@@ -147,24 +192,30 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     ((view.body !== undefined ? isCompleteJsonBody(view.body) : isCompleteSse(view.events ?? [])) &&
       (options.isComplete?.(view) ?? true));
 
-  const invocacheFetch: FetchLike = async (input, init) => {
+  const call = async (
+    input: string | URL | Request,
+    init: RequestInit | undefined,
+    raw: boolean,
+  ): Promise<Response | JsonAnswer> => {
     const seen = await readJsonPost(input, init);
     if (seen === undefined || !shouldRecord(seen.url, seen.body)) return base(input, init);
-    if (onMiss === "throw") return recorded(seen, input, init);
+    if (onMiss === "throw") return recorded(seen, input, init, raw);
     try {
-      return await recorded(seen, input, init);
+      return await recorded(seen, input, init, raw);
     } catch (error) {
       if (error instanceof ReplayMissError) return missResponse(seen.url, error.message);
       throw error;
     }
   };
+  const invocacheFetch: FetchLike = (input, init) => call(input, init, false) as Promise<Response>;
 
   /** A model call: recorded, replayed or (a miss in replay) thrown as ReplayMissError. */
   const recorded = async (
     seen: { url: URL; body: Record<string, JsonValue> },
     input: string | URL | Request,
     init: RequestInit | undefined,
-  ): Promise<Response> => {
+    raw: boolean,
+  ): Promise<Response | JsonAnswer> => {
     const [req, callOpts] = invocationCall(
       describeHttpCall(seen.url, seen.body, volatile, hostAliases),
     );
@@ -197,7 +248,11 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
           isComplete: (v) => complete(viewOf(v as HttpRecording)),
         },
       );
-      return value instanceof Response ? value : toResponse(asRecording(value, recordErrors));
+      if (value instanceof Response) return value;
+      const recording = asRecording(value, recordErrors);
+      return raw && recording.body !== undefined
+        ? jsonAnswer(recording as HttpHead)
+        : toResponse(recording);
     }
     const result = await recorder.stream<HttpHead, SseEvent, Response>(
       req,
@@ -210,13 +265,16 @@ export function createFetch(options: CreateFetchOptions): typeof globalThis.fetc
     );
     if ("live" in result) return result.live;
     const head = asHead(result.head, recordErrors);
-    if (head.body !== undefined) return toResponse(head);
+    if (head.body !== undefined) return raw ? jsonAnswer(head) : toResponse(head);
     return new Response(
       sseBody(result.events, (reason) => upstreamController().abort(reason)),
       init200(head, "text/event-stream"),
     );
   };
-  return invocacheFetch as typeof globalThis.fetch;
+  return {
+    fetch: invocacheFetch as typeof globalThis.fetch,
+    answer: (input, init) => call(input, init, true),
+  };
 }
 
 function checkOnMiss(value: unknown): "response" | "throw" {
@@ -341,6 +399,32 @@ function toResponse(r: HttpRecording): Response {
     ),
     init200(r, "text/event-stream"),
   );
+}
+
+/** A JSON recording as the data `toResponse` builds its Response from (`head.body` is set). */
+function jsonAnswer(head: HttpHead): JsonAnswer {
+  const init = init200(head, "application/json");
+  const text = JSON.stringify(head.body);
+  if (Array.isArray(init.headers) || init.headers instanceof Headers) {
+    // Hand-edited header pairs: read as Headers reads them.
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, name) => {
+      headers[name] = value;
+    });
+    return { ...answerHead(head), headers, text, toResponse: () => new Response(text, init) };
+  }
+  return {
+    ...answerHead(head),
+    headers: init.headers as Record<string, string>,
+    text,
+    toResponse: () => new Response(text, init),
+  };
+}
+
+function answerHead(head: HttpHead): { status: number; statusText?: string } {
+  return head.statusText === undefined
+    ? { status: head.status }
+    : { status: head.status, statusText: head.statusText };
 }
 
 function init200(head: HttpHead, type: string): ResponseInit {

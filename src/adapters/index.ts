@@ -18,10 +18,13 @@ export { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 export {
   type CreateFetchOptions,
   createFetch,
+  createFetchAnswerer,
+  type FetchAnswerer,
   type FetchLike,
   type HttpHead,
   type HttpRecording,
   type HttpResponseView,
+  type JsonAnswer,
 } from "./fetch.js";
 export {
   SAFE_RESPONSE_HEADER_PREFIXES,

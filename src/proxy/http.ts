@@ -1,9 +1,11 @@
 /**
  * The two ends of a proxied call on node:http: the client's body read with
- * a bound, and a fetch `Response` written back chunk by chunk as it comes
- * (an SSE answer reaches the client while it is being recorded).
+ * a bound, and the answer written back: a fetch `Response` chunk by chunk as
+ * it comes (an SSE answer reaches the client while it is being recorded),
+ * or a JSON answer straight from its recording.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { JsonAnswer } from "../adapters/index.js";
 import { ProxyError } from "./errors.js";
 
 /**
@@ -126,4 +128,64 @@ export async function sendResponse(res: ServerResponse, response: Response): Pro
       // A read still pending after a cancel: the stream is done with either way.
     }
   }
+}
+
+/**
+ * Write a JSON answer from its recording, with the status, headers and body
+ * `sendResponse` would write for the Response built from it (headers as
+ * `Headers` reads them: lowercase names, values trimmed, sorted), plus a
+ * `content-length`. No WHATWG Response, stream or reader on the way: this
+ * is the proxy's replay path.
+ *
+ * Returns false, having written nothing, when the recorded headers are
+ * anything but plain (a name repeated in another case, a value that is not
+ * a string or has a character HTTP forbids: hand-edited recordings): the
+ * caller then sends `answer.toResponse()`, so such a recording fails or
+ * passes exactly as it did through a Response.
+ */
+export function sendJsonAnswer(res: ServerResponse, answer: JsonAnswer): boolean {
+  const headers = plainHeaders(answer.headers);
+  if (headers === undefined || res.headersSent) return false;
+  headers["content-length"] = String(Buffer.byteLength(answer.text));
+  if (answer.statusText === undefined || answer.statusText === "") {
+    res.writeHead(answer.status, headers);
+  } else {
+    if (!VALUE.test(answer.statusText)) return false;
+    res.writeHead(answer.status, answer.statusText, headers);
+  }
+  res.end(answer.text);
+  return true;
+}
+
+/** Header names (RFC 9110 token), and values and status texts node and Headers both accept as they are. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** What Headers trims from a value's ends (HTTP whitespace). */
+const EDGE_SPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/** The recorded headers as `sendResponse` writes them, or undefined when they are not plain. */
+function plainHeaders(
+  recorded: Readonly<Record<string, string>>,
+): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  const names: string[] = [];
+  for (const key in recorded) {
+    if (!Object.hasOwn(recorded, key)) continue;
+    const value = recorded[key];
+    if (typeof value !== "string" || !TOKEN.test(key)) return undefined;
+    const name = key.toLowerCase();
+    if (Object.hasOwn(out, name)) return undefined;
+    const trimmed = value.replace(EDGE_SPACE, "");
+    if (!VALUE.test(trimmed)) return undefined;
+    out[name] = trimmed;
+    names.push(name);
+  }
+  // Headers iterates sorted by name; sendResponse drops the same names.
+  const sorted: Record<string, string> = {};
+  for (const name of names.sort()) {
+    if (HOP_BY_HOP.has(name) || name === "content-encoding") continue;
+    sorted[name] = out[name] as string;
+  }
+  return sorted;
 }

@@ -19,7 +19,8 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import {
-  createFetch,
+  createFetchAnswerer,
+  type FetchAnswerer,
   type FetchLike,
   MISS_HEADERS,
   MISS_STATUS,
@@ -50,7 +51,7 @@ import { INVOCACHE_VERSION } from "../version.js";
 import { errorBody, type ProviderShape, providerShape } from "./answers.js";
 import { contextFromHeaders, HEADER_PREFIX, type ProxyContext, sessionContext } from "./context.js";
 import { ProxyError } from "./errors.js";
-import { HOP_BY_HOP, readBody, sendJson, sendResponse } from "./http.js";
+import { HOP_BY_HOP, readBody, sendJson, sendJsonAnswer, sendResponse } from "./http.js";
 import { SessionMisses } from "./session-misses.js";
 import { resolveUpstreams, upstreamUrl } from "./upstreams.js";
 
@@ -116,10 +117,10 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "::ffff:127.0.0.1"]);
 const SESSION_ID = /^[A-Za-z0-9._~-]{1,128}$/;
 const CONTROL_BODY_LIMIT = 64 * 1024;
 
-/** One recorder and its fetch, per mode and cassette file. */
+/** One recorder and its createFetch (answering JSON as data), per mode and cassette file. */
 interface Lane {
   recorder: Recorder;
-  fetch: typeof globalThis.fetch;
+  answer: FetchAnswerer["answer"];
   runs: Map<string, OpenRun>;
 }
 
@@ -252,11 +253,11 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
     });
     lane = {
       recorder,
-      fetch: createFetch({
+      answer: createFetchAnswerer({
         recorder,
         replaySpeed,
         ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-      }),
+      }).answer,
       runs: new Map(),
     };
     lanes.set(key, lane);
@@ -451,7 +452,7 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
     });
     const init: RequestInit = { method, headers, signal: abort.signal };
     if (body !== undefined) init.body = body;
-    const call = () => lane.fetch(target.href, init);
+    const call = () => lane.answer(target.href, init);
     const scoped =
       ctx.run === undefined
         ? call
@@ -464,6 +465,13 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       },
       scoped,
     );
+    if (!(response instanceof Response)) {
+      // A JSON answer goes out from its recording, no Response built (a
+      // recording with unusual headers through one, as before).
+      if (!sendJsonAnswer(res, response)) await sendResponse(res, response.toResponse());
+      return;
+    }
+    // Misses, streams and pass-through answers: a Response, as it comes.
     if (sid !== undefined) await sessionMisses.note(sid, response);
     await sendResponse(res, response);
   };

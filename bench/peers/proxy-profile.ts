@@ -1,0 +1,97 @@
+/**
+ * A profiling harness for the proxy (not part of `npm run bench:peers`): record
+ * N calls through `invocache proxy` into a store, then replay them P times, with
+ * the real openai SDK in this process, printing wall and CPU time per phase.
+ * Run as `node --import tsx bench/peers/proxy-profile.ts [--store sqlite|cassette]
+ * [--calls N] [--passes P] [--concurrency C] [--profile DIR]`: `--concurrency`
+ * records with C clients at once (each its own share of the calls; replay stays
+ * sequential). With `--profile`, each phase's CPU
+ * profile is written to DIR/<phase>.cpuprofile (Chrome's profiler reads them).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type OpenAI from "openai";
+import { createFetch } from "../../src/adapters/index.js";
+import { cassetteStore, createRecorder } from "../../src/index.js";
+import { createProxy } from "../../src/proxy/index.js";
+import { startFakeProvider } from "../../test/fake-provider/index.js";
+import { type ChatRequest, client, request } from "./workload.js";
+
+const arg = (name: string, fallback: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : (process.argv[i + 1] ?? fallback);
+};
+const kind = arg("store", "sqlite");
+const calls = Number(arg("calls", "300"));
+const passes = Number(arg("passes", "3"));
+const profileDir = arg("profile", "");
+const concurrency = Number(arg("concurrency", "1"));
+const inspector = profileDir === "" ? undefined : new Session();
+inspector?.connect();
+await inspector?.post("Profiler.enable");
+
+function plain(i: number): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
+  const { stream: _stream, ...body } = request(i) as ChatRequest & { stream?: boolean };
+  return body as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+}
+
+async function phase(name: string, openai: OpenAI, clients = 1): Promise<void> {
+  await inspector?.post("Profiler.start");
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async (_, c) => {
+      for (let i = c; i < calls; i += clients) await openai.chat.completions.create(plain(i));
+    }),
+  );
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  if (inspector !== undefined) {
+    const { profile } = await inspector.post("Profiler.stop");
+    writeFileSync(
+      join(profileDir, `${name.replace(/[^\w]+/g, "-")}.cpuprofile`),
+      JSON.stringify(profile),
+    );
+  }
+  console.log(
+    `${name}: ${((calls / ms) * 1e3).toFixed(0)} calls/s, ${((cpu.user + cpu.system) / calls).toFixed(0)} µs CPU/call`,
+  );
+}
+
+const dir = mkdtempSync(join(tmpdir(), "invocache-proxy-profile-"));
+const provider = await startFakeProvider();
+try {
+  const store = kind === "sqlite" ? `sqlite://${join(dir, "p.sqlite")}` : join(dir, "p.yaml");
+  const opts = { store, upstreams: { bench: provider.url }, env: {} } as const;
+  const rec = await createProxy({ ...opts, mode: "record" });
+  await phase(
+    `record (${kind}, ${concurrency} at once)`,
+    client(`${rec.url}/bench/v1`),
+    concurrency,
+  );
+  await rec.close();
+  await phase(
+    `direct upstream (${concurrency} at once)`,
+    client(`${provider.url}/v1`),
+    concurrency,
+  );
+  const rep = await createProxy({ ...opts, mode: "replay" });
+  for (let p = 0; p < passes; p++)
+    await phase(`replay (${kind}) ${p + 1}`, client(`${rep.url}/bench/v1`));
+  await rep.close();
+  // In-process createFetch on the same store, for comparison (no hop).
+  const recorder = createRecorder({
+    store: kind === "sqlite" ? store : cassetteStore(store),
+    mode: "replay",
+    env: {},
+  });
+  const inProcess = client(`${provider.url}/v1`, createFetch({ recorder }));
+  for (let p = 0; p < passes; p++)
+    await phase(`in-process createFetch (${kind}) ${p + 1}`, inProcess);
+  await recorder.close();
+} finally {
+  await provider.close();
+  rmSync(dir, { recursive: true, force: true });
+}
