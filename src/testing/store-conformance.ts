@@ -408,6 +408,10 @@ export function storeConformance(
           { manifest },
           { manifest: tricky, after: "\\" },
           { manifest: 12.5, response: null },
+          {
+            manifest: ["\ud800", tricky],
+            response: ["\ud800x\udfff", "\u0000", "é😀", 1e308, 5e-324, 2 ** 53 - 1, -1.5],
+          },
         ];
         for (const [i, value] of shapes.entries()) await store.set(`${p}${i}`, value);
         for (const [i, value] of shapes.entries()) {
