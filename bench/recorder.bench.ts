@@ -33,7 +33,7 @@ import { createSqliteBackend } from "../src/store/backends/sqlite.js";
 import { entryKey } from "../src/store/index.js";
 import { KeyvStore } from "../src/store/keyv-store.js";
 import type { Store } from "../src/store/types.js";
-import { countingStore, writesOf } from "../test/helpers/counting-store.js";
+import { countingStore, readsOf, writesOf } from "../test/helpers/counting-store.js";
 import { postgresAvailable, startPostgresServer } from "../test/helpers/postgres-server.js";
 import { redisServerBinary, startRedisServer } from "../test/helpers/redis-server.js";
 import { machine, req, response } from "./support/hit-request.js";
@@ -107,7 +107,7 @@ async function measure(t: Target, ctx: BenchContext): Promise<BenchRow[]> {
   raw.sort((a, b) => a - b);
   floor.sort((a, b) => a - b);
   if (replay.stats.hits !== WARMUP + CALLS) throw new Error(`${t.name}: not every call was a hit`);
-  const reads = counting.counts.get / CALLS;
+  const reads = readsOf(counting.counts) / CALLS;
   const writes = writesOf(counting.counts) / CALLS;
   ctx.log(
     `${t.name}: p50 ${pct(ours, 0.5).toFixed(1)} µs vs raw ${pct(raw, 0.5).toFixed(1)} µs, identity+raw ${pct(floor, 0.5).toFixed(1)} µs; ${reads} reads, ${writes} writes per hit`,

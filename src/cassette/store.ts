@@ -17,7 +17,7 @@
  */
 import { resolve } from "node:path";
 import { CassetteError } from "../errors.js";
-import { assertJsonValue, cloneJsonValue, type JsonValue } from "../json/index.js";
+import { assertJsonValue, cloneJsonValue, type JsonValue, setMember } from "../json/index.js";
 import type { GetOptions, SetOptions, Store, StorePolicy } from "../store/index.js";
 import { type MetaQuery, metaFromValues, type StoredMeta } from "../store/index.js";
 import {
@@ -109,6 +109,22 @@ class CassetteStoreImpl implements CassetteStore {
       if (owesChecks(item)) await settleChecks(item, options?.expect);
       this.#file.usage.read(item, Date.now());
       return cloneJsonValue(item.value);
+    });
+  }
+
+  /**
+   * See `Store.getHit`: `get` without copying the manifest. The owed checks
+   * are the same as `get`'s: an entry's id check still runs (by comparison
+   * with `expect` when given) before it is first served.
+   */
+  async getHit(key: string, options?: GetOptions): Promise<JsonValue | undefined> {
+    checkKey(key);
+    return this.#shell.run("get", key, async () => {
+      const item = await this.#find(key);
+      if (item === undefined) return undefined;
+      if (owesChecks(item)) await settleChecks(item, options?.expect);
+      this.#file.usage.read(item, Date.now());
+      return copyWithoutManifest(item.value);
     });
   }
 
@@ -257,4 +273,16 @@ class CassetteStoreImpl implements CassetteStore {
 function roundTrip(value: JsonValue): JsonValue {
   assertJsonValue(value, "value");
   return JSON.parse(JSON.stringify(value)) as JsonValue;
+}
+
+/** A fresh copy of `value` without its `manifest` member (an object's), the rest cloned. */
+function copyWithoutManifest(value: JsonValue): JsonValue {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return cloneJsonValue(value);
+  }
+  const copy: Record<string, JsonValue> = {};
+  for (const name of Object.keys(value)) {
+    if (name !== "manifest") setMember(copy, name, cloneJsonValue(value[name]!));
+  }
+  return copy;
 }

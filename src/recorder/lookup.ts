@@ -5,7 +5,8 @@
  */
 import { restoreSecrets } from "../secrets/index.js";
 import type { JsonValue } from "../store/index.js";
-import { type Entry, validateEntry } from "../store/index.js";
+import { validateEntry } from "../store/index.js";
+import { type EntryHit, validateEntryHit } from "../store/internal.js";
 import { extractUsage, plausibleUsage } from "../usage/index.js";
 import { type Answer, type CallContext, type Core, TRUSTED } from "./core.js";
 
@@ -16,14 +17,42 @@ export type Lookup =
   /** The store failed on read (already reported): call upstream without the cache. */
   | "store-down";
 
-/** Read the call's entry. A store failure throws in replay, is reported and `store-down` otherwise. */
+/**
+ * Read the call's entry. A store failure throws in replay, is reported and `store-down` otherwise.
+ *
+ * A store with `getHit` is read without the entry's manifest (the whole
+ * conversation on an agent loop; the hit serves only the response): the
+ * entry's id and attempt must then be the call's (`validateEntryHit`),
+ * else the whole entry is read and checked as before.
+ */
 export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
-  let raw: JsonValue | undefined;
-  try {
-    // The manifest and id this call computed: a cassette settles its lazy id check by comparing (GetOptions).
-    raw = await core.store.get(c.key, {
-      expect: { id: c.id, manifest: c.manifest as unknown as JsonValue },
+  // The manifest and id this call computed: a cassette settles its lazy id check by comparing (GetOptions).
+  const options = { expect: { id: c.id, manifest: c.manifest as unknown as JsonValue } };
+  const store = core.store;
+  if (store.getHit !== undefined) {
+    const head = await read(core, c, () => store.getHit!(c.key, options));
+    if (head === undefined) return "miss";
+    if (head === "store-down") return head;
+    const entry = validateEntryHit(head, `${store.url} ${c.key}`, {
+      id: c.id,
+      attempt: c.manifest.attempt,
     });
+    if (entry !== undefined) return hit(core, c, entry);
+  }
+  const raw = await read(core, c, () => store.get(c.key, options));
+  if (raw === undefined) return "miss";
+  if (raw === "store-down") return raw;
+  return hitFrom(core, c, raw);
+}
+
+/** One read of the store: its failure throws in replay, is reported and `store-down` otherwise. */
+async function read(
+  core: Core,
+  c: CallContext,
+  reading: () => Promise<JsonValue | undefined>,
+): Promise<JsonValue | undefined | "store-down"> {
+  try {
+    return await reading();
   } catch (error) {
     if (c.mode === "replay") throw error;
     core.failOpen.storeFailed(
@@ -33,8 +62,6 @@ export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
     );
     return "store-down";
   }
-  if (raw === undefined) return "miss";
-  return hitFrom(core, c, raw);
 }
 
 /** A stored value read for this call: validated, counted as a hit, secrets restored if asked. */
@@ -42,7 +69,7 @@ export function hitFrom(core: Core, c: CallContext, raw: JsonValue): Answer {
   return hit(core, c, validateEntry(raw, `${core.store.url} ${c.key}`, TRUSTED));
 }
 
-function hit(core: Core, c: CallContext, entry: Entry): Answer {
+function hit(core: Core, c: CallContext, entry: EntryHit): Answer {
   const meta = entry.meta;
   countHit(core, c, meta.durationMs);
   const value =

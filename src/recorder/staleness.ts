@@ -77,6 +77,7 @@ class StaleView implements Store {
   declare readonly listsInKeyOrder?: boolean;
   declare readonly deleteIfUnchanged?: (key: string, digest: string) => Promise<boolean>;
   declare readonly listByRecordedAt?: (prefix: string) => AsyncIterable<[string, JsonValue]>;
+  declare readonly getHit?: (key: string, options?: GetOptions) => Promise<JsonValue | undefined>;
   /** Entries already reported by a process warning. */
   readonly #warned = new Set<string>();
   /** Entries read as absent under `rerecord`: their next write is a refresh. */
@@ -93,8 +94,13 @@ class StaleView implements Store {
         | "policy"
         | "listsInKeyOrder"
         | "deleteIfUnchanged"
-        | "listByRecordedAt"]?: Store[K];
+        | "listByRecordedAt"
+        | "getHit"]?: Store[K];
     };
+    // A hit's read is a read of the entry to serve it: the same policy as get
+    // (isStale reads meta.recordedAt, which the hit's value keeps).
+    if (store.getHit !== undefined)
+      self.getHit = async (key, options) => this.#judge(key, await store.getHit!(key, options));
     if (store.policy !== undefined) self.policy = store.policy;
     if (store.listsInKeyOrder !== undefined) self.listsInKeyOrder = store.listsInKeyOrder;
     // Pass-throughs: deleting or listing is not reading an entry to serve it.
@@ -105,7 +111,11 @@ class StaleView implements Store {
   }
 
   async get(key: string, options?: GetOptions): Promise<JsonValue | undefined> {
-    const value = await this.store.get(key, options);
+    return this.#judge(key, await this.store.get(key, options));
+  }
+
+  /** `value`, read under `key`, as the staleness policy lets it be served. */
+  #judge(key: string, value: JsonValue | undefined): JsonValue | undefined {
     if (value === undefined || !isEntryKey(key)) return value;
     const { maxAge, maxAgeMs, onStale } = this.staleness;
     if (!isStale(value, maxAgeMs, Date.now())) return value;

@@ -70,6 +70,14 @@ export interface Backend {
   /** Keyv's serialized record text stored under the (prefixed) `key` (expired or not), or undefined. */
   getRecord(key: string): Promise<string | undefined>;
   /**
+   * Optional: the record text a hit reads under the (prefixed) `key`
+   * (`Store.getHit`): keyv's record with the entry's manifest already cut
+   * out, or the whole record (the store then cuts it), or undefined when
+   * absent. Memory keeps the cut text beside each record, made once when
+   * it is written; other backends are read through their keyv adapter.
+   */
+  getHitRecord?(key: string): Promise<string | undefined>;
+  /**
    * Delete the (prefixed) `key` only while its stored text is exactly
    * `record` (as `getRecord` returned it), in one atomic step of the
    * backend (`DELETE … WHERE key = ? AND value = ?`, a Lua script): a value

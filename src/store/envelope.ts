@@ -209,7 +209,54 @@ export function validateEntry(
   // message is built unless a field is wrong.
   const deep = options.deep ?? true;
   const root = record(value, "$", where);
-  const v = root.v;
+  checkVersion(root.v, where);
+  only(root, "$", ENTRY_FIELDS, ENTRY_ALLOWED, where);
+  if (!isIdentity(root.id)) fail(where, "$.id", "must be 64 lowercase hex");
+  const manifest = checkManifest(root.manifest, where, deep);
+  try {
+    if (deep) assertJsonValue(root.response, "$.response");
+  } catch (error) {
+    fail(where, "$.response", `is not JSON: ${(error as Error).message}`);
+  }
+  const meta = checkMeta(root.meta, where, deep);
+  if (meta.attempt !== manifest.attempt) {
+    fail(where, "$.meta.attempt", `must equal $.manifest.attempt (${manifest.attempt})`);
+  }
+  return value as Entry;
+}
+
+/** What a replay hit reads of an entry: all of it but the manifest (`Store.getHit`). */
+export type EntryHit = Omit<Entry, "manifest">;
+
+/**
+ * Check an entry read for a hit without its manifest (`Store.getHit`):
+ * every check of {@link validateEntry} with `deep: false` except the
+ * manifest's own, and the entry's id and `meta.attempt` compared with the
+ * call's (`expected`: its identity and its manifest's attempt). Undefined
+ * when either differs: the caller then reads and checks the whole entry as
+ * before (`get`, `validateEntry`), so an entry that does not say it is the
+ * one asked for is never served on the strength of this check alone.
+ *
+ * @throws UnsupportedEntryVersionError, EntryFormatError as validateEntry.
+ * @example
+ * const hit = validateEntryHit(await store.getHit(key), where, { id, attempt: 0 });
+ */
+export function validateEntryHit(
+  value: unknown,
+  where: string,
+  expected: { id: string; attempt: number },
+): EntryHit | undefined {
+  const root = record(value, "$", where);
+  checkVersion(root.v, where);
+  only(root, "$", HIT_FIELDS, ENTRY_ALLOWED, where);
+  if (!isIdentity(root.id)) fail(where, "$.id", "must be 64 lowercase hex");
+  if ("manifest" in root) fail(where, "$.manifest", "was not expected in a hit's read");
+  const meta = checkMeta(root.meta, where, false);
+  if (root.id !== expected.id || meta.attempt !== expected.attempt) return undefined;
+  return value as EntryHit;
+}
+
+function checkVersion(v: unknown, where: string): void {
   if (typeof v === "number" && Number.isSafeInteger(v) && v > ENTRY_VERSION) {
     throw new UnsupportedEntryVersionError(
       where,
@@ -220,15 +267,11 @@ export function validateEntry(
     );
   }
   if (v !== ENTRY_VERSION) fail(where, "$.v", `must be ${ENTRY_VERSION}, got ${JSON.stringify(v)}`);
-  only(root, "$", ENTRY_FIELDS, ENTRY_ALLOWED, where);
-  if (!isIdentity(root.id)) fail(where, "$.id", "must be 64 lowercase hex");
-  const manifest = checkManifest(root.manifest, where, deep);
-  try {
-    if (deep) assertJsonValue(root.response, "$.response");
-  } catch (error) {
-    fail(where, "$.response", `is not JSON: ${(error as Error).message}`);
-  }
-  const meta = record(root.meta, "$.meta", where);
+}
+
+/** The checks of `$.meta` (every field; `deep` as for validateEntry). */
+function checkMeta(value: unknown, where: string, deep: boolean): EntryMeta {
+  const meta = record(value, "$.meta", where);
   only(meta, "$.meta", META_FIELDS, META_ALLOWED, where);
   if ("usage" in meta) {
     const problem = usageProblem(meta.usage);
@@ -248,9 +291,6 @@ export function validateEntry(
   }
   count(meta.occurrence, "$.meta.occurrence", 0, where);
   count(meta.attempt, "$.meta.attempt", 0, where);
-  if (meta.attempt !== manifest.attempt) {
-    fail(where, "$.meta.attempt", `must equal $.manifest.attempt (${manifest.attempt})`);
-  }
   if ("parent" in meta && !isIdentity(meta.parent)) {
     fail(where, "$.meta.parent", "must be 64 lowercase hex");
   }
@@ -265,12 +305,13 @@ export function validateEntry(
     }
     isoTime(verdict.at, "$.meta.verdict.at", where, deep);
   }
-  return value as Entry;
+  return meta as unknown as EntryMeta;
 }
 
 // Each object's required fields, and every field it may have.
 const ENTRY_FIELDS = ["v", "id", "manifest", "response", "meta"];
 const ENTRY_ALLOWED = new Set(ENTRY_FIELDS);
+const HIT_FIELDS = ["v", "id", "response", "meta"];
 const META_FIELDS = [
   "recordedAt",
   "durationMs",

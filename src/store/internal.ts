@@ -5,6 +5,7 @@
  * its index.ts or this file, never deeper (.dependency-cruiser.cjs).
  */
 export { assertDigest, valueDigest } from "./digest.js";
+export { type EntryHit, validateEntryHit } from "./envelope.js";
 export { assertStoreKey } from "./keys.js";
 export { checkMetaQuery } from "./meta.js";
 export { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "./shell.js";

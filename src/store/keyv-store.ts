@@ -8,6 +8,7 @@ import { MetadataMissingError, type StoreError } from "../errors.js";
 import type { Backend, BackendFactory, RawRow } from "./backend.js";
 import { PendingRead, ReadDeadlines } from "./deadlines.js";
 import { assertDigest, valueDigest } from "./digest.js";
+import { recordWithoutManifest, withoutManifest } from "./hit-record.js";
 import { deserializeRecord, isExpired, serializeRecord } from "./json.js";
 import {
   checkMetaQuery,
@@ -119,8 +120,20 @@ export class KeyvStore implements Store {
     // No copy needed: our deserializer built the value with JSON.parse just
     // now, a fresh tree that nobody else holds (the memory backend too keeps text).
     const opened = this.#opened;
-    if (opened !== undefined && !this.#shell.closed) return this.#read(opened, key);
+    if (opened !== undefined && !this.#shell.closed) return this.#read(opened, key, readValue);
     return this.#run("get", key, (b) => b.keyv.get<JsonValue>(b.keyPrefix + key));
+  }
+
+  /** See `Store.getHit`: the record's text without the manifest, then parsed (hit-record.ts). */
+  getHit(key: string): Promise<JsonValue | undefined> {
+    try {
+      checkKey(key);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const opened = this.#opened;
+    if (opened !== undefined && !this.#shell.closed) return this.#read(opened, key, readHit);
+    return this.#run("get", key, (b) => readHit(b, b.keyPrefix + key));
   }
 
   /**
@@ -131,19 +144,23 @@ export class KeyvStore implements Store {
    * is the hit's. A backend whose `ready` only checks (SQLite's file guard)
    * runs it beside the read; the read fails if the check does.
    */
-  #read(b: Backend, key: string): Promise<JsonValue | undefined> {
+  #read(
+    b: Backend,
+    key: string,
+    readFrom: (b: Backend, full: string) => Promise<JsonValue | undefined>,
+  ): Promise<JsonValue | undefined> {
     return new Promise<JsonValue | undefined>((resolve, reject) => {
       const read = new PendingRead(key, reject);
       this.#reads.start(read);
       let work: Promise<JsonValue | undefined>;
       try {
         const full = b.keyPrefix + key;
-        if (b.ready === undefined) work = b.keyv.get<JsonValue>(full);
+        if (b.ready === undefined) work = readFrom(b, full);
         else if (b.readyOnlyChecks === true) {
-          const reading = b.keyv.get<JsonValue>(full);
+          const reading = readFrom(b, full);
           reading.catch(() => {});
           work = b.ready().then(() => reading);
-        } else work = b.ready().then(() => b.keyv.get<JsonValue>(full));
+        } else work = b.ready().then(() => readFrom(b, full));
       } catch (cause) {
         if (this.#reads.finish(read)) reject(this.#shell.wrap("get", key, cause));
         return;
@@ -465,4 +482,31 @@ function metaOfRecord(
 ): StoredMeta {
   const envelope = expires === undefined ? 10 : 21 + String(expires).length;
   return storedMetaOf(key, value, expires, Buffer.byteLength(record) - envelope);
+}
+
+/** `get`'s read: keyv's, which parses the whole record. */
+function readValue(b: Backend, full: string): Promise<JsonValue | undefined> {
+  return b.keyv.get<JsonValue>(full);
+}
+
+/**
+ * `getHit`'s read: the record's text from the backend (the text keyv would
+ * parse, through the same adapter read and prepared statements), the
+ * manifest cut out of it before parsing (`recordWithoutManifest`), or the
+ * backend's own hit text (memory keeps it beside the record). A text the
+ * scan does not follow, or a record that has expired, goes through keyv's
+ * read as `get` does (which also removes the expired record).
+ */
+async function readHit(b: Backend, full: string): Promise<JsonValue | undefined> {
+  const raw: unknown =
+    b.getHitRecord !== undefined
+      ? await b.getHitRecord(full)
+      : await (b.keyv.opts.store as { get(key: string): Promise<unknown> }).get(full);
+  if (raw === undefined || raw === null) return undefined;
+  const cut = typeof raw === "string" ? recordWithoutManifest(raw) : undefined;
+  if (cut === undefined) return withoutManifest(await b.keyv.get<JsonValue>(full));
+  const record = deserializeRecord(cut);
+  if (isExpired(record)) return withoutManifest(await b.keyv.get<JsonValue>(full));
+  // A second manifest member (duplicate keys: JSON.parse keeps the last) is dropped too.
+  return withoutManifest(record.value);
 }

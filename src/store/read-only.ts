@@ -4,7 +4,7 @@
  * backend instead of however each database reports it.
  */
 import { StoreError } from "../errors.js";
-import type { Store } from "./types.js";
+import type { GetOptions, Store } from "./types.js";
 
 /**
  * `store` with `set`, `delete` and leases refused (a `StoreError`, operation
@@ -26,7 +26,10 @@ export function readOnlyStore(store: Store): Store {
     );
   return {
     url: store.url,
-    get: (key) => store.get(key),
+    get: (key, options) => store.get(key, options),
+    ...(store.getHit === undefined
+      ? {}
+      : { getHit: (key: string, options?: GetOptions) => store.getHit!(key, options) }),
     list: (prefix) => store.list(prefix),
     ...(store.listByRecordedAt === undefined ? {} : { listByRecordedAt: store.listByRecordedAt }),
     ...(store.listsInKeyOrder === undefined ? {} : { listsInKeyOrder: store.listsInKeyOrder }),

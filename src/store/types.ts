@@ -71,6 +71,17 @@ export interface Store {
   readonly policy?: StorePolicy;
   /** The value under `key`, or `undefined` when absent or expired. */
   get(key: string, options?: GetOptions): Promise<JsonValue | undefined>;
+  /**
+   * Optional (every store `openStore` and `cassetteStore` open has it):
+   * what `get` returns, except that when the value is an object with a
+   * `manifest` member, that member is left out, and the store avoids
+   * reading, parsing or copying it where it can. What a replay hit reads:
+   * an entry's id, response and meta, not the request it was recorded for
+   * (on an agent loop the manifest holds the whole conversation, ~80 times
+   * the response). `options` as for `get` (a cassette still settles an
+   * entry's owed id check). A fresh copy, as `get`'s.
+   */
+  getHit?(key: string, options?: GetOptions): Promise<JsonValue | undefined>;
   /** Store `value` under `key`, replacing any previous value. */
   set(key: string, value: JsonValue, options?: SetOptions): Promise<void>;
   /** Remove `key`; resolves `true` when something was removed. */

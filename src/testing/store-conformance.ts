@@ -33,6 +33,11 @@ export interface StoreConformanceOptions {
    * left out instead of failing.
    */
   deleteIfUnchanged?: boolean;
+  /**
+   * The store has the optional `getHit` (default true: every store of
+   * invocache has it). False for a store without it: its tests are left out.
+   */
+  getHit?: boolean;
 }
 
 /**
@@ -360,6 +365,86 @@ export function storeConformance(
         await store.set(`${p}k`, 1);
         await store.close();
         await expect(deleteIf(`${p}k`, valueDigest(1))).rejects.toBeInstanceOf(StoreError);
+      });
+    });
+
+    describe.skipIf(options.getHit === false)("getHit", () => {
+      const getHit = (key: string) => {
+        if (store.getHit === undefined) throw new Error("the store has no getHit");
+        return store.getHit(key);
+      };
+      // Strings that look like JSON structure, quotes and backslashes: the
+      // manifest is found by its structure, never by searching its text.
+      const tricky = 'say "manifest": {"a":[1,2]} \\" } ] \\\\ , "response": 2';
+      const manifest: JsonValue = {
+        prompt: tricky,
+        messages: [{ role: "user", content: tricky }, [], {}, [[{ manifest: "inner" }]]],
+        n: -1.5e-7,
+        flags: [true, false, null],
+        "": "",
+      };
+
+      it("answers what get answers for values without a top-level manifest", async () => {
+        const values: JsonValue[] = [
+          null,
+          0,
+          "manifest",
+          [{ manifest: 1 }],
+          {},
+          { response: { manifest: { nested: true } }, other: tricky },
+        ];
+        for (const [i, value] of values.entries()) await store.set(`${p}${i}`, value);
+        for (const [i, value] of values.entries()) {
+          expect(await getHit(`${p}${i}`)).toStrictEqual(value);
+        }
+        expect(await getHit(`${p}absent`)).toBeUndefined();
+      });
+
+      it("leaves out the manifest member, wherever it stands, and nothing else", async () => {
+        const shapes: Array<Record<string, JsonValue>> = [
+          { v: 1, id: "x", manifest, response: { manifest: "kept" }, meta: { a: tricky } },
+          { manifest, response: [1, { manifest }] },
+          { response: tricky, meta: {}, manifest },
+          { manifest },
+          { manifest: tricky, after: "\\" },
+          { manifest: 12.5, response: null },
+          {
+            manifest: ["\ud800", tricky],
+            response: ["\ud800x\udfff", "\u0000", "é😀", 1e308, 5e-324, 2 ** 53 - 1, -1.5],
+          },
+        ];
+        for (const [i, value] of shapes.entries()) await store.set(`${p}${i}`, value);
+        for (const [i, value] of shapes.entries()) {
+          const { manifest: _left, ...rest } = value;
+          expect(await getHit(`${p}${i}`)).toStrictEqual(rest);
+          expect(await store.get(`${p}${i}`)).toStrictEqual(value);
+        }
+      });
+
+      it("follows overwrites and deletes, and returns fresh copies", async () => {
+        await store.set(`${p}k`, { manifest, response: { list: [1] } });
+        await store.set(`${p}k`, { manifest: 2, response: { list: [2] } });
+        const first = (await getHit(`${p}k`)) as { response: { list: number[] } };
+        expect(first).toStrictEqual({ response: { list: [2] } });
+        first.response.list.push(99);
+        expect(await getHit(`${p}k`)).toStrictEqual({ response: { list: [2] } });
+        expect(await store.get(`${p}k`)).toStrictEqual({ manifest: 2, response: { list: [2] } });
+        expect(await store.delete(`${p}k`)).toBe(true);
+        expect(await getHit(`${p}k`)).toBeUndefined();
+      });
+
+      it("answers undefined once a ttl passed", async () => {
+        await store.set(`${p}t`, { manifest, response: "short" }, { ttlMs: 300 });
+        expect(await getHit(`${p}t`)).toStrictEqual({ response: "short" });
+        await eventually(async () => (await getHit(`${p}t`)) === undefined);
+      });
+
+      it("refuses a bad key with TypeError or RangeError, and rejects with StoreError once closed", async () => {
+        await expect(getHit("")).rejects.toSatisfy(
+          (e) => e instanceof TypeError || e instanceof RangeError,
+        );
+        await store.close();
+        await expect(getHit(`${p}k`)).rejects.toBeInstanceOf(StoreError);
       });
     });
 

@@ -4,17 +4,22 @@
  * exactly one read). Counting, not timing: the numbers do not depend on the
  * machine.
  */
-import type { Store } from "../../src/store/types.js";
+import type { GetOptions, Store } from "../../src/store/types.js";
 
 /** Operation counts of a {@link countingStore}. */
 export interface StoreOpCounts {
   get: number;
+  /** `getHit` (a replay hit's read, without the manifest): forwarded only when the store has it. */
+  getHit: number;
   set: number;
   delete: number;
   list: number;
   acquireLease: number;
   releaseLease: number;
 }
+
+/** Every counted read of one key. */
+export const readsOf = (c: StoreOpCounts): number => c.get + c.getHit;
 
 /** Every counted operation that changes the store. */
 export const writesOf = (c: StoreOpCounts): number =>
@@ -28,6 +33,7 @@ export function countingStore(inner: Store): {
 } {
   const counts: StoreOpCounts = {
     get: 0,
+    getHit: 0,
     set: 0,
     delete: 0,
     list: 0,
@@ -38,10 +44,18 @@ export function countingStore(inner: Store): {
     get url() {
       return inner.url;
     },
-    get(key) {
+    get(key, options) {
       counts.get++;
-      return inner.get(key);
+      return inner.get(key, options);
     },
+    ...(inner.getHit === undefined
+      ? {}
+      : {
+          getHit(key: string, options?: GetOptions) {
+            counts.getHit++;
+            return inner.getHit!(key, options);
+          },
+        }),
     set(key, value, options) {
       counts.set++;
       return inner.set(key, value, options);

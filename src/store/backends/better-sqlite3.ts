@@ -30,6 +30,7 @@ import {
   fileGuard,
   SQLITE_FENCED_DELETE,
   SQLITE_FENCED_SET,
+  SQLITE_HIT_SELECT,
   SQLITE_LEASES_TABLE,
   SQLITE_NOW_MS,
   SQLITE_VALUES_TABLE,
@@ -154,6 +155,7 @@ export async function createBetterSqliteBackend(
   // Prepared once the columns exist (a file migrated while open gets them then).
   let fencedSetMetaStmt: Statement | undefined;
   const getStmt = db.prepare(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
+  const getHitStmt = db.prepare(SQLITE_HIT_SELECT);
   const setStmt = db.prepare(
     `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) VALUES (?, ?)
      ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
@@ -242,6 +244,11 @@ export async function createBetterSqliteBackend(
     },
     async getRecord(key) {
       const row = await whenFree(() => getStmt.get(key));
+      return row === undefined ? undefined : String(row.value);
+    },
+    async getHitRecord(key) {
+      // The manifest removed by SQLite (see SQLITE_HIT_SELECT in sqlite.ts).
+      const row = await whenFree(() => getHitStmt.get(key));
       return row === undefined ? undefined : String(row.value);
     },
     async deleteRecordIf(key, record, notAfter) {

@@ -3,7 +3,36 @@
  * kept as serialized text, so every read parses a fresh copy.
  */
 import type { Backend, RawRow } from "../backend.js";
+import { recordWithoutManifest } from "../hit-record.js";
 import { createKeyv } from "./keyv.js";
+
+/**
+ * The record texts, and beside each the text a hit reads (the record
+ * without the entry's manifest, `Store.getHit`), cut once when the record is
+ * written instead of on every hit. Text, not parsed objects: every read
+ * still parses a fresh copy nobody else holds, so a caller who changes what
+ * it was given cannot change the store.
+ */
+class RecordMap extends Map<string, string> {
+  readonly hits = new Map<string, string>();
+
+  override set(key: string, record: string): this {
+    super.set(key, record);
+    // A text the scan does not follow keeps the whole record: the store cuts or parses it as before.
+    this.hits.set(key, recordWithoutManifest(record) ?? record);
+    return this;
+  }
+
+  override delete(key: string): boolean {
+    this.hits.delete(key);
+    return super.delete(key);
+  }
+
+  override clear(): void {
+    this.hits.clear();
+    super.clear();
+  }
+}
 
 interface Lease {
   owner: string;
@@ -17,7 +46,7 @@ interface Lease {
  * const backend = await createMemoryBackend();
  */
 export async function createMemoryBackend(): Promise<Backend> {
-  const map = new Map<string, string>();
+  const map = new RecordMap();
   const keyv = await createKeyv(map);
   const leases = new Map<string, Lease>();
   return {
@@ -30,6 +59,9 @@ export async function createMemoryBackend(): Promise<Backend> {
     },
     async getRecord(key) {
       return map.get(key);
+    },
+    async getHitRecord(key) {
+      return map.hits.get(key);
     },
     async deleteRecordIf(key, record) {
       // One synchronous step: nothing else runs between the compare and the delete.
