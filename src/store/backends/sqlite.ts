@@ -291,12 +291,17 @@ async function readerOn(db: RawDatabase): Promise<Reader | undefined> {
       (key: string): Promise<string | undefined> =>
         new Promise((resolve, reject) =>
           st.get([key], (error, row) => {
-            // Reset at once: a stepped statement holds the connection's read
-            // snapshot open until it is reset, and with two statements on this
-            // connection the other one's next read would see that old snapshot.
-            st.reset();
-            if (error) reject(error);
-            else resolve(row === undefined ? undefined : String(row.value));
+            // Reset before settling: a stepped statement holds the connection's
+            // read snapshot open until it is reset, and with two statements on
+            // this connection the other one's next read would see that old
+            // snapshot. With a callback, so that a statement finalized meanwhile
+            // (the file deleted or replaced: the store closes its reader) gives
+            // the callback an error instead of throwing an uncaught one, which
+            // left this read unsettled; the read's own outcome is what counts.
+            st.reset(() => {
+              if (error) reject(error);
+              else resolve(row === undefined ? undefined : String(row.value));
+            });
           }),
         );
     return {
