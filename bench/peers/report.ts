@@ -206,6 +206,29 @@ export function targets(c: Collected, tools: readonly ToolSummary[]): Target[] {
       detail: `${fmt(t.replayPerSec)} vs ${fmt(fastest.replayPerSec)} calls/s (${ratio(t.replayPerSec, fastest.replayPerSec)})`,
     });
   }
+  // The same factor by CPU per replayed call (issue 32): calls/s alone moves
+  // with whatever else the machine runs; CPU per call is steadier, so a
+  // lead must show in both to count. Lower is better here.
+  const leanest = peers.reduce((a, b) => (b.replayCpuUs < a.replayCpuUs ? b : a));
+  for (const t of ours) {
+    const factor = REPLAY_TARGETS[t.id];
+    if (factor === undefined || !Number.isFinite(t.replayCpuUs)) continue;
+    out.push({
+      name: `replay CPU per call: ${t.label} ≤ 1/${factor} of best peer (${leanest.label})`,
+      pass: t.replayCpuUs * factor <= leanest.replayCpuUs,
+      detail: `${fmt(t.replayCpuUs)} vs ${fmt(leanest.replayCpuUs)} µs/call (${ratio(leanest.replayCpuUs, t.replayCpuUs)} leaner)`,
+    });
+  }
+  // Recording overhead (× a direct call) no worse than the best peer's (issue 32).
+  const lightest = peers.reduce((a, b) => (b.recordOverhead < a.recordOverhead ? b : a));
+  for (const t of ours) {
+    if (REPLAY_TARGETS[t.id] === undefined) continue;
+    out.push({
+      name: `recording overhead: ${t.label} ≤ best peer (${lightest.label})`,
+      pass: t.recordOverhead <= lightest.recordOverhead,
+      detail: `${t.recordOverhead.toFixed(2)}× vs ${lightest.recordOverhead.toFixed(2)}× direct`,
+    });
+  }
   // The SDK floor: its ratio is printed by renderFloor, without a target (floor.ts).
   for (const t of ours) {
     // A shared store's recording lives on its server: not compared.

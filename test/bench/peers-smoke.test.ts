@@ -59,6 +59,11 @@ describe("bench:peers --quick", () => {
       expect(stdout).toContain(`| ${label} `);
     }
     expect(stdout).toContain("≥ 1.5× best peer");
+    // The lead must show by CPU per call too, and recording must cost no more than the best peer's (issue 32).
+    expect(stdout).toMatch(
+      /(PASS|MISS) +replay CPU per call: invocache \+ cassette ≤ 1\/1\.5 of best peer/,
+    );
+    expect(stdout).toMatch(/(PASS|MISS) +recording overhead: invocache \+ SQLite ≤ best peer/);
     // The SDK floor's ratio is printed (on stderr), its former 0.7× target retired (issue 32).
     expect(stderr).toMatch(/invocache-sqlite +\d+ calls\/s +\d+\.\d\d× the floor\n/);
     expect(stdout).not.toContain("× the SDK floor");
