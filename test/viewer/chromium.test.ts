@@ -79,6 +79,7 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     await shot(page, "overview");
 
     await page.locator("#runs a", { hasText: "demo-1" }).click();
+    await page.waitForURL(/\/run\/demo\/demo-1$/);
     expect(await page.locator("h1").textContent()).toBe("Run demo-1");
     expect(await page.locator(".sub").first().textContent()).toContain("0 hits, 7 misses");
     expect(await page.locator("#run-spend").textContent()).toMatch(
@@ -118,6 +119,7 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
 
     // A tool step is an entry of its own: the tool, its arguments and its result.
     await steps.nth(2).locator("a.id").click();
+    await page.waitForURL(/\/entry\//);
     expect(await page.locator("h1").textContent()).toContain("⚙ run_tests");
     expect(await page.locator(".sub").first().textContent()).toContain(
       "tool call (tools/call) by builder",
@@ -128,6 +130,7 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     await page.goBack();
 
     await page.locator(".step.rejected a.id").click();
+    await page.waitForURL(/\/entry\//);
     expect(await page.locator("h1").textContent()).toContain("builder");
     expect(await page.locator("h1").textContent()).toContain("rejected");
     expect(await page.locator(".turn.system").textContent()).toContain("You are the builder");
@@ -222,13 +225,17 @@ describe.skipIf(!HAVE_CHROMIUM)("invocache view in Chromium", () => {
     await page.goto(url);
     expect(await page.locator("section:not([hidden]) h1").textContent()).toBe("Overview");
     await page.locator("section:not([hidden]) #runs a", { hasText: "demo-1" }).click();
-    expect(await page.locator("section:not([hidden]) h1").textContent()).toBe("Run demo-1");
+    // A click changes the URL's `#`; the section is shown on the hashchange
+    // event, which fires after the click returns: wait for it (a plain read
+    // raced it and saw the page before, as CI once did).
+    const shown = () => page.locator("section:not([hidden]) h1").textContent();
+    await expect.poll(shown).toBe("Run demo-1");
     await page.locator("section:not([hidden]) .step.rejected a.id").click();
-    expect(await page.locator("section:not([hidden]) h1").textContent()).toContain("rejected");
+    await expect.poll(shown).toContain("rejected");
     await page.locator("section:not([hidden])").getByText("diff with the retry").click();
-    expect(
-      await page.locator("section:not([hidden]) ul.fields li").first().textContent(),
-    ).toContain("attempt: 0 → 1");
+    await expect
+      .poll(() => page.locator("section:not([hidden]) ul.fields li").first().textContent())
+      .toContain("attempt: 0 → 1");
     // The only request is the file itself: nothing from the network, no asset.
     expect(requests).toEqual([url]);
     await page.close();
