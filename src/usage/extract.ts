@@ -217,7 +217,11 @@ function fromStreamPayloads(payloads: readonly Obj[]): Usage | undefined {
     const deltas = payloads.filter((p) => p.type === "message_delta" && obj(p.usage));
     const last = obj(deltas.at(-1)?.usage);
     if (base === undefined && last === undefined) return undefined;
-    return anthropic({ ...base, ...last }, str(message?.model));
+    // The delta's counts are cumulative, but current API versions send the
+    // ones it does not report as null: a null keeps message_start's count.
+    const merged: Obj = { ...base };
+    for (const [k, v] of Object.entries(last ?? {})) if (v !== null) merged[k] = v;
+    return anthropic(merged, str(message?.model));
   }
   // OpenAI Responses: the final response object carries the usage.
   for (let i = payloads.length - 1; i >= 0; i--) {

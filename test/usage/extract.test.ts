@@ -289,6 +289,44 @@ describe("extractUsage on the documented examples", () => {
   });
 });
 
+describe("extractUsage on Anthropic's message_delta with null counts", () => {
+  // The Messages API's message_delta carries the cumulative output count and,
+  // in current versions, the input and cache counts as null ("not reported
+  // here"): a null must not erase the count message_start gave.
+  it("keeps message_start's input and cache counts when the last delta says null", () => {
+    const sse = [
+      {
+        json: {
+          type: "message_start",
+          message: {
+            model: "claude-x",
+            usage: { input_tokens: 25, output_tokens: 1, cache_read_input_tokens: 4 },
+          },
+        },
+      },
+      {
+        json: {
+          type: "message_delta",
+          usage: {
+            input_tokens: null,
+            output_tokens: 15,
+            cache_creation_input_tokens: null,
+            cache_read_input_tokens: null,
+            server_tool_use: null,
+          },
+        },
+      },
+    ];
+    expect(extractUsage({ status: 200, headers: {}, sse })).toStrictEqual({
+      shape: "anthropic.messages",
+      inputTokens: 29,
+      outputTokens: 15,
+      cacheReadTokens: 4,
+      model: "claude-x",
+    });
+  });
+});
+
 describe("extractUsage on recorded SSE text: the usage-free shortcut", () => {
   // Payloads of every streamed shape, with and without usage, some with the
   // key spelled through a \u escape (valid JSON: the shortcut must still parse).
