@@ -15,7 +15,7 @@ import type { StreamTooLarge } from "./stream-limit.js";
 
 /** The entry that records `value` for this call (secrets redacted). */
 export function buildEntry(
-  core: Core,
+  core: Pick<Core, "secrets">,
   c: CallContext,
   value: JsonValue,
   durationMs: number,
@@ -46,7 +46,7 @@ export function buildEntry(
 
 /** The size error for an entry over the limit, or undefined when it fits. */
 export function oversize(
-  core: Core,
+  core: Pick<Core, "maxEntryBytes">,
   c: CallContext,
   entry: Entry,
   value: unknown,
@@ -64,7 +64,7 @@ export function oversize(
 
 /** The size error for a stream whose recording was given up at the limit. */
 export function streamOversize(
-  core: Core,
+  core: Pick<Core, "maxEntryBytes">,
   c: CallContext,
   limit: StreamTooLarge,
   value: unknown,
