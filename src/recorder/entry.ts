@@ -27,7 +27,9 @@ export function buildEntry(
     id: c.id,
     // Redacted here, once, for every store (a cassette only refuses what is left):
     // the manifest's strings were normalized with the identity's rules, the
-    // recorder's own may be wider (its env, its shapes).
+    // recorder's own may be wider (its env, its shapes). A Manifest is JSON but an
+    // interface type, so it is widened for redaction and narrowed back (redaction
+    // replaces strings with strings: the shape stays).
     manifest: storable(core, c.manifest as unknown as JsonValue) as unknown as Entry["manifest"],
     // The caller gets the live value; the store never sees a secret.
     response: storable(core, value),

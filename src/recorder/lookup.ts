@@ -33,6 +33,7 @@ export type Lookup =
  */
 export async function lookup(deps: LookupDeps, c: CallContext): Promise<Lookup> {
   // The manifest and id this call computed: a cassette settles its lazy id check by comparing (GetOptions).
+  // A Manifest is JSON, but an interface type (no index signature): it is widened to JsonValue.
   const options = { expect: { id: c.id, manifest: c.manifest as unknown as JsonValue } };
   const store = deps.store;
   if (store.getHit !== undefined) {

@@ -279,7 +279,7 @@ class RecorderImpl implements Recorder {
       ((...args: A): InvocationRequest => ({
         role: `fn:${name}`,
         prompt: "",
-        params: { args: args as unknown as JsonValue },
+        params: { args }, // checked as JSON when the manifest is built (request.params)
       }));
     return (...args: A) => {
       const built = build(...args);
