@@ -21,7 +21,7 @@ describe("the demo command", () => {
     const start = source.indexOf("async run(");
     expect(start).toBeGreaterThan(-1);
     const lines = source.slice(start).split("\n");
-    const end = lines.findIndex((l) => l === "  },");
+    const end = lines.indexOf("  },");
     expect(end, "run ends at the object's closing `  },`").toBeGreaterThan(0);
     expect(end + 1).toBeLessThanOrEqual(60);
   });
