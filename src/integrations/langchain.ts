@@ -108,6 +108,7 @@ export class InvocacheCache extends BaseCache<Generation[]> {
     this.#missedAt.delete(key);
     await this.recorder.call<JsonValue>(
       req,
+      // JSON by construction (storeGeneration round-trips it through JSON): an interface type, widened.
       () => Promise.resolve(stored as unknown as JsonValue),
       {
         ...opts,
@@ -140,6 +141,8 @@ export class InvocacheCache extends BaseCache<Generation[]> {
 }
 
 function storeGeneration(generation: Generation): StoredGenerationJson {
+  // LangChain's StoredGeneration is what its caches persist as JSON; its message type is a
+  // class shape, so it is read as the JSON shape kept here (and copied through JSON below).
   const stored = serializeGeneration(generation) as unknown as StoredGenerationJson;
   const info = generation.generationInfo;
   if (info !== undefined) stored.generationInfo = JSON.parse(JSON.stringify(info)) as JsonValue;
@@ -153,6 +156,8 @@ function revive(value: JsonValue): Generation[] {
     );
   }
   return value.map((g) => {
+    // A recording storeGeneration wrote (its identity says so): read back as that shape, and
+    // handed to LangChain as the StoredGeneration it was serialized from.
     const stored = g as unknown as StoredGenerationJson;
     const generation = deserializeStoredGeneration(
       stored as unknown as Parameters<typeof deserializeStoredGeneration>[0],

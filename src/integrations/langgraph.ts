@@ -122,6 +122,7 @@ export class InvocacheNodeCache extends BaseCache<unknown> {
       const [type, bytes] = await this.serde.dumpsTyped(value);
       const stored = storedWrites(type, bytes);
       const req = this.#request(key);
+      // StoredWrites holds JSON only (a parsed JSON value or base64): an interface type, widened.
       await this.#outside(() =>
         this.recorder.call<JsonValue>(req, () => Promise.resolve(stored as unknown as JsonValue), {
           attempt,

@@ -97,6 +97,8 @@ function checkStamp(
   const out: LineCheck & { kind: "stamp" } = {
     kind: "stamp",
     problems,
+    // Typed as what it claims to be (its _type, predicateType and buildType matched);
+    // `problems` lists every field below where it is not, and the caller reads both.
     statement: s as unknown as ProvenanceStatement,
     id: undefined,
     invocationId: undefined,
@@ -271,6 +273,7 @@ function compareParameters(actual: unknown, manifest: ModelManifest, problems: s
     problems.push("predicate.buildDefinition.externalParameters must be an object");
     return;
   }
+  // An interface of JSON fields, read here key by key like the stamp's own object.
   const expected = invocationParameters(manifest) as unknown as Obj;
   for (const key of new Set([...Object.keys(expected), ...Object.keys(actual)])) {
     if (!(key in expected)) {

@@ -309,6 +309,7 @@ const ALGORITHM_REF = /^([A-Za-z0-9_]+):([0-9a-f]+)$/;
 export function inputDescriptor(input: string): ResourceDescriptor {
   const m = ALGORITHM_REF.exec(input);
   if (m !== null) {
+    // ALGORITHM_REF has two groups that always take part in a match: both are strings.
     const [, alg, hex] = m as unknown as [string, string, string];
     if (Object.hasOwn(HEX_LENGTH, alg) && HEX_LENGTH[alg]!.includes(hex.length)) {
       return { digest: { [alg]: hex } };
@@ -410,6 +411,8 @@ export function checkStampOptions(opts: StampOptions): CheckedStampOptions {
         cause: error,
       });
     }
+    // Both manifests are JSON (one validated above, one the caller's, built by identity):
+    // interface types widened to canonicalJson's input type.
     if (
       entry.id !== id ||
       canonicalJson(entry.manifest as unknown as CanonicalValue) !==

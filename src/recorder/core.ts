@@ -1,9 +1,10 @@
 /**
  * What every part of the recorder shares: its settings and counters (one
  * `Core` per recorder), one call on its way (`CallContext`, read-only once
- * built) and what answered it (`Answer`). Each step of the pipeline takes
- * these and returns explicit values; nothing is handed between steps by
- * setting a field.
+ * built), what upstream gave (`Upstream`) and what answered it (`Answer`).
+ * Each step of the pipeline (pipeline.ts) takes the part of `Core` it needs
+ * (a `Pick<Core, …>` named in its file) and the call, and returns explicit
+ * values; nothing is handed between steps by setting a field.
  */
 import type { IdentityOptions, InvocationRequest, Manifest } from "../identity/index.js";
 import type { SecretScanner } from "../secrets/index.js";
@@ -14,6 +15,7 @@ import type { FailOpen } from "./fail-open.js";
 import type { InvocationKind } from "./kind-modes.js";
 import type { Mode } from "./mode.js";
 import type { RunScope } from "./run-scope.js";
+import type { StreamTooLarge } from "./stream-limit.js";
 import type { CallOptions, RecorderOptions, RecorderStats } from "./types.js";
 
 /** Values read from a Store are JSON by the Store contract: check the envelope's shape only. */
@@ -106,12 +108,26 @@ export interface Answer {
   divergence?: "response";
 }
 
+/**
+ * What came back from upstream (upstream.ts), handed by the pipeline to the
+ * step that uses it (record, verify).
+ */
+export type Upstream =
+  | { kind: "value"; value: unknown }
+  /** `fn` answered with `answerLive`: hand back, never store. */
+  | { kind: "live"; value: unknown }
+  /** A stream past the entry limit: recording given up, the reader goes on live. */
+  | { kind: "too-large"; value: unknown; limit: StreamTooLarge };
+
 /** The `isComplete` in effect for a call (per call, else the recorder's). */
-export function completeness(core: Core, c: CallContext): ((v: unknown) => boolean) | undefined {
+export function completeness(
+  core: Pick<Core, "opts">,
+  c: CallContext,
+): ((v: unknown) => boolean) | undefined {
   return c.opts.isComplete ?? core.opts.isComplete;
 }
 
 /** A response as it is stored: secrets redacted (the caller keeps the live value). */
-export function storable(core: Core, value: JsonValue): JsonValue {
+export function storable(core: Pick<Core, "secrets">, value: JsonValue): JsonValue {
   return core.secrets === undefined ? value : core.secrets.redact(value).value;
 }

@@ -15,7 +15,7 @@ import type { StreamTooLarge } from "./stream-limit.js";
 
 /** The entry that records `value` for this call (secrets redacted). */
 export function buildEntry(
-  core: Core,
+  core: Pick<Core, "secrets">,
   c: CallContext,
   value: JsonValue,
   durationMs: number,
@@ -27,7 +27,9 @@ export function buildEntry(
     id: c.id,
     // Redacted here, once, for every store (a cassette only refuses what is left):
     // the manifest's strings were normalized with the identity's rules, the
-    // recorder's own may be wider (its env, its shapes).
+    // recorder's own may be wider (its env, its shapes). A Manifest is JSON but an
+    // interface type, so it is widened for redaction and narrowed back (redaction
+    // replaces strings with strings: the shape stays).
     manifest: storable(core, c.manifest as unknown as JsonValue) as unknown as Entry["manifest"],
     // The caller gets the live value; the store never sees a secret.
     response: storable(core, value),
@@ -46,7 +48,7 @@ export function buildEntry(
 
 /** The size error for an entry over the limit, or undefined when it fits. */
 export function oversize(
-  core: Core,
+  core: Pick<Core, "maxEntryBytes">,
   c: CallContext,
   entry: Entry,
   value: unknown,
@@ -64,7 +66,7 @@ export function oversize(
 
 /** The size error for a stream whose recording was given up at the limit. */
 export function streamOversize(
-  core: Core,
+  core: Pick<Core, "maxEntryBytes">,
   c: CallContext,
   limit: StreamTooLarge,
   value: unknown,

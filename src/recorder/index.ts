@@ -25,6 +25,7 @@ export {
   recorderMissLog,
 } from "./miss-log.js";
 export { MODES, type Mode, resolveMode } from "./mode.js";
+export { isRecordedStream } from "./recorded-stream.js";
 export { createRecorder } from "./recorder.js";
 export { replayWait, resolveReplaySpeed } from "./replay-speed.js";
 export {
@@ -34,7 +35,7 @@ export {
   type ServedCall,
   type ServedStep,
 } from "./run-scope.js";
-export { isRecordedStream, streamCall } from "./stream.js";
+export { streamCall } from "./stream-call.js";
 export { ToolCallError, ToolDivergenceError, ToolResultError } from "./tool-errors.js";
 export { checkToolPolicy, isCacheSafe, type ToolEffects, type ToolPolicy } from "./tool-policy.js";
 export type {

@@ -1,54 +1,127 @@
 /**
- * Cross-process single-flight for an auto-mode miss: take the store's lease
- * for the entry and record, or wait (with backoff) for its holder's
- * recording; a holder that takes too long is given up on.
+ * The lease step (docs/recorder.md, "The call pipeline"): cross-process
+ * single-flight for an auto-mode miss. Take the store's lease for the entry,
+ * or wait (with backoff) for its holder's recording; a holder that takes too
+ * long is given up on. While the holder calls upstream, the lease is renewed.
+ * The step says what it got; the pipeline serves a recording found
+ * meanwhile, or records, and releases a lease it holds.
  */
+import type { JsonValue } from "../store/index.js";
 import { entryLeaseKey } from "../store/index.js";
-import type { Answer, CallContext, Core } from "./core.js";
-import { hitFrom } from "./lookup.js";
-import { recordLive } from "./record.js";
-import { sleep } from "./upstream.js";
+import { sleep } from "./abortable.js";
+import type { CallContext, Core } from "./core.js";
 
-/** Record the call under the cross-process lease, or be served its holder's recording. */
-export async function recordUnderLease(core: Core, c: CallContext): Promise<Answer> {
-  const leaseKey = entryLeaseKey(core.namespace, c.id, c.occurrence);
-  const deadline = Date.now() + core.leaseMs * 3;
+/** What leasing reads: the store and its fail-open reporting, this recorder's owner name and lease length. */
+export type LeaseDeps = Pick<Core, "store" | "namespace" | "owner" | "leaseMs" | "failOpen">;
+
+/** What the lease step got. */
+export interface Lease {
+  /** The lease held (release it when done), or undefined: record without one. */
+  readonly key: string | undefined;
+  /** Recorded by another process while this call missed or waited: serve it. */
+  readonly recorded: JsonValue | undefined;
+}
+
+/** No lease and nothing recorded meanwhile: call upstream without single-flight. */
+const NO_LEASE: Lease = Object.freeze({ key: undefined, recorded: undefined });
+
+/** Take the entry's lease, or wait for its holder's recording. */
+export async function takeLease(deps: LeaseDeps, c: CallContext): Promise<Lease> {
+  const leaseKey = entryLeaseKey(deps.namespace, c.id, c.occurrence);
+  const deadline = Date.now() + deps.leaseMs * 3;
   let delay = 10;
   for (;;) {
     let acquired: boolean;
     try {
-      acquired = await core.store.acquireLease(leaseKey, core.owner, core.leaseMs);
+      acquired = await deps.store.acquireLease(leaseKey, deps.owner, deps.leaseMs);
     } catch (error) {
-      core.failOpen.storeFailed(
-        `store ${core.store.url} failed to lease ${leaseKey}; calling upstream without single-flight`,
+      deps.failOpen.storeFailed(
+        `store ${deps.store.url} failed to lease ${leaseKey}; calling upstream without single-flight`,
         error,
         c.id,
       );
-      return recordLive(core, c);
+      return NO_LEASE;
     }
-    if (acquired) return recordHoldingLease(core, c, leaseKey);
+    if (acquired) return holding(deps, c, leaseKey);
     await sleep(delay, c.opts.signal);
     delay = Math.min(delay * 2, 250);
-    const raw = await core.failOpen.peek(c.key);
-    if (raw !== undefined) return hitFrom(core, c, raw);
+    const raw = await deps.failOpen.peek(c.key);
+    if (raw !== undefined) return { key: undefined, recorded: raw };
     if (Date.now() > deadline) {
-      core.failOpen.warn(
+      deps.failOpen.warn(
         `gave up waiting for another process to record ${c.key}; calling upstream`,
         undefined,
         c.id,
       );
-      return recordLive(core, c);
+      return NO_LEASE;
     }
   }
 }
 
-async function recordHoldingLease(core: Core, c: CallContext, leaseKey: string): Promise<Answer> {
+/** The lease is ours: someone may still have recorded the entry between our miss and our lease. */
+async function holding(deps: LeaseDeps, c: CallContext, leaseKey: string): Promise<Lease> {
+  let raw: JsonValue | undefined;
   try {
-    // Someone may have recorded it between our miss and our lease.
-    const raw = await core.failOpen.peek(c.key);
-    if (raw !== undefined) return hitFrom(core, c, raw);
-    return await recordLive(core, c, leaseKey);
+    raw = await deps.failOpen.peek(c.key);
+  } catch (error) {
+    await releaseLease(deps, leaseKey);
+    throw error;
+  }
+  return { key: leaseKey, recorded: raw };
+}
+
+/** Release a lease this recorder holds (a failure is left to the lease's expiry). */
+export async function releaseLease(deps: LeaseDeps, leaseKey: string): Promise<void> {
+  await deps.store.releaseLease(leaseKey, deps.owner).catch(() => {});
+}
+
+/**
+ * Run `work`, renewing the lease (when held) every third of its length.
+ * A lease that went unrenewed for longer than its length (the store failed
+ * meanwhile) or was taken by another process may have let another process
+ * call upstream for the same entry: that is said once, as a warning naming
+ * the entry, so a duplicate upstream call is never silent. The call itself
+ * goes on (it cannot be taken back).
+ */
+export async function renewingLease<T>(
+  deps: LeaseDeps,
+  leaseKey: string | undefined,
+  id: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (leaseKey === undefined) return work();
+  // The lease was taken (or renewed) just before: it holds until at least lastOk + leaseMs.
+  let lastOk = Date.now();
+  let lapsed = false;
+  const lapse = () => {
+    if (lapsed) return;
+    lapsed = true;
+    deps.failOpen.warn(
+      `the lease ${leaseKey} lapsed while its upstream call was in flight (store ${deps.store.url} did not renew it in time, or another process took it): another process may have called upstream for the same entry too`,
+      undefined,
+      id,
+    );
+  };
+  const renew = setInterval(
+    () => {
+      const sent = Date.now();
+      deps.store.acquireLease(leaseKey, deps.owner, deps.leaseMs).then(
+        (ok) => {
+          if (!ok || sent > lastOk + deps.leaseMs) lapse();
+          if (ok) lastOk = sent;
+        },
+        () => {
+          if (Date.now() > lastOk + deps.leaseMs) lapse();
+        },
+      );
+    },
+    Math.max(50, Math.floor(deps.leaseMs / 3)),
+  );
+  renew.unref?.();
+  try {
+    return await work();
   } finally {
-    await core.store.releaseLease(leaseKey, core.owner).catch(() => {});
+    clearInterval(renew);
+    if (Date.now() > lastOk + deps.leaseMs) lapse();
   }
 }

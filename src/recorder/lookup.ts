@@ -1,14 +1,20 @@
 /**
- * Looking a call up: a hit (counted, secrets restored if asked), a miss, or
- * a store that is down (an error in replay, a bypass otherwise). The result
- * says which, so the caller never has to remember it elsewhere.
+ * The lookup step (docs/recorder.md, "The call pipeline"): a hit (counted,
+ * secrets restored if asked), a miss, or a store that is down (an error in
+ * replay, a bypass otherwise). The result says which, so the pipeline never
+ * has to remember it elsewhere. `hitFrom` also serves what a lease holder
+ * recorded while this call waited (lease.ts hands the pipeline the value).
  */
 import { restoreSecrets } from "../secrets/index.js";
 import type { JsonValue } from "../store/index.js";
 import { validateEntry } from "../store/index.js";
 import { type EntryHit, validateEntryHit } from "../store/internal.js";
 import { extractUsage, plausibleUsage } from "../usage/index.js";
+import { countHit } from "./call-events.js";
 import { type Answer, type CallContext, type Core, TRUSTED } from "./core.js";
+
+/** What a lookup reads: the store, its fail-open reporting, the counters, `restoreSecrets`. */
+export type LookupDeps = Pick<Core, "store" | "failOpen" | "stats" | "events" | "opts">;
 
 /** What answered a lookup: the hit's answer, or why there was none (no object is made for those). */
 export type Lookup =
@@ -25,29 +31,30 @@ export type Lookup =
  * entry's id and attempt must then be the call's (`validateEntryHit`),
  * else the whole entry is read and checked as before.
  */
-export async function lookup(core: Core, c: CallContext): Promise<Lookup> {
+export async function lookup(deps: LookupDeps, c: CallContext): Promise<Lookup> {
   // The manifest and id this call computed: a cassette settles its lazy id check by comparing (GetOptions).
+  // A Manifest is JSON, but an interface type (no index signature): it is widened to JsonValue.
   const options = { expect: { id: c.id, manifest: c.manifest as unknown as JsonValue } };
-  const store = core.store;
+  const store = deps.store;
   if (store.getHit !== undefined) {
-    const head = await read(core, c, () => store.getHit!(c.key, options));
+    const head = await read(deps, c, () => store.getHit!(c.key, options));
     if (head === undefined) return "miss";
     if (head === "store-down") return head;
     const entry = validateEntryHit(head, `${store.url} ${c.key}`, {
       id: c.id,
       attempt: c.manifest.attempt,
     });
-    if (entry !== undefined) return hit(core, c, entry);
+    if (entry !== undefined) return hit(deps, c, entry);
   }
-  const raw = await read(core, c, () => store.get(c.key, options));
+  const raw = await read(deps, c, () => store.get(c.key, options));
   if (raw === undefined) return "miss";
   if (raw === "store-down") return raw;
-  return hitFrom(core, c, raw);
+  return hitFrom(deps, c, raw);
 }
 
 /** One read of the store: its failure throws in replay, is reported and `store-down` otherwise. */
 async function read(
-  core: Core,
+  deps: LookupDeps,
   c: CallContext,
   reading: () => Promise<JsonValue | undefined>,
 ): Promise<JsonValue | undefined | "store-down"> {
@@ -55,8 +62,8 @@ async function read(
     return await reading();
   } catch (error) {
     if (c.mode === "replay") throw error;
-    core.failOpen.storeFailed(
-      `store ${core.store.url} failed on read; calling upstream without the cache`,
+    deps.failOpen.storeFailed(
+      `store ${deps.store.url} failed on read; calling upstream without the cache`,
       error,
       c.id,
     );
@@ -65,16 +72,16 @@ async function read(
 }
 
 /** A stored value read for this call: validated, counted as a hit, secrets restored if asked. */
-export function hitFrom(core: Core, c: CallContext, raw: JsonValue): Answer {
-  return hit(core, c, validateEntry(raw, `${core.store.url} ${c.key}`, TRUSTED));
+export function hitFrom(deps: LookupDeps, c: CallContext, raw: JsonValue): Answer {
+  return hit(deps, c, validateEntry(raw, `${deps.store.url} ${c.key}`, TRUSTED));
 }
 
-function hit(core: Core, c: CallContext, entry: EntryHit): Answer {
+function hit(deps: LookupDeps, c: CallContext, entry: EntryHit): Answer {
   const meta = entry.meta;
-  countHit(core, c, meta.durationMs);
+  countHit(deps, c, meta.durationMs);
   const value =
-    core.opts.restoreSecrets === true
-      ? restoreSecrets(entry.response, core.opts.secrets === false ? {} : (core.opts.secrets ?? {}))
+    deps.opts.restoreSecrets === true
+      ? restoreSecrets(entry.response, deps.opts.secrets === false ? {} : (deps.opts.secrets ?? {}))
           .value
       : entry.response;
   // The tokens the recording cost: stored with it, or read from an older recording.
@@ -86,29 +93,4 @@ function hit(core: Core, c: CallContext, entry: EntryHit): Answer {
   if (usage !== undefined) answer.usage = usage;
   if (verdict !== undefined) answer.verdict = verdict;
   return answer;
-}
-
-/** A hit's event and saved time; `stats.hits` is counted with the call's accounts (accounting.ts). */
-export function countHit(core: Core, c: CallContext, savedMs: number): void {
-  core.stats.savedMs += savedMs;
-  if (core.events.listening("hit"))
-    core.events.emit("hit", { id: c.id, occurrence: c.occurrence, key: c.key, savedMs });
-}
-
-/** A miss's event; `stats.misses` is counted with the call's accounts (accounting.ts). */
-export function countMiss(core: Core, c: CallContext): void {
-  c.facts.missed = true;
-  core.events.emit("miss", {
-    id: c.id,
-    occurrence: c.occurrence,
-    key: c.key,
-    mode: c.mode,
-    manifest: c.manifest,
-  });
-}
-
-/** Count a bypass (the call went upstream without reading or writing). */
-export function countBypass(core: Core, c: CallContext, reason: string): void {
-  core.stats.bypassed++;
-  core.events.emit("bypass", { id: c.id, occurrence: c.occurrence, reason });
 }

@@ -5,15 +5,17 @@
  * 1. identity: the request becomes a manifest and an id (src/identity); its
  *    kind (model or tool) picks the recipe and the call's mode;
  * 2. run scope: the occurrence of that id in the run (run-scope.ts);
- * 3. answer by mode (modes.ts): lookup.ts, single-flight.ts, lease.ts,
- *    record.ts (entry.ts for the entry and its size limit), verify.ts;
+ * 3. the call pipeline (pipeline.ts): its steps in the order they run,
+ *    side-effect rule, route by mode, lookup, replay miss, share, lease,
+ *    upstream, record, verify (docs/recorder.md, "The call pipeline");
  * 4. what served it is remembered for verdicts (verdicts.ts, served.ts);
  *    a failed or live-answered call gives its occurrence back;
  * 5. answered or failed, it is accounted for: the `call` event, the savings
  *    accounts in `stats`, the end of its span (accounting.ts).
  *
- * Stores only keep values (store failures: fail-open.ts); adapters only
- * translate. Run records are in run-records.ts.
+ * A stream goes through the same pipeline (stream-call.ts). Stores only
+ * keep values (store failures: fail-open.ts); adapters only translate. Run
+ * records are in run-records.ts.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
@@ -29,6 +31,7 @@ import type { JsonValue, Store } from "../store/index.js";
 import { entryPrefix } from "../store/index.js";
 import { emptyAccounts, settleAccounts } from "../usage/index.js";
 import { endCall } from "./accounting.js";
+import { identityOptionsOf, NO_OPTIONS } from "./call-options.js";
 import type { Answer, CallContext, CallFacts, Core } from "./core.js";
 import { UnknownInvocationError } from "./errors.js";
 import { Emitter, type Listener, type RecorderEvents } from "./events.js";
@@ -37,15 +40,15 @@ import type { ResolvedModes } from "./kind-modes.js";
 import type { Live } from "./live.js";
 import { missLogFor, rememberMissLog } from "./miss-log.js";
 import type { Mode } from "./mode.js";
-import { answerByMode } from "./modes.js";
 import { type OnceAs, onceAs, settled } from "./once.js";
 import { resolveOptions } from "./options.js";
+import { answerCall } from "./pipeline.js";
 import { endRun } from "./run-records.js";
 import { type RunInfo, RunScope, type ServedCall, servedStep } from "./run-scope.js";
 import { ServedMemory } from "./served.js";
 import { SingleFlight } from "./single-flight.js";
 import { stalenessView } from "./staleness.js";
-import { streamCall } from "./stream.js";
+import { streamCall } from "./stream-call.js";
 import type {
   CallOptions,
   LiveStreamResult,
@@ -171,9 +174,7 @@ class RecorderImpl implements Recorder {
     if (typeof fn !== "function")
       throw new TypeError("recorder.call: fn must be a function returning a promise");
     // Most calls give no identity option: the recorder's defaults are used as they are.
-    const identityOpts: IdentityOptions = onlyCallOptions(opts)
-      ? this.identity
-      : { ...this.identity, ...stripCallOnly(opts) };
+    const identityOpts = identityOptionsOf(this.identity, opts);
     // The request's kind picks the recipe and the mode (identity's kind table, kind-modes.ts).
     const spec = callKind(req);
     const { kind } = spec;
@@ -221,7 +222,7 @@ class RecorderImpl implements Recorder {
           });
     let answer: Answer;
     try {
-      answer = await answerByMode(this.#core, this.#flights, c);
+      answer = await answerCall(this.#core, this.#flights, c);
     } catch (error) {
       this.#unserved(served, scope);
       endCall(this.#core, c, started, span, undefined, error);
@@ -278,7 +279,7 @@ class RecorderImpl implements Recorder {
       ((...args: A): InvocationRequest => ({
         role: `fn:${name}`,
         prompt: "",
-        params: { args: args as unknown as JsonValue },
+        params: { args }, // checked as JSON when the manifest is built (request.params)
       }));
     return (...args: A) => {
       const built = build(...args);
@@ -397,19 +398,6 @@ function servedFrom(answer: Answer, mode: Mode): ServedCall["from"] {
   return mode === "passthrough" || mode === "verify" ? "live" : "recorded";
 }
 
-/** The options of a call that gives none (shared: never written to). */
-const NO_OPTIONS: CallOptions = Object.freeze({});
-
-/** Options that only steer the call, not its identity (`stripCallOnly` drops them). */
-const CALL_ONLY = new Set(["signal", "isComplete", "onServed", "run", "tool", "upstreamMs"]);
-
-/** True when `opts` gives no identity option (the recorder's defaults apply as they are). */
-function onlyCallOptions(opts: CallOptions): boolean {
-  if (opts === NO_OPTIONS) return true;
-  for (const key in opts) if (!CALL_ONLY.has(key)) return false;
-  return true;
-}
-
 /** A call outside every run: occurrence 0, remembered for verdicts (served.ts). */
 class OutsideRun implements ServedCall {
   readonly occurrence = 0;
@@ -451,9 +439,4 @@ class Call implements CallContext {
     };
     return this.#upstream;
   }
-}
-
-function stripCallOnly(opts: CallOptions): IdentityOptions {
-  const { signal: _s, isComplete: _c, onServed: _o, run: _r, tool: _t, ...rest } = opts;
-  return rest;
 }

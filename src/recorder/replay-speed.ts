@@ -48,23 +48,6 @@ export function replayWait(recordedMs: unknown, speed: number, elapsedMs: number
   return Math.max(0, recordedMs / speed - elapsedMs);
 }
 
-/** Wait `ms` (nothing for 0), or stop with the signal's reason. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  if (ms <= 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    signal?.throwIfAborted();
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 function describe(value: unknown): string {
   if (typeof value === "number") return String(value);
   if (typeof value === "string") return JSON.stringify(value.slice(0, 40));

@@ -1,15 +1,19 @@
 /**
- * In-process single-flight: concurrent calls for one entry share one
- * upstream call, and each caller's own signal and policy apply to its own
- * wait. A follower that aborts rejects alone; when the leader aborts, the
- * followers take over (one leads, the others follow it); a follower whose
- * `isComplete` refuses the shared answer calls upstream itself (not stored:
- * the entry is the leader's). A follower did not go upstream: it is counted
- * as a hit with the leader's time, and gets its own copy.
+ * The share step (docs/recorder.md, "The call pipeline"): in-process
+ * single-flight. Concurrent calls for one entry share one upstream call, and
+ * each caller's own signal and policy apply to its own wait. A follower that
+ * aborts rejects alone; when the leader aborts, the followers take over (one
+ * leads, the others follow it); a follower whose `isComplete` refuses the
+ * shared answer calls upstream itself (not stored: the entry is the
+ * leader's; the pipeline makes that call). A follower did not go upstream:
+ * it is counted as a hit with the leader's time, and gets its own copy.
  */
+import { untilAborted } from "./abortable.js";
+import { countHit } from "./call-events.js";
 import { type Answer, type CallContext, type Core, completeness } from "./core.js";
-import { countBypass, countHit } from "./lookup.js";
-import { callUpstream, untilAborted } from "./upstream.js";
+
+/** What sharing an answer reads: the call's `isComplete` default and the hit counters. */
+export type ShareDeps = Pick<Core, "opts" | "stats" | "events">;
 
 /** An in-process upstream call that identical calls wait on. */
 interface Flight {
@@ -21,26 +25,21 @@ interface Flight {
 export class SingleFlight {
   readonly #flights = new Map<string, Flight>();
 
-  /** Lead with `lead` when no identical call is in flight, else follow the one that is. */
-  async run(core: Core, c: CallContext, lead: () => Promise<Answer>): Promise<Answer> {
+  /**
+   * Lead with `lead` when no identical call is in flight, else follow the
+   * one that is and answer with `follow(its answer)`.
+   */
+  async run(
+    c: CallContext,
+    lead: () => Promise<Answer>,
+    follow: (shared: Answer) => Answer | Promise<Answer>,
+  ): Promise<Answer> {
     for (;;) {
       const flight = this.#flights.get(c.key);
       if (flight === undefined) return this.#lead(c, lead);
       const shared = await this.#follow(c, flight);
       if (shared === undefined) continue; // the leader gave up or its answer is not shareable
-      const complete = completeness(core, c);
-      if (complete !== undefined && !complete(shared.value)) {
-        return bypass(core, c, "the shared answer failed this call's isComplete");
-      }
-      countHit(core, c, shared.durationMs ?? 0);
-      return {
-        value: structuredClone(shared.value),
-        hit: true,
-        shared: true,
-        // What the follower saved: the leader's model time and tokens.
-        ...(shared.durationMs === undefined ? {} : { durationMs: shared.durationMs }),
-        ...(shared.usage === undefined ? {} : { usage: shared.usage }),
-      };
+      return follow(shared);
     }
   }
 
@@ -78,15 +77,21 @@ export class SingleFlight {
   }
 }
 
-/** Call upstream without reading or writing, counted as a bypass. */
-export async function bypass(core: Core, c: CallContext, reason: string): Promise<Answer> {
-  countBypass(core, c, reason);
-  const got = await callUpstream(c.fn, c.opts.signal);
+/**
+ * A follower's answer: its own copy of the leader's, counted as a hit with
+ * the leader's time, or undefined when this call's `isComplete` refuses it
+ * (the pipeline then calls upstream for this call alone).
+ */
+export function shareAnswer(deps: ShareDeps, c: CallContext, shared: Answer): Answer | undefined {
+  const complete = completeness(deps, c);
+  if (complete !== undefined && !complete(shared.value)) return undefined;
+  countHit(deps, c, shared.durationMs ?? 0);
   return {
-    value: got.value,
-    hit: false,
-    bypass: reason,
-    ...(got.kind === "value" ? {} : { unshareable: true }),
-    ...(got.kind === "live" ? { live: true } : {}),
+    value: structuredClone(shared.value),
+    hit: true,
+    shared: true,
+    // What the follower saved: the leader's model time and tokens.
+    ...(shared.durationMs === undefined ? {} : { durationMs: shared.durationMs }),
+    ...(shared.usage === undefined ? {} : { usage: shared.usage }),
   };
 }

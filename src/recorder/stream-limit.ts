@@ -6,7 +6,7 @@
  */
 import type { RecordedStream } from "./types.js";
 
-/** Thrown by stream.ts's recording function past `maxEntryBytes` (internal). */
+/** Thrown by stream-tee.ts's recording loop past `maxEntryBytes` (internal). */
 export class StreamTooLarge extends Error {
   constructor(
     readonly bytes: number,

@@ -1,7 +1,7 @@
 /**
  * The recorder's public contract: its options, per-call options, what a call
  * reports, and the `Recorder` interface itself. Types only, so every part of
- * the recorder (and stream.ts) can name them without importing the class.
+ * the recorder (and stream-call.ts) can name them without importing the class.
  */
 import type {
   IdentityOptions,
@@ -215,7 +215,7 @@ export interface Recorder {
   /**
    * Record or replay a streaming call: `fn` resolves to a head and an async
    * iterable of JSON events. Live events reach the caller while they are
-   * recorded; see stream.ts.
+   * recorded; see stream-call.ts.
    */
   stream<H extends JsonValue, E extends JsonValue>(
     req: InvocationRequest,

@@ -1,19 +1,13 @@
 /**
- * Calling upstream: the caller's `fn`, honouring its abort signal, and what
- * it got, said explicitly: a value, a live answer (live.ts) or a stream past
- * the entry limit (stream-limit.ts). An aborted call is an error, never a
- * result.
+ * The upstream step (docs/recorder.md, "The call pipeline"): the caller's
+ * `fn`, honouring its abort signal, and what it got, said explicitly: a
+ * value, a live answer (live.ts) or a stream past the entry limit
+ * (stream-limit.ts). An aborted call is an error, never a result.
  */
+import { untilAborted } from "./abortable.js";
+import type { Upstream } from "./core.js";
 import { Live } from "./live.js";
 import { StreamTooLarge } from "./stream-limit.js";
-
-/** What came back from upstream. */
-export type Upstream =
-  | { kind: "value"; value: unknown }
-  /** `fn` answered with `answerLive`: hand back, never store. */
-  | { kind: "live"; value: unknown }
-  /** A stream past the entry limit: recording given up, the reader goes on live. */
-  | { kind: "too-large"; value: unknown; limit: StreamTooLarge };
 
 /**
  * Call upstream, honouring the abort signal: it rejects when the signal
@@ -36,38 +30,16 @@ export async function callUpstream(
   return Live.is(value) ? { kind: "live", value: value.value } : { kind: "value", value };
 }
 
-/** `p`, or a rejection with the signal's reason as soon as it aborts. */
-export function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return p;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
-}
-
-/** Wait `ms`, or reject with the signal's reason when it aborts first. */
-export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+/**
+ * The upstream time of a call that started at `started` (`performance.now()`),
+ * in ms to the microsecond: the caller's `upstreamMs` when it gives one (an
+ * answer fetched before `fn`, a cache's update: its own upstream time, not
+ * fn's ~0 ms), else the time since `started`.
+ */
+export function upstreamMs(given: number | undefined, started: number): number {
+  const ms =
+    typeof given === "number" && Number.isFinite(given) && given >= 0
+      ? given
+      : performance.now() - started;
+  return Math.round(ms * 1000) / 1000;
 }

@@ -54,6 +54,7 @@ export async function recordVerdict(
       ? {}
       : { reason: core.secrets?.redactString(reason, "$.reason", []) ?? reason }),
   };
+  // An Entry is JSON (validateEntry read it so): the store's parameter type is the wider JsonValue.
   await core.failOpen.write(key, entry as unknown as JsonValue, id);
 }
 

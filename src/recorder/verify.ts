@@ -1,5 +1,9 @@
 /**
- * Verify mode: call live and compare with the recording, writing nothing.
+ * The verify step (docs/recorder.md, "The call pipeline"): in verify mode a
+ * call goes live and is compared with the recording, writing nothing. The
+ * recording is read before the call goes upstream (a malformed cassette is
+ * an error before anything is paid for); the pipeline calls upstream
+ * between the two halves of this step.
  * Like with like: the recording was redacted before it was stored, so the
  * live value is redacted the same way; key order is not a difference, nor a
  * stream's timing.
@@ -12,28 +16,43 @@ import { callKindNamed } from "../identity/internal.js";
 import { diffJson, jsonEqual } from "../json/index.js";
 import type { JsonValue } from "../store/index.js";
 import { validateEntry } from "../store/index.js";
+import { countResponseDivergence } from "./call-events.js";
+import type { Upstream } from "./core.js";
 import { type Answer, type CallContext, type Core, storable, TRUSTED } from "./core.js";
-import { withoutTiming } from "./stream.js";
+import { withoutTiming } from "./recorded-stream.js";
 import { ToolDivergenceError } from "./tool-errors.js";
-import { callUpstream } from "./upstream.js";
 
-export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
-  // Read first: a malformed cassette is an error before anything goes upstream.
-  let raw: JsonValue | undefined;
+/** What verifying reads: the store, redaction, the counters, and whether the model is strictly replayed. */
+export type VerifyDeps = Pick<Core, "store" | "failOpen" | "secrets" | "stats" | "events" | "mode">;
+
+/** The recording to compare with, read before the call goes upstream (undefined: none, or the store failed). */
+export async function readRecording(
+  deps: VerifyDeps,
+  c: CallContext,
+): Promise<JsonValue | undefined> {
   try {
-    raw = await core.store.get(c.key);
+    return await deps.store.get(c.key);
   } catch (error) {
-    core.failOpen.storeFailed(
-      `store ${core.store.url} failed on read; nothing to verify against`,
+    deps.failOpen.storeFailed(
+      `store ${deps.store.url} failed on read; nothing to verify against`,
       error,
       c.id,
     );
+    return undefined;
   }
-  const got = await callUpstream(c.fn, c.opts.signal);
+}
+
+/** Compare the live answer (`got`) with the recording read before it (`raw`). */
+export function compareWithRecording(
+  deps: VerifyDeps,
+  c: CallContext,
+  raw: JsonValue | undefined,
+  got: Upstream,
+): Answer {
   const { value } = got;
   if (got.kind === "live") return { value, hit: false, live: true };
   if (got.kind === "too-large") {
-    core.failOpen.warn(
+    deps.failOpen.warn(
       `the stream of ${c.id.slice(0, 12)} passed the entry limit; it was not compared with the recording`,
       undefined,
       c.id,
@@ -43,26 +62,18 @@ export async function verifyCall(core: Core, c: CallContext): Promise<Answer> {
   const recorded =
     raw === undefined
       ? undefined
-      : validateEntry(raw, `${core.store.url} ${c.key}`, TRUSTED).response;
-  const actual = storable(core, value as JsonValue);
+      : validateEntry(raw, `${deps.store.url} ${c.key}`, TRUSTED).response;
+  const actual = storable(deps, value as JsonValue);
   // A stream's timing is not its answer: only its head and events are compared.
   const differs =
     recorded === undefined
       ? actual !== undefined
       : !jsonEqual(withoutTiming(recorded) as JsonValue, withoutTiming(actual) as JsonValue);
   if (differs) {
-    core.stats.divergences++;
     const spec = callKindNamed(c.kind);
     const fields = spec.diffsResponses ? diffJson(recorded, actual) : undefined;
-    core.events.emit("divergence", {
-      kind: "response",
-      id: c.id,
-      occurrence: c.occurrence,
-      expected: recorded ?? null,
-      actual,
-      ...(fields === undefined ? {} : { fields }),
-    });
-    if (fields !== undefined && core.mode === "replay") {
+    countResponseDivergence(deps, c, recorded ?? null, actual, fields);
+    if (fields !== undefined && deps.mode === "replay") {
       throw new ToolDivergenceError(spec.callee(c.manifest), c.id, c.occurrence, fields);
     }
     return { value, hit: false, divergence: "response" };

@@ -49,6 +49,7 @@ interface JestGlobals {
   afterAll?: (fn: () => void) => void;
 }
 
+// Jest's globals, when Jest runs this file: each is checked for before it is used.
 const jest = globalThis as unknown as JestGlobals;
 const summary = fileSummary();
 // Imported from a test file, this module is evaluated once per file (Jest's

@@ -54,6 +54,7 @@ export async function applyToStore(
       // first; a cycle needs changes that turn two manifests into each other.
       if (ready.length === 0) ready = pending.slice();
       for (const m of ready) {
+        // An Entry is JSON (validateEntry made it in the plan): the store takes the wider JsonValue.
         await store.set(m.toKey, m.value as unknown as JsonValue);
         out.written.push(m.toKey);
         pending.splice(pending.indexOf(m), 1);
@@ -136,7 +137,7 @@ export async function applyToCassettes(
         const was = held.get(m.from.key);
         result.push({
           key: m.toKey,
-          value: m.value as unknown as JsonValue,
+          value: m.value as unknown as JsonValue, // an Entry is JSON (validated in the plan)
           ...(was?.expires === undefined ? {} : { expires: was.expires }),
         });
       }

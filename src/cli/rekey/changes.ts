@@ -204,6 +204,7 @@ export function parseWhere(args: readonly string[]): (r: EntryRecord) => boolean
 }
 
 function fieldOf(r: EntryRecord, field: WhereField): string {
+  // Read field by field whatever the manifest's kind: an interface type, widened to a record.
   const m = r.entry.manifest as unknown as Record<string, unknown>;
   switch (field) {
     case "kind":

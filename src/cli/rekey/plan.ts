@@ -107,6 +107,7 @@ export function planRekey(
       meta = { ...meta, normalization: table.normalization };
       plan.renormalized++;
     }
+    // A Manifest is JSON, but an interface type: widened for the changes, which work on JSON.
     const before = r.entry.manifest as unknown as JsonValue;
     const manifest = change(before);
     const toId = manifest === before ? r.id : manifestIdentity(manifest as never);
@@ -114,6 +115,7 @@ export function planRekey(
       plan.unchanged++;
       continue;
     }
+    // JSON parts put together; validateEntry below says whether it is still an entry.
     const candidate = { ...r.entry, id: toId, manifest, meta } as unknown as JsonValue;
     let value: Entry;
     try {
@@ -163,6 +165,7 @@ export function planRekey(
     // An entry equal to what is already there (or to another mover) is no conflict: one copy is kept.
     const distinct: Move[] = [];
     for (const m of movers) {
+      // Entries are JSON (validated above): widened for jsonEqual.
       const same =
         (occupant !== undefined && jsonEqual(occupant.value, m.value as unknown as JsonValue)) ||
         distinct.some((d) =>
