@@ -201,7 +201,8 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       names: { store: "store", cassette: "store" },
     });
     if (location.kind === "store" || !location.folder) {
-      shared = openSourceStore(location);
+      // Held open for many recordings: a cassette appends each one (src/cassette/append.ts).
+      shared = openSourceStore(location, { recording: true });
       ownStores.set("", shared);
     }
   } else if (options.store !== null && typeof options.store === "object") {
@@ -235,6 +236,9 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
           folder as string,
           cassette as string,
           `${HEADER_PREFIX}cassette`,
+          {
+            recording: true,
+          },
         );
         ownStores.set(file, store);
       }
