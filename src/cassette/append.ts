@@ -120,31 +120,45 @@ export function appendRecords(items: Iterable<CassetteItem>): Buffer {
 /**
  * Write `data` at byte `at` of the existing file `path` (cutting off
  * whatever follows: a torn tail), then fdatasync, so the records are on
- * disk when this resolves. The caller holds the cassette lock and has
- * checked the file is the version it read. Resolves to the file's new stamp.
+ * disk when this resolves. A first document not ending in a newline (a
+ * hand-edited file) gets one first, so the record starts a line. The caller
+ * holds the cassette lock and has checked the file is the version it read.
+ * Resolves to the file's new stamp and where the records end.
  */
-export async function appendDurably(path: string, at: number, data: Buffer): Promise<FileStamp> {
+export async function appendDurably(
+  path: string,
+  at: number,
+  data: Buffer,
+): Promise<{ stamp: FileStamp; end: number }> {
   const handle = await open(path, "r+");
+  let end = at;
   try {
     const { size } = await handle.stat();
     if (size > at) await handle.truncate(at);
+    let bytes = data;
+    if (at > 0) {
+      const last = Buffer.alloc(1);
+      await handle.read(last, 0, 1, at - 1);
+      if (last[0] !== 0x0a) bytes = Buffer.concat([Buffer.from("\n"), data]);
+    }
     let written = 0;
-    while (written < data.length) {
+    while (written < bytes.length) {
       const { bytesWritten } = await handle.write(
-        data,
+        bytes,
         written,
-        data.length - written,
+        bytes.length - written,
         at + written,
       );
       written += bytesWritten;
     }
+    end = at + bytes.length;
     await handle.datasync();
   } finally {
     await handle.close();
   }
   const stamp = await statStamp(path);
   if (stamp === undefined) throw new Error(`${path} disappeared while being appended to`);
-  return stamp;
+  return { stamp, end };
 }
 
 /** A cassette file's bytes read: the first document's text and items, and every item with the records applied. */

@@ -266,11 +266,11 @@ export class CassetteWriter {
         if ("records" in write) {
           await lock.assertHeld();
           const at = file.tail.validBytes;
-          const stamp = await appendDurably(file.path, at, write.records);
+          const { stamp, end } = await appendDurably(file.path, at, write.records);
           file.generation++;
           file.disk = merged;
           file.stamp = stamp;
-          file.tail = { validBytes: at + write.records.length, appended: true };
+          file.tail = { validBytes: end, appended: true };
           this.#appended = true;
           // file.known stays: it describes the first document, which is unchanged.
           return "written" as const;

@@ -119,6 +119,37 @@ describe("append-only recording", () => {
     }
   });
 
+  it("two recording handles on one file, writes interleaved: every acknowledged write is kept", async () => {
+    const path = join(dir, "f.yaml");
+    const a = recordingCassetteStore(path, { parseCache: false });
+    const b = recordingCassetteStore(path, { parseCache: false });
+    for (let i = 0; i < 6; i++) {
+      await (i % 2 === 0 ? a : b).set(`k${i}`, value(i));
+      await Promise.all([a.set(`a${i}`, i), b.set(`b${i}`, i)]);
+    }
+    const reader = cassetteStore(path, { parseCache: false });
+    const seen = await all(reader);
+    await reader.close();
+    expect(seen.size).toBe(18);
+    await a.close();
+    expect(readFileSync(path, "utf8")).not.toContain(MARK);
+    await b.set("late", 1); // after another handle's rewrite: appended to the new file
+    await b.close();
+    expect((await readCassette(path)).map((i) => i.key)).toHaveLength(19);
+  });
+
+  it("a hand-edited first document without a final newline gets one before the first record", async () => {
+    const path = join(dir, "g.yaml");
+    writeFileSync(path, "# by hand\ninvocache: 1\nentries: []\nvalues:\n  - key: a\n    value: 1");
+    const rec = recordingCassetteStore(path, { parseCache: false });
+    await rec.set("b", 2);
+    const reader = cassetteStore(path, { parseCache: false, onWarning: (m) => expect.fail(m) });
+    expect(Object.fromEntries(await all(reader))).toStrictEqual({ a: 1, b: 2 });
+    await reader.close();
+    await rec.close();
+    expect((await readCassette(path)).map((i) => i.key)).toStrictEqual(["a", "b"]);
+  });
+
   it("the plain store, and a handle not opened for recording, still rewrite (no append)", async () => {
     const path = join(dir, "e.yaml");
     const plain = cassetteStore(path, { parseCache: false });
