@@ -4,6 +4,8 @@
  * file's), keep unchanged recordings byte-identical (stability.ts), refuse
  * any secret (refuse.ts), write atomically (files.ts). Concurrent writers
  * lose nothing; concurrent calls of one handle share a write (group commit).
+ * A handle opened for recording appends plain sets to the file instead
+ * (append.ts) and rewrites it once when it closes (`compact`).
  */
 import { CassetteError } from "../errors.js";
 import { appendDurably, appendRecords } from "./append.js";
@@ -133,7 +135,8 @@ export class CassetteWriter {
 
   /**
    * Write the batch of changes now in the overlay, or fail: a `set` never
-   * resolves unless its value is in the file as renamed into place. A batch
+   * resolves unless its value is in the file as renamed into place (or
+   * appended and fdatasync'd). A batch
    * that failed is dropped from the overlay: its callers were told it
    * failed, so it must not reach the file later with someone else's write.
    */
