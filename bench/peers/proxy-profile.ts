@@ -3,7 +3,11 @@
  * N calls through `invocache proxy` into a store, then replay them P times, with
  * the real openai SDK in this process, printing wall and CPU time per phase.
  * Run as `node --import tsx bench/peers/proxy-profile.ts [--store sqlite|cassette]
- * [--calls N] [--passes P] [--concurrency C] [--profile DIR]`: `--concurrency`
+ * [--calls N] [--passes P] [--concurrency C] [--profile DIR] [--undici]
+ * [--driver sqlite3|better-sqlite3]`: `--driver` opens the SQLite store with
+ * that binding (better-sqlite3 must resolve, e.g. through NODE_PATH); `--undici`
+ * records through undici's global fetch upstream instead of the proxy's
+ * node:http one (src/proxy/upstream-fetch.ts), to compare the two; `--concurrency`
  * records with C clients at once (each its own share of the calls; replay stays
  * sequential). With `--profile`, each phase's CPU
  * profile is written to DIR/<phase>.cpuprofile (Chrome's profiler reads them).
@@ -14,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type OpenAI from "openai";
 import { createFetch } from "../../src/adapters/index.js";
-import { cassetteStore, createRecorder } from "../../src/index.js";
+import { cassetteStore, createRecorder, openStore, type Store } from "../../src/index.js";
 import { createProxy } from "../../src/proxy/index.js";
 import { startFakeProvider } from "../../test/fake-provider/index.js";
 import { type ChatRequest, client, request } from "./workload.js";
@@ -28,6 +32,8 @@ const calls = Number(arg("calls", "300"));
 const passes = Number(arg("passes", "3"));
 const profileDir = arg("profile", "");
 const concurrency = Number(arg("concurrency", "1"));
+const undici = process.argv.includes("--undici");
+const driver = arg("driver", "sqlite3") as "sqlite3" | "better-sqlite3";
 const inspector = profileDir === "" ? undefined : new Session();
 inspector?.connect();
 await inspector?.post("Profiler.enable");
@@ -64,10 +70,23 @@ const dir = mkdtempSync(join(tmpdir(), "invocache-proxy-profile-"));
 const provider = await startFakeProvider();
 try {
   const store = kind === "sqlite" ? `sqlite://${join(dir, "p.sqlite")}` : join(dir, "p.yaml");
-  const opts = { store, upstreams: { bench: provider.url }, env: {} } as const;
-  const rec = await createProxy({ ...opts, mode: "record" });
+  // A store object when a driver is chosen (the proxy then leaves closing it to us).
+  const opened: Store[] = [];
+  const storeFor = (): string | Store => {
+    if (kind !== "sqlite" || driver === "sqlite3") return store;
+    const s = openStore(store, { sqliteDriver: driver });
+    opened.push(s);
+    return s;
+  };
+  const opts = { upstreams: { bench: provider.url }, env: {} } as const;
+  const rec = await createProxy({
+    ...opts,
+    store: storeFor(),
+    mode: "record",
+    ...(undici ? { fetch: (input, init) => globalThis.fetch(input, init) } : {}),
+  });
   await phase(
-    `record (${kind}, ${concurrency} at once)`,
+    `record (${kind}, ${concurrency} at once${undici ? ", undici upstream" : ""})`,
     client(`${rec.url}/bench/v1`),
     concurrency,
   );
@@ -77,13 +96,14 @@ try {
     client(`${provider.url}/v1`),
     concurrency,
   );
-  const rep = await createProxy({ ...opts, mode: "replay" });
+  const rep = await createProxy({ ...opts, store: storeFor(), mode: "replay" });
   for (let p = 0; p < passes; p++)
     await phase(`replay (${kind}) ${p + 1}`, client(`${rep.url}/bench/v1`));
   await rep.close();
+  for (const s of opened.splice(0)) await s.close();
   // In-process createFetch on the same store, for comparison (no hop).
   const recorder = createRecorder({
-    store: kind === "sqlite" ? store : cassetteStore(store),
+    store: kind === "sqlite" ? storeFor() : cassetteStore(store),
     mode: "replay",
     env: {},
   });
@@ -91,6 +111,7 @@ try {
   for (let p = 0; p < passes; p++)
     await phase(`in-process createFetch (${kind}) ${p + 1}`, inProcess);
   await recorder.close();
+  for (const s of opened.splice(0)) await s.close();
 } finally {
   await provider.close();
   rmSync(dir, { recursive: true, force: true });

@@ -6,6 +6,8 @@
  * another process changed, so a recording made by a parallel worker is seen.
  */
 import { CassetteError } from "../errors.js";
+import { redactOutward } from "../secrets/index.js";
+import { readAppended, tornWarning } from "./append.js";
 import { type FileStamp, FileTooBigError, readWithStamp, sameStamp, statStamp } from "./files.js";
 import { type KnownChunks, knownChunks, noChunks, parseIncremental } from "./incremental.js";
 import type { CassetteItem } from "./item.js";
@@ -18,11 +20,27 @@ import {
   readParseCache,
   writeParseCache,
 } from "./parse-cache.js";
-import { decodeCassette } from "./source.js";
 import { UsageLog } from "./usage.js";
 
 /** How long a store left open waits before writing a parsed-form cache (close writes it at once). */
 const PARSE_CACHE_WRITE_DELAY_MS = 5_000;
+
+/**
+ * What the version of the file last read or written holds after its first
+ * document (append.ts): where the next append goes, and whether there is
+ * anything there (records, or a torn tail) that a rewrite folds in.
+ */
+export interface FileTail {
+  /** Bytes up to the end of the last whole record. */
+  readonly validBytes: number;
+  /** Whether the file has appended records or a torn tail (not the normal form). */
+  readonly appended: boolean;
+}
+
+/** The tail of a file in the normal form of `size` bytes (or none). */
+export function normalTail(size: bigint | undefined): FileTail {
+  return { validBytes: Number(size ?? 0n), appended: false };
+}
 
 export class CassetteFile {
   /**
@@ -35,6 +53,8 @@ export class CassetteFile {
   /** Last known content of the file, in file order. */
   disk = new Map<string, CassetteItem>();
   stamp: FileStamp | undefined;
+  /** Appended records or a torn tail of the version of `stamp`. */
+  tail: FileTail = normalTail(undefined);
   /** Bumped whenever `disk` is replaced; a slower read never overwrites a newer one. */
   generation = 0;
   /** This handle's changes not yet written; null is a delete. */
@@ -118,14 +138,15 @@ export class CassetteFile {
           (item, index) => oweCachedIdCheck(item, index, this.src),
         );
         if (cached !== undefined) {
-          this.adopt(cached, stamp, generation);
+          // Only a file in the normal form is cached (see readFile).
+          this.adopt(cached, stamp, generation, normalTail(stamp.size));
           this.usage.loaded(cached.map((i) => i.key));
           return;
         }
       }
     }
-    const { items, stamp } = await this.readFile();
-    this.adopt(items, stamp, generation);
+    const { items, stamp, tail } = await this.readFile();
+    this.adopt(items, stamp, generation, tail);
     this.usage.loaded(items.map((i) => i.key));
   }
 
@@ -135,12 +156,16 @@ export class CassetteFile {
     const stamp = await statStamp(this.path);
     if (sameStamp(stamp, this.stamp)) return false;
     const read = await this.readFile();
-    this.adopt(read.items, read.stamp, generation);
+    this.adopt(read.items, read.stamp, generation, read.tail);
     return true;
   }
 
   /** Read and check the file (absent: no items). Starts a parse-cache write for big files. */
-  async readFile(): Promise<{ items: CassetteItem[]; stamp: FileStamp | undefined }> {
+  async readFile(): Promise<{
+    items: CassetteItem[];
+    stamp: FileStamp | undefined;
+    tail: FileTail;
+  }> {
     let read: Awaited<ReturnType<typeof readWithStamp>>;
     try {
       read = await readWithStamp(this.path, this.settings.maxFileBytes);
@@ -148,22 +173,40 @@ export class CassetteFile {
       if (error instanceof FileTooBigError) throw this.tooBig("load", error.size, false);
       throw error;
     }
-    if (read === undefined) return { items: [], stamp: undefined };
-    const text = decodeCassette(read.bytes, this.src);
+    if (read === undefined) return { items: [], stamp: undefined, tail: normalTail(undefined) };
     // Another writer's version of a file we know: parse only the items that changed.
     // Else the whole file, each item's value and id checks left to its first use (owed-checks.ts).
-    const items =
-      parseIncremental(text, this.known, this.src) ?? parseCassetteOwingChecks(text, this.src);
-    this.#known = () => knownChunks(text, items);
+    // Records appended after the first document (append.ts) are applied over it.
+    const { headText, headItems, items, file } = readAppended(
+      read.bytes,
+      this.src,
+      (text) =>
+        parseIncremental(text, this.known, this.src) ?? parseCassetteOwingChecks(text, this.src),
+    );
+    this.#known = () => knownChunks(headText, headItems);
+    if (file.torn !== undefined) {
+      this.warn(tornWarning(this.src.display, file, read.bytes.length));
+    }
+    const tail: FileTail = {
+      validBytes: file.validBytes,
+      appended: file.records.length > 0 || file.torn !== undefined,
+    };
     const cacheDir = this.settings.cacheDir;
-    if (cacheDir !== false && read.bytes.length >= PARSE_CACHE_MIN_BYTES) {
+    if (cacheDir !== false && !tail.appended && read.bytes.length >= PARSE_CACHE_MIN_BYTES) {
       // Only checked values are cached (JSON would turn a NaN into a null that passes).
       this.#deferWrite(async () => {
         if (!valueChecksPass(items)) return;
         await writeParseCache(cacheDir, this.path, read.stamp, contentHash(read.bytes), items);
       });
     }
-    return { items, stamp: read.stamp };
+    return { items, stamp: read.stamp, tail };
+  }
+
+  /** A warning about this file, redacted (it leaves the process), to `onWarning` or the process. */
+  warn(raw: string): void {
+    const message = redactOutward(raw);
+    if (this.settings.onWarning !== undefined) this.settings.onWarning(message);
+    else process.emitWarning(message, { code: "INVOCACHE_CASSETTE" });
   }
 
   /**
@@ -198,11 +241,17 @@ export class CassetteFile {
    * the read started: a read that another adoption overtook is dropped, so a
    * slow read never replaces newer content. Undefined forces (under the lock).
    */
-  adopt(items: readonly CassetteItem[], stamp: FileStamp | undefined, generation?: number): void {
+  adopt(
+    items: readonly CassetteItem[],
+    stamp: FileStamp | undefined,
+    generation: number | undefined,
+    tail: FileTail,
+  ): void {
     if (generation !== undefined && generation !== this.generation) return;
     this.generation++;
     this.disk = new Map(items.map((i) => [i.key, i]));
     this.stamp = stamp;
+    this.tail = tail;
     for (const item of items) if (!this.origin.has(item.key)) this.origin.set(item.key, item);
   }
 

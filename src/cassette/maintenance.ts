@@ -6,17 +6,18 @@
 import { CassetteError, SecretLeakError } from "../errors.js";
 import type { JsonValue } from "../json/index.js";
 import { createSecretScanner, type SecretFinding, type SecretOptions } from "../secrets/index.js";
+import { parseCassetteFile } from "./append.js";
 import { emitCassette } from "./emit.js";
 import { readWithStamp, writeFileAtomic } from "./files.js";
 import { type CassetteItem, isEntryKey } from "./item.js";
 import { type LockOptions, withFileLock } from "./lock.js";
-import { type CassetteSource, parseCassette } from "./parse.js";
-import { cassetteSource, decodeCassette } from "./source.js";
+import type { CassetteSource } from "./parse.js";
+import { cassetteSource } from "./source.js";
 
 async function load(src: CassetteSource): Promise<CassetteItem[] | undefined> {
   const read = await readWithStamp(src.file);
   if (read === undefined) return undefined;
-  return parseCassette(decodeCassette(read.bytes, src), src);
+  return parseCassetteFile(read.bytes, src);
 }
 
 /**

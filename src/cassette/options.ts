@@ -68,6 +68,12 @@ export const MAX_CASSETTE_BYTES = 64 * 1024 * 1024;
 /** Options checked and resolved: what a cassette handle runs with. */
 export interface CassetteSettings {
   eager: boolean;
+  /**
+   * Append acknowledged writes to the file instead of rewriting it, until
+   * close (append.ts). Not a user option: set by `recordingCassetteStore`
+   * (internal.ts), which the proxy records with.
+   */
+  append: boolean;
   maxFileBytes: number;
   cacheDir: string | false;
   /** `maxAge` in ms, for `usage().stale` only. */
@@ -109,6 +115,7 @@ export function resolveCassetteOptions(opts: CassetteOptions): CassetteSettings 
   };
   return {
     eager: (opts.write ?? "eager") === "eager",
+    append: false,
     maxFileBytes: opts.maxFileBytes ?? MAX_CASSETTE_BYTES,
     cacheDir:
       opts.parseCache === false

@@ -7,12 +7,12 @@
  * other whole-file operations it refuses a cassette it cannot parse.
  */
 import { CassetteError } from "../errors.js";
+import { parseCassetteFile } from "./append.js";
 import { emitCassette } from "./emit.js";
 import { readWithStamp, writeFileAtomic } from "./files.js";
 import type { CassetteItem } from "./item.js";
 import { type LockOptions, withFileLock } from "./lock.js";
-import { parseCassette } from "./parse.js";
-import { cassetteSource, decodeCassette } from "./source.js";
+import { cassetteSource } from "./source.js";
 
 /**
  * Rewrite the cassette at `path` with `change(items)`, under its lock.
@@ -40,7 +40,7 @@ export async function rewriteCassette(
           url: src.url,
         });
       }
-      const items = parseCassette(decodeCassette(read.bytes, src), src);
+      const items = parseCassetteFile(read.bytes, src);
       const out = change(items);
       if (out === undefined) return false;
       await writeFileAtomic(src.file, emitCassette(out));

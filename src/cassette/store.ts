@@ -75,6 +75,18 @@ export function cassetteStore(path: string, options: CassetteOptions = {}): Cass
   return new CassetteStoreImpl(resolve(path), resolveCassetteOptions(options));
 }
 
+/**
+ * {@link cassetteStore}, appending each acknowledged write to the file
+ * (append.ts) until `close()`, which rewrites it once in the normal form.
+ * For a long-lived recording handle (the proxy); reachable through
+ * internal.ts only.
+ */
+export function recordingCassetteStore(path: string, options: CassetteOptions = {}): CassetteStore {
+  const store = cassetteStore(path, options);
+  (store as CassetteStoreImpl).appendWrites();
+  return store;
+}
+
 class CassetteStoreImpl implements CassetteStore {
   readonly path: string;
   readonly url: string;
@@ -96,6 +108,11 @@ class CassetteStoreImpl implements CassetteStore {
       fix: "Check that the file and its folder are readable and writable; a failing store is never treated as a miss.",
       reopen: "Open a new one with cassetteStore().",
     });
+  }
+
+  /** See {@link recordingCassetteStore}. */
+  appendWrites(): void {
+    this.#file.settings.append = true;
   }
 
   // ---- Store -----------------------------------------------------------------
@@ -224,7 +241,10 @@ class CassetteStoreImpl implements CassetteStore {
   close(): Promise<void> {
     return this.#shell.closeOnce(async () => {
       try {
-        await this.#shell.guard("close", undefined, () => this.#writer.flushAll());
+        await this.#shell.guard("close", undefined, async () => {
+          await this.#writer.flushAll();
+          await this.#writer.compact();
+        });
       } finally {
         this.#file.startDeferred();
         await Promise.allSettled(this.#file.background);

@@ -4,11 +4,13 @@
  * file's), keep unchanged recordings byte-identical (stability.ts), refuse
  * any secret (refuse.ts), write atomically (files.ts). Concurrent writers
  * lose nothing; concurrent calls of one handle share a write (group commit).
+ * A handle opened for recording appends plain sets to the file instead
+ * (append.ts) and rewrites it once when it closes (`compact`).
  */
 import { CassetteError } from "../errors.js";
-import { redactOutward } from "../secrets/index.js";
+import { appendDurably, appendRecords } from "./append.js";
 import { emitCassette, emittedChunk } from "./emit.js";
-import { type CassetteFile, live } from "./file-state.js";
+import { type CassetteFile, live, normalTail } from "./file-state.js";
 import {
   type FileStamp,
   removeOrphanTemps,
@@ -45,6 +47,10 @@ export class CassetteWriter {
   readonly #refreshed = new WeakSet<CassetteItem>();
   /** Conditions of the deletes in the overlay that have one (`stageDelete`). */
   readonly #conditions = new Map<string, DeleteCondition>();
+  /** Whether this handle appended records (append.ts), which its close folds into the normal form. */
+  #appended = false;
+  /** Set while compacting: writes rewrite the file, never append. */
+  #compacting = false;
 
   constructor(private readonly file: CassetteFile) {}
 
@@ -109,8 +115,28 @@ export class CassetteWriter {
   }
 
   /**
+   * Rewrite the file once in the normal form if this handle appended
+   * records to it (append.ts): what closing a handle opened for recording
+   * does, after its last write. Another process's records are folded in too.
+   */
+  async compact(): Promise<void> {
+    await this.#running?.catch(() => {});
+    if (!this.#appended) return;
+    this.#compacting = true;
+    try {
+      const run = this.#writeBatch(new Map(), new Map());
+      this.#running = run;
+      await run;
+      this.#appended = false;
+    } finally {
+      this.#compacting = false;
+    }
+  }
+
+  /**
    * Write the batch of changes now in the overlay, or fail: a `set` never
-   * resolves unless its value is in the file as renamed into place. A batch
+   * resolves unless its value is in the file as renamed into place (or
+   * appended and fdatasync'd). A batch
    * that failed is dropped from the overlay: its callers were told it
    * failed, so it must not reach the file later with someone else's write.
    */
@@ -162,7 +188,7 @@ export class CassetteWriter {
       const stamp = await statStamp(file.path);
       if (!sameStamp(stamp, file.stamp)) {
         const read = await file.readFile();
-        file.adopt(read.items, read.stamp);
+        file.adopt(read.items, read.stamp, undefined, read.tail);
       }
       file.usage.loaded(file.disk.keys());
       const basis = file.stamp;
@@ -172,13 +198,25 @@ export class CassetteWriter {
       await settleAllChecks(file.disk.values());
       const merged = this.#merge(batch, conditions);
       await settleAllChecks(merged.values());
-      const text = sameItems(merged, file.disk) ? undefined : emitCassette(merged.values());
-      if (text !== undefined && text.length > file.settings.maxFileBytes) {
-        // A cheap lower bound first; the exact size is the UTF-8 length.
-        const bytes = Buffer.byteLength(text);
-        if (bytes > file.settings.maxFileBytes) throw file.tooBig("set", BigInt(bytes), true);
+      const added = this.#appendable(merged, conditions);
+      let write: { text: string } | { records: Buffer } | undefined;
+      if (added !== undefined) {
+        if (added.length > 0) {
+          const records = appendRecords(added);
+          const size = file.tail.validBytes + records.length;
+          if (size > file.settings.maxFileBytes) throw file.tooBig("set", BigInt(size), true);
+          write = { records };
+        }
+      } else if (!sameItems(merged, file.disk) || file.tail.appended) {
+        const text = emitCassette(merged.values());
+        if (text.length > file.settings.maxFileBytes) {
+          // A cheap lower bound first; the exact size is the UTF-8 length.
+          const bytes = Buffer.byteLength(text);
+          if (bytes > file.settings.maxFileBytes) throw file.tooBig("set", BigInt(bytes), true);
+        }
+        write = { text };
       }
-      const outcome = await this.#writeLocked(basis, text, merged);
+      const outcome = await this.#writeLocked(basis, write, merged);
       if (outcome !== "changed") return;
       if (attempt >= 3 && Date.now() - started > budgetMs) {
         throw new CassetteError(
@@ -192,10 +230,29 @@ export class CassetteWriter {
     }
   }
 
-  /** Under the lock: write `text` if the file is still the version `basis`. */
+  /**
+   * The items to append instead of rewriting the file (append.ts), or
+   * undefined for a rewrite: only a handle opened for recording appends,
+   * only to a file that exists, and only plain sets (a delete, a conditional
+   * delete or an expired item dropped cannot be said by appending).
+   */
+  #appendable(
+    merged: Map<string, CassetteItem>,
+    conditions: Map<string, DeleteCondition>,
+  ): CassetteItem[] | undefined {
+    const file = this.file;
+    if (!file.settings.append || this.#compacting || file.stamp === undefined) return undefined;
+    if (conditions.size > 0) return undefined;
+    for (const key of file.disk.keys()) if (!merged.has(key)) return undefined;
+    const added: CassetteItem[] = [];
+    for (const [key, item] of merged) if (file.disk.get(key) !== item) added.push(item);
+    return added;
+  }
+
+  /** Under the lock: write `text` (or append `records`) if the file is still the version `basis`. */
   async #writeLocked(
     basis: FileStamp | undefined,
-    text: string | undefined,
+    write: { text: string } | { records: Buffer } | undefined,
     merged: Map<string, CassetteItem>,
   ): Promise<"changed" | "unchanged" | "written"> {
     const file = this.file;
@@ -207,14 +264,27 @@ export class CassetteWriter {
           this.#orphansChecked = true;
         }
         if (!sameStamp(await statStamp(file.path), basis)) return "changed" as const;
-        if (text === undefined) return "unchanged" as const;
+        if (write === undefined) return "unchanged" as const;
         assertWritable(file, basis);
-        const written = await writeFileAtomic(file.path, text, {
+        if ("records" in write) {
+          await lock.assertHeld();
+          const at = file.tail.validBytes;
+          const { stamp, end } = await appendDurably(file.path, at, write.records);
+          file.generation++;
+          file.disk = merged;
+          file.stamp = stamp;
+          file.tail = { validBytes: end, appended: true };
+          this.#appended = true;
+          // file.known stays: it describes the first document, which is unchanged.
+          return "written" as const;
+        }
+        const written = await writeFileAtomic(file.path, write.text, {
           beforeRename: () => lock.assertHeld(),
         });
         file.generation++;
         file.disk = merged;
         file.stamp = written;
+        file.tail = normalTail(written.size);
         file.known = noChunks();
         for (const item of merged.values()) {
           const chunk = emittedChunk(item);
@@ -294,9 +364,7 @@ function assertWritable(file: CassetteFile, stamp: FileStamp | undefined): void 
 }
 
 export function warn(file: CassetteFile, raw: string): void {
-  const message = redactOutward(raw); // leaves the process: redacted like the store
-  if (file.settings.onWarning !== undefined) file.settings.onWarning(message);
-  else process.emitWarning(message, { code: "INVOCACHE_CASSETTE" });
+  file.warn(raw); // leaves the process: redacted like the store
 }
 
 function sameItems(a: Map<string, CassetteItem>, b: Map<string, CassetteItem>): boolean {

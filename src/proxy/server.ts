@@ -53,6 +53,7 @@ import { contextFromHeaders, HEADER_PREFIX, type ProxyContext, sessionContext } 
 import { ProxyError } from "./errors.js";
 import { HOP_BY_HOP, readBody, sendJson, sendJsonAnswer, sendResponse } from "./http.js";
 import { SessionMisses } from "./session-misses.js";
+import { createUpstreamFetch, type UpstreamFetch } from "./upstream-fetch.js";
 import { resolveUpstreams, upstreamUrl } from "./upstreams.js";
 
 /** Options of {@link createProxy}. */
@@ -84,7 +85,10 @@ export interface ProxyOptions {
   headersTimeoutMs?: number | undefined;
   /** Time a client has to send its whole request. Default 120 s. */
   requestTimeoutMs?: number | undefined;
-  /** The fetch used to call upstream. Default `globalThis.fetch`. */
+  /**
+   * The fetch used to call upstream. Default: node:http(s) with keep-alive
+   * agents (upstream-fetch.ts); pass `globalThis.fetch` for undici's.
+   */
   fetch?: FetchLike | undefined;
   /** Relative store and cassette paths resolve against it. Default `process.cwd()`. */
   cwd?: string | undefined;
@@ -188,6 +192,9 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
     throw new ProxyError("ERR_PROXY_OPTIONS", "mode", (error as Error).message, { cause: error });
   }
   const upstreams = resolveUpstreams(options.upstreams);
+  // Made once the options are checked, closed with the proxy (its idle keep-alive sockets).
+  const ownFetch = options.fetch === undefined ? createUpstreamFetch() : undefined;
+  const upstreamFetch = options.fetch ?? (ownFetch as UpstreamFetch).fetch;
   const cwd = options.cwd ?? process.cwd();
 
   // The store: opened once, shared by every lane (recorders do not close it).
@@ -201,7 +208,8 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       names: { store: "store", cassette: "store" },
     });
     if (location.kind === "store" || !location.folder) {
-      shared = openSourceStore(location);
+      // Held open for many recordings: a cassette appends each one (src/cassette/append.ts).
+      shared = openSourceStore(location, { recording: true });
       ownStores.set("", shared);
     }
   } else if (options.store !== null && typeof options.store === "object") {
@@ -235,6 +243,9 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
           folder as string,
           cassette as string,
           `${HEADER_PREFIX}cassette`,
+          {
+            recording: true,
+          },
         );
         ownStores.set(file, store);
       }
@@ -256,7 +267,7 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       answer: createFetchAnswerer({
         recorder,
         replaySpeed,
-        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        fetch: upstreamFetch,
       }).answer,
       runs: new Map(),
     };
@@ -518,6 +529,7 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       resolve();
     });
   }).catch(async (error: NodeJS.ErrnoException) => {
+    ownFetch?.close();
     await closeStores(lanes, ownStores);
     throw new ProxyError(
       "ERR_PROXY_LISTEN",
@@ -553,6 +565,7 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
         } catch (error) {
           log(`invocache proxy: ending a run: ${firstLine(error)}`);
         }
+        ownFetch?.close();
         await closeStores(lanes, ownStores);
       })();
       return closing;

@@ -5,6 +5,7 @@
  */
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { cassetteStore } from "../cassette/index.js";
+import { recordingCassetteStore } from "../cassette/internal.js";
 import { openStore, type Store } from "../store/index.js";
 import { SourceError } from "./errors.js";
 import { CASSETTE_FILE } from "./files.js";
@@ -14,6 +15,12 @@ import type { SourceLocation } from "./locate.js";
 export interface OpenSourceOptions {
   /** Open a store read-only (readers: the CLI's read commands, the viewer). Default false. */
   readOnly?: boolean;
+  /**
+   * A cassette is held open to record many calls (the proxy): each
+   * acknowledged write is appended to the file, and close rewrites it once
+   * (src/cassette/append.ts). Default false.
+   */
+  recording?: boolean;
 }
 
 /**
@@ -35,7 +42,9 @@ export function openSourceStore(location: SourceLocation, options: OpenSourceOpt
       { path: location.path },
     );
   }
-  return cassetteStore(location.path);
+  return options.recording === true
+    ? recordingCassetteStore(location.path)
+    : cassetteStore(location.path);
 }
 
 /**
@@ -75,6 +84,12 @@ export function folderCassettePath(folder: string, file: string, field = "casset
  * @example
  * const store = openFolderCassette("/app/cassettes", "test/a.yaml");
  */
-export function openFolderCassette(folder: string, file: string, field?: string): Store {
-  return cassetteStore(folderCassettePath(folder, file, field));
+export function openFolderCassette(
+  folder: string,
+  file: string,
+  field?: string,
+  options: Pick<OpenSourceOptions, "recording"> = {},
+): Store {
+  const path = folderCassettePath(folder, file, field);
+  return options.recording === true ? recordingCassetteStore(path) : cassetteStore(path);
 }

@@ -13,11 +13,13 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cassetteStore, readCassette } from "../../src/cassette/index.js";
+import { recordingCassetteStore } from "../../src/cassette/internal.js";
 import { lockPath } from "../../src/cassette/lock.js";
 import {
   createRecorder,
@@ -196,6 +198,79 @@ describe("kill -9 of a recorder writing a cassette", () => {
     await store.close();
     expect(readdirSync(join(dir, "killed")).filter((n) => n.endsWith(".tmp"))).toStrictEqual([]);
     const items = await readCassette(path);
+    expect(items.at(-1)?.key).toBe("after");
+  }, 60_000);
+});
+
+describe("kill -9 of a recorder appending to a cassette (recordingCassetteStore)", () => {
+  it("every acknowledged recording is there on reopen; a torn tail is cut off with a warning, never silently", async () => {
+    const path = join(dir, "killed-append", "recorder.yaml");
+    const acknowledged: number[] = [];
+    const warnings: string[] = [];
+    const rounds = 4;
+    let appendedSeen = 0;
+    for (let round = 0; round < rounds; round++) {
+      const first = acknowledged.length === 0 ? 0 : Math.max(...acknowledged) + 1;
+      const writer = startWorker(workerScript("cassette-recorder.ts"), [
+        path,
+        String(first),
+        round === 0 ? "20" : "0",
+        "append",
+      ]);
+      await writer.line((l) => l === "ready", 30_000);
+      await writer.line((l) => l === `ok ${first + 5 + round}`, 30_000);
+      await sleep(Math.random() * 10);
+      writer.child.kill("SIGKILL");
+      await writer.exited;
+      for (const line of writer.lines) {
+        const m = /^ok (\d+)$/.exec(line);
+        if (m !== null) acknowledged.push(Number(m[1]));
+      }
+      // The killed writer never closed: its recordings are appended records.
+      if (readFileSync(path, "utf8").includes("--- # invocache-append ")) appendedSeen++;
+
+      // A reader of the file as the kill left it (cassetteStore, as a replay would).
+      const reader = cassetteStore(path, { parseCache: false, onWarning: (m) => warnings.push(m) });
+      const byKey = new Map<string, unknown>();
+      for await (const [key, value] of reader.list("")) byKey.set(key, value);
+      await reader.close();
+      const lost = acknowledged.filter((i) => {
+        const id = invocationIdentity(
+          { role: "writer", model: "m", prompt: `step ${i}` },
+          IDENTITY,
+        );
+        const value = byKey.get(entryKey("default", id, 0)) as { response?: unknown } | undefined;
+        return JSON.stringify(value?.response) !== JSON.stringify({ step: i, text: `answer ${i}` });
+      });
+      expect(lost, `round ${round}: acknowledged recordings missing after kill -9`).toStrictEqual(
+        [],
+      );
+      expect([...byKey.keys()].filter((k) => k.startsWith("filler:"))).toHaveLength(20);
+      rmSync(lockPath(path), { recursive: true, force: true });
+    }
+    expect(appendedSeen).toBe(rounds);
+    // A torn tail is only possible mid-write; every warning there was says so.
+    for (const w of warnings) expect(w).toMatch(/torn tail/);
+
+    // Cut mid-record by hand (a crash mid-append): reported, and only that record is gone.
+    const before = readFileSync(path);
+    writeFileSync(path, before.subarray(0, before.length - 7));
+    const cut: string[] = [];
+    const reader = cassetteStore(path, { parseCache: false, onWarning: (m) => cut.push(m) });
+    let count = 0;
+    for await (const _ of reader.list("")) count++;
+    await reader.close();
+    expect(cut).toHaveLength(1);
+    expect(cut[0]).toMatch(/cut off a torn tail of \d+ bytes/);
+
+    // The next recording handle carries on; its close leaves the normal form.
+    const store = recordingCassetteStore(path, { parseCache: false, onWarning: () => {} });
+    await store.set("after", "recovered");
+    await store.close();
+    const text = readFileSync(path, "utf8");
+    expect(text).not.toContain("--- # invocache-append ");
+    const items = await readCassette(path);
+    expect(items).toHaveLength(count + 1);
     expect(items.at(-1)?.key).toBe("after");
   }, 60_000);
 });

@@ -164,6 +164,13 @@ def start_proxy(
     if found:
         return proxy
     code = process.poll()
+    if code is None and not found and ready.is_set():
+        # Its stdout closed: it is exiting. Under load the exit can lag the
+        # close by a moment; wait for it, so the message says how it ended.
+        try:
+            code = process.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            code = None
     output = proxy.log_since()
     proxy.stop(timeout=2.0)
     why = (
