@@ -7,12 +7,13 @@ import {
   type CanonicalValue,
   canonicalJson,
   canonicalString,
+  smallCanonicalJson,
   writeCanonicalJson,
   wtf8,
 } from "./canonical-json.js";
 import { escapedPrompts } from "./conversation.js";
 import type { ModelManifest } from "./manifest-types.js";
-import { createSha256, type Sha256, sha256HexOfText } from "./sha256.js";
+import { createSha256, type Sha256, sha256Hex, sha256HexOfText } from "./sha256.js";
 
 /** Domain tag of recipe v1: no other invocache digest starts with these bytes. */
 export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
@@ -32,6 +33,11 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
     const id = escapedPromptIdentity(manifest, pieces.escaped);
     if (id !== undefined) return id;
   }
+  const id = smallManifestIdentity(
+    manifest,
+    pieces?.escaped !== undefined && manifest.prompt === pieces.prompt ? pieces.escaped : undefined,
+  );
+  if (id !== undefined) return id;
   // Hash the canonical text piece by piece: the same bytes as
   // manifestBytes(manifest), without ever building a copy of a large prompt
   // (docs/performance.md, "Identity core"). Well-formed pieces go in as text
@@ -60,6 +66,47 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
   });
   if (h !== undefined) return h.hex();
   return sha256HexOfText(held ?? IDENTITY_DOMAIN_V1);
+}
+
+/**
+ * Manifests whose canonical text stays under this many code units are
+ * written as one string, member by member, and hashed in one call: no piece
+ * writer, sink closure or pieces array (a tiny request's identity is mostly
+ * such fixed costs). Below the piece size, so the general path would have
+ * hashed them as one piece too.
+ */
+const SMALL_MAX = 4096;
+
+/**
+ * The identity of a small manifest (see {@link SMALL_MAX}), or undefined
+ * for the general path (larger, or anything that is not plain JSON: the
+ * general path reports it). The prompt's inside is `escaped` joined when
+ * the conversation's pieces are at hand (it is already escaped for the
+ * manifest's text), else written like every other member.
+ */
+function smallManifestIdentity(
+  manifest: ModelManifest,
+  escaped: readonly string[] | undefined,
+): string | undefined {
+  const m = manifest as unknown as Record<string, CanonicalValue | undefined>;
+  const keys = Object.keys(m).sort(); // UTF-16 code unit order, as canonicalJson sorts
+  let text = `${IDENTITY_DOMAIN_V1}{`;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const v = m[k];
+    if (v === undefined) return undefined;
+    let member: string | undefined;
+    if (k === "prompt" && escaped !== undefined) {
+      member = `"${escaped.length === 1 ? escaped[0]! : escaped.join("")}"`;
+    } else member = smallCanonicalJson(v, SMALL_MAX);
+    const name = smallCanonicalJson(k, SMALL_MAX);
+    if (member === undefined || name === undefined) return undefined;
+    text += `${i > 0 ? "," : ""}${name}:${member}`;
+    if (text.length > SMALL_MAX) return undefined;
+  }
+  text += "}";
+  // A lone surrogate must be hashed as its WTF-8, which UTF-8 text input would not give.
+  return text.isWellFormed() ? sha256HexOfText(text) : sha256Hex(wtf8(text));
 }
 
 /** Prompts from this length on are hashed from their escaped pieces (see modelManifestIdentity). */

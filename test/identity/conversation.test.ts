@@ -165,6 +165,20 @@ describe("request.conversation", () => {
     );
   });
 
+  it("a cycle and very deep nesting (past the writer's depth) take the two passes", () => {
+    const cyclic: Record<string, unknown> = { a: "x" };
+    cyclic.self = { inner: cyclic };
+    expect(() => conversationPrompt(cyclic, machine)).toThrow(
+      /request.conversation.self.inner contains a cycle/,
+    );
+    let deep: unknown = "at 2026-09-09T10:00:00Z";
+    for (let i = 0; i < 300; i++) deep = i % 2 === 0 ? [deep] : { k: deep };
+    const opts = { ...machine, projectPath: "/w" };
+    const expected = twoPassPrompt(deep, (s) => normalizePrompt(s, opts));
+    expect(expected).toContain("{timestamp}");
+    expect(conversationPrompt(deep, opts)).toBe(expected);
+  });
+
   it("rules fired are counted string by string", () => {
     expect(
       requestRulesFired(
