@@ -47,7 +47,8 @@ const REPLACE_MIN = 2048;
 
 /** Serialize a string per RFC 8785 §3.2.2.2. */
 export function canonicalString(s: string): string {
-  return canonicalJson(s);
+  // Short strings in one step: no writer, sink or pieces (names, roles, messages).
+  return s.length < REPLACE_MIN ? quotedShort(s) : canonicalJson(s);
 }
 
 /** Push the escaped form of `s` (quoted, or only its inside) with its well-formedness. */

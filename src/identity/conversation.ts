@@ -19,7 +19,7 @@ import {
 } from "../normalize/internal.js";
 import { canonicalJson, canonicalString } from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
-import { reusing, type Written } from "./normalized-reuse.js";
+import { reuseIsOn, reusing, type Written } from "./normalized-reuse.js";
 
 /**
  * Strings up to this length are normalized once per conversation: roles,
@@ -87,10 +87,9 @@ export function preparedConversationPieces(
   prepared: PreparedNormalizer,
   counts?: Record<string, number>,
 ): ConversationPieces {
-  const text = normalizer(prepared, counts);
   // One pass: each string normalized and written as canonical JSON where it
   // stands, members in canonical order, no copy of the tree.
-  const w: FusedWriter = { out: [], out2: [], piece: written(prepared, text, counts) };
+  const w: FusedWriter = { out: [], out2: [], piece: written(prepared, counts) };
   if (write(value, w, 0)) return { prompt: w.out.join(""), escaped: w.out2 };
   // Anything the fast writer does not take (not plain JSON, a hole, a cycle,
   // very deep nesting) goes the original two passes: they name the first bad
@@ -129,16 +128,19 @@ function normalizer(
  */
 function written(
   prepared: PreparedNormalizer,
-  text: (s: string) => string,
   counts?: Record<string, number>,
 ): (s: string) => Piece {
-  const piece = (s: string): Piece => {
-    const p = canonicalString(text(s));
-    return [p, escapeAgain(p)];
-  };
-  if (counts !== undefined) return piece;
-  const kept = reusing(() => reuseToken(prepared), piece);
-  if (kept !== piece) return kept;
+  // Anonymous arrows, not named consts: the bundle's keepNames gives every
+  // named closure a defineProperty each time it is made (once per request).
+  if (counts !== undefined) {
+    const text = normalizer(prepared, counts);
+    return (s) => pieceOf(text(s));
+  }
+  const piece = reusing(
+    () => reuseToken(prepared),
+    (s) => pieceOf(prepared.normalize(s)),
+  );
+  if (reuseIsOn()) return piece;
   // Reuse is off: short strings (roles, part types, tool names) once per request.
   const memo = new Map<string, Piece>();
   return (s) => {
@@ -150,6 +152,12 @@ function written(
     }
     return out;
   };
+}
+
+/** A normalized string as the prompt writes it, and that escaped again. */
+function pieceOf(normalized: string): Piece {
+  const p = canonicalString(normalized);
+  return [p, escapeAgain(p)];
 }
 
 type Piece = Written;

@@ -14,6 +14,7 @@ import {
   type SecretRedactor,
   scannerFor,
 } from "../normalize/internal.js";
+import { smallCanonicalJson } from "./canonical-json.js";
 import {
   escapedPrompts,
   preparedConversationPieces,
@@ -71,6 +72,20 @@ export function invocationManifest(
   req: InvocationRequest,
   opts: IdentityOptions = {},
 ): ModelManifest {
+  return manifestAndParamsText(req, opts).manifest;
+}
+
+/**
+ * {@link invocationManifest}, also giving the canonical JSON of the
+ * manifest's `params` when it was worked out on the way (small params with
+ * no secret: the text the secret check looked up). Only for a caller that
+ * hashes the manifest at once, before anyone else can see or change it
+ * (invocationIdentity): the text is not checked against the params again.
+ */
+export function manifestAndParamsText(
+  req: InvocationRequest,
+  opts: IdentityOptions,
+): { manifest: ModelManifest; paramsText: string | undefined } {
   if (req === null || typeof req !== "object") {
     throw new TypeError("request must be an object like { role, prompt, model?, task?, params? }");
   }
@@ -124,6 +139,7 @@ export function invocationManifest(
     task: task === "" ? "" : normalize.normalize(task),
   };
   if (pieces?.escaped !== undefined) escapedPrompts.set(manifest, pieces);
+  let paramsText: string | undefined;
   if (req.params != null) {
     if (typeof req.params !== "object" || Array.isArray(req.params)) {
       throw new TypeError(
@@ -139,13 +155,15 @@ export function invocationManifest(
     if (Object.keys(params).length > 0) {
       // The secret rule applies to params too (a key in a header-like param).
       const scanner = scannerFor(opts.secrets);
-      manifest.params = (scanner === undefined ? params : redactParams(scanner, params)) as Record<
-        string,
-        ManifestValue
-      >;
+      // Small params' canonical JSON serves twice: the key of the secret
+      // check's clean set, and the params' member of the identity's text.
+      paramsText = smallCanonicalJson(params, CLEAN_TEXT_MAX);
+      const value = scanner === undefined ? params : redactParams(scanner, params, paramsText);
+      if (value !== params) paramsText = undefined;
+      manifest.params = value as Record<string, ManifestValue>;
     }
   }
-  return manifest;
+  return { manifest, paramsText };
 }
 
 /**
@@ -238,11 +256,25 @@ const cleanParams = new WeakMap<SecretRedactor, Set<string>>();
 const MAX_CLEAN_PARAMS = 256;
 const MAX_CLEAN_PARAMS_TEXT = 4096;
 
-/** `params` with its secrets redacted (the same object when it holds none). */
-function redactParams(scanner: SecretRedactor, params: JsonValue): JsonValue {
+/** Params' canonical JSON is worked out up to this length (the clean set keeps no longer ones). */
+const CLEAN_TEXT_MAX = MAX_CLEAN_PARAMS_TEXT;
+
+/**
+ * `params` with its secrets redacted (the same object when it holds none).
+ * `canonical`: the params' canonical JSON, when small enough to have it.
+ */
+function redactParams(
+  scanner: SecretRedactor,
+  params: JsonValue,
+  canonical: string | undefined,
+): JsonValue {
   // JSON text is a faithful key: redaction reads strings and keys only, and
   // JSON.stringify spells every string (lone surrogates too) distinctly.
-  const text = JSON.stringify(params);
+  // The canonical text is as faithful for this: it differs from another
+  // params' only by the order of members, and whether redaction finds
+  // anything does not depend on that order (each string is scanned alone).
+  // Two texts equal in either spelling are the same JSON value.
+  const text = canonical ?? JSON.stringify(params);
   let clean = cleanParams.get(scanner);
   if (clean?.has(text) === true) return params;
   const { value, found } = scanner.redact(params);

@@ -20,10 +20,22 @@ export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
 
 /** The identity of a model manifest (recipe v1). */
 export function modelManifestIdentity(manifest: ModelManifest): string {
+  return identityWith(manifest, undefined);
+}
+
+/**
+ * {@link modelManifestIdentity} with `paramsText`, the canonical JSON of
+ * `manifest.params`, from a caller that made the manifest and hashes it at
+ * once (invocationIdentity): the text is not checked against the params.
+ */
+export function modelManifestIdentityWith(manifest: ModelManifest, paramsText: string): string {
+  return identityWith(manifest, paramsText);
+}
+
+function identityWith(manifest: ModelManifest, paramsText: string | undefined): string {
   // A prompt made from a conversation comes with its pieces escaped again
   // (conversation.ts): hashed as they are, while the prompt is that text.
-  // Short prompts take the general path: one string, hashed in one call, is
-  // cheaper there than writing the members around the prompt apart.
+  // Shorter manifests are written as one string (smallManifestIdentity).
   const pieces = escapedPrompts.get(manifest);
   if (
     pieces?.escaped !== undefined &&
@@ -36,6 +48,7 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
   const id = smallManifestIdentity(
     manifest,
     pieces?.escaped !== undefined && manifest.prompt === pieces.prompt ? pieces.escaped : undefined,
+    paramsText,
   );
   if (id !== undefined) return id;
   // Hash the canonical text piece by piece: the same bytes as
@@ -87,19 +100,24 @@ const SMALL_MAX = 4096;
 function smallManifestIdentity(
   manifest: ModelManifest,
   escaped: readonly string[] | undefined,
+  paramsText: string | undefined,
 ): string | undefined {
   const m = manifest as unknown as Record<string, CanonicalValue | undefined>;
-  const keys = Object.keys(m).sort(); // UTF-16 code unit order, as canonicalJson sorts
+  const keys = Object.keys(m);
+  // The members in canonical order (UTF-16 code units): as invocationManifest
+  // makes them, already known; any other manifest sorts its own.
+  const sorted = builtOrder(keys) ?? keys.sort();
   let text = `${IDENTITY_DOMAIN_V1}{`;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
+  for (let i = 0; i < sorted.length; i++) {
+    const k = sorted[i]!;
     const v = m[k];
     if (v === undefined) return undefined;
     let member: string | undefined;
     if (k === "prompt" && escaped !== undefined) {
       member = `"${escaped.length === 1 ? escaped[0]! : escaped.join("")}"`;
-    } else member = smallCanonicalJson(v, SMALL_MAX);
-    const name = smallCanonicalJson(k, SMALL_MAX);
+    } else if (k === "params" && paramsText !== undefined) member = paramsText;
+    else member = smallCanonicalJson(v, SMALL_MAX);
+    const name = QUOTED_NAMES.get(k) ?? smallCanonicalJson(k, SMALL_MAX);
     if (member === undefined || name === undefined) return undefined;
     text += `${i > 0 ? "," : ""}${name}:${member}`;
     if (text.length > SMALL_MAX) return undefined;
@@ -107,6 +125,34 @@ function smallManifestIdentity(
   text += "}";
   // A lone surrogate must be hashed as its WTF-8, which UTF-8 text input would not give.
   return text.isWellFormed() ? sha256HexOfText(text) : sha256Hex(wtf8(text));
+}
+
+/** A model manifest's members in the order invocationManifest adds them, and sorted. */
+const BUILT = ["attempt", "inputs", "model", "prompt", "role", "task"] as const;
+/** Without params the order they are added in is already canonical. */
+const SORTED = BUILT;
+const SORTED_WITH_PARAMS = [
+  "attempt",
+  "inputs",
+  "model",
+  "params",
+  "prompt",
+  "role",
+  "task",
+] as const;
+/** The members' names as canonical JSON strings (none needs escaping). */
+const QUOTED_NAMES = new Map(SORTED_WITH_PARAMS.map((k) => [k as string, `"${k}"`]));
+
+/**
+ * The sorted members when `keys` are exactly those of a manifest made by
+ * invocationManifest, in its order (params, when given, last); else
+ * undefined. Comparing seven names is cheaper than sorting them.
+ */
+function builtOrder(keys: readonly string[]): readonly string[] | undefined {
+  const n = keys.length;
+  if (n !== 6 && !(n === 7 && keys[6] === "params")) return undefined;
+  for (let i = 0; i < 6; i++) if (keys[i] !== BUILT[i]) return undefined;
+  return n === 6 ? SORTED : SORTED_WITH_PARAMS;
 }
 
 /** Prompts from this length on are hashed from their escaped pieces (see modelManifestIdentity). */

@@ -140,6 +140,11 @@ export function clearNormalizationReuse(): void {
   entries = 0;
 }
 
+/** Is reuse on (a bound above 0)? */
+export function reuseIsOn(): boolean {
+  return maxBytes > 0;
+}
+
 /** The cache's bound, size and counts. */
 export function normalizationReuseStats(): NormalizationReuseStats {
   return { maxBytes, bytes, entries, hits, misses };

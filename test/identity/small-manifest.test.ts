@@ -96,6 +96,19 @@ describe("small manifests: one string, the same bytes", () => {
     );
   });
 
+  it("hashes redacted params, not the text checked before redaction", () => {
+    const req = {
+      role: "r",
+      prompt: "p",
+      params: { auth: "Bearer abc123def456ghi789jkl012", temperature: 0 },
+    };
+    const m = invocationManifest(req);
+    expect(JSON.stringify(m.params)).toContain("{secret:");
+    expect(invocationIdentity(req)).toBe(plain(m));
+    // The same params again (now a known text for the clean set? never: it held a secret).
+    expect(invocationIdentity(req)).toBe(plain(m));
+  });
+
   it("still reports what is not JSON, as the general path does", () => {
     const m = invocationManifest({ role: "r", prompt: "p" });
     expect(() => manifestIdentity({ ...m, params: { t: Number.NaN } } as never)).toThrow(
