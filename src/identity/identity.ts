@@ -4,11 +4,11 @@
  */
 import { type CanonicalValue, canonicalJson, wtf8 } from "./canonical-json.js";
 import { callKind, type Manifest } from "./kinds.js";
-import { type IdentityOptions, type InvocationRequest, manifestAndParamsText } from "./manifest.js";
+import { buildManifest, type IdentityOptions, type InvocationRequest } from "./manifest.js";
 import {
+  builtManifestIdentity,
   IDENTITY_DOMAIN_V1,
   modelManifestIdentity,
-  modelManifestIdentityWith,
 } from "./model-identity.js";
 
 export { IDENTITY_DOMAIN_V1 };
@@ -42,8 +42,6 @@ export function manifestIdentity(manifest: Manifest): string {
  * );
  */
 export function invocationIdentity(req: InvocationRequest, opts: IdentityOptions = {}): string {
-  const { manifest, paramsText } = manifestAndParamsText(req, opts);
-  return paramsText === undefined
-    ? modelManifestIdentity(manifest)
-    : modelManifestIdentityWith(manifest, paramsText);
+  const { manifest, paramsText, pieces } = buildManifest(req, opts);
+  return builtManifestIdentity(manifest, pieces, paramsText);
 }

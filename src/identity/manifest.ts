@@ -16,6 +16,7 @@ import {
 } from "../normalize/internal.js";
 import { smallCanonicalJson } from "./canonical-json.js";
 import {
+  type ConversationPieces,
   escapedPrompts,
   preparedConversationPieces,
   preparedConversationPrompt,
@@ -72,20 +73,28 @@ export function invocationManifest(
   req: InvocationRequest,
   opts: IdentityOptions = {},
 ): ModelManifest {
-  return manifestAndParamsText(req, opts).manifest;
+  const built = buildManifest(req, opts);
+  // The prompt's escaped pieces go with the manifest for whoever hashes it.
+  if (built.pieces?.escaped !== undefined) escapedPrompts.set(built.manifest, built.pieces);
+  return built.manifest;
+}
+
+/** A manifest just made, with what was worked out on the way that its hash can use. */
+export interface BuiltManifest {
+  manifest: ModelManifest;
+  /** The canonical JSON of `params` (small params with no secret: the text the secret check looked up). */
+  paramsText: string | undefined;
+  /** The conversation's prompt and its pieces escaped again (a conversation request). */
+  pieces: ConversationPieces | undefined;
 }
 
 /**
- * {@link invocationManifest}, also giving the canonical JSON of the
- * manifest's `params` when it was worked out on the way (small params with
- * no secret: the text the secret check looked up). Only for a caller that
- * hashes the manifest at once, before anyone else can see or change it
- * (invocationIdentity): the text is not checked against the params again.
+ * {@link invocationManifest}, also giving what was worked out on the way.
+ * Only for a caller that hashes the manifest at once, before anyone else can
+ * see or change it (invocationIdentity): nothing here is checked against the
+ * manifest again, and nothing is kept for it (no entry in escapedPrompts).
  */
-export function manifestAndParamsText(
-  req: InvocationRequest,
-  opts: IdentityOptions,
-): { manifest: ModelManifest; paramsText: string | undefined } {
+export function buildManifest(req: InvocationRequest, opts: IdentityOptions): BuiltManifest {
   if (req === null || typeof req !== "object") {
     throw new TypeError("request must be an object like { role, prompt, model?, task?, params? }");
   }
@@ -138,7 +147,6 @@ export function manifestAndParamsText(
     role: req.role,
     task: task === "" ? "" : normalize.normalize(task),
   };
-  if (pieces?.escaped !== undefined) escapedPrompts.set(manifest, pieces);
   let paramsText: string | undefined;
   if (req.params != null) {
     if (typeof req.params !== "object" || Array.isArray(req.params)) {
@@ -163,7 +171,7 @@ export function manifestAndParamsText(
       manifest.params = value as Record<string, ManifestValue>;
     }
   }
-  return { manifest, paramsText };
+  return { manifest, paramsText, pieces };
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   writeCanonicalJson,
   wtf8,
 } from "./canonical-json.js";
-import { escapedPrompts } from "./conversation.js";
+import { type ConversationPieces, escapedPrompts } from "./conversation.js";
 import type { ModelManifest } from "./manifest-types.js";
 import { createSha256, type Sha256, sha256Hex, sha256HexOfText } from "./sha256.js";
 
@@ -20,23 +20,24 @@ export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
 
 /** The identity of a model manifest (recipe v1). */
 export function modelManifestIdentity(manifest: ModelManifest): string {
-  return identityWith(manifest, undefined);
+  return builtManifestIdentity(manifest, escapedPrompts.get(manifest), undefined);
 }
 
 /**
- * {@link modelManifestIdentity} with `paramsText`, the canonical JSON of
- * `manifest.params`, from a caller that made the manifest and hashes it at
- * once (invocationIdentity): the text is not checked against the params.
+ * {@link modelManifestIdentity} of a manifest just made, with what was
+ * worked out on the way: `pieces`, the conversation's prompt escaped again
+ * (used only while the manifest's prompt is that text), and `paramsText`,
+ * the canonical JSON of `manifest.params`, from a caller that made the
+ * manifest and hashes it at once (invocationIdentity): not checked.
  */
-export function modelManifestIdentityWith(manifest: ModelManifest, paramsText: string): string {
-  return identityWith(manifest, paramsText);
-}
-
-function identityWith(manifest: ModelManifest, paramsText: string | undefined): string {
+export function builtManifestIdentity(
+  manifest: ModelManifest,
+  pieces: ConversationPieces | undefined,
+  paramsText: string | undefined,
+): string {
   // A prompt made from a conversation comes with its pieces escaped again
   // (conversation.ts): hashed as they are, while the prompt is that text.
   // Shorter manifests are written as one string (smallManifestIdentity).
-  const pieces = escapedPrompts.get(manifest);
   if (
     pieces?.escaped !== undefined &&
     pieces.prompt.length >= ESCAPED_MIN &&
