@@ -5,11 +5,7 @@
 import { type CanonicalValue, canonicalJson, wtf8 } from "./canonical-json.js";
 import { callKind, type Manifest } from "./kinds.js";
 import { buildManifest, type IdentityOptions, type InvocationRequest } from "./manifest.js";
-import {
-  builtManifestIdentity,
-  IDENTITY_DOMAIN_V1,
-  modelManifestIdentity,
-} from "./model-identity.js";
+import { builtManifestIdentity, IDENTITY_DOMAIN_V1 } from "./model-identity.js";
 
 export { IDENTITY_DOMAIN_V1 };
 /** The recipe version this build computes. */
