@@ -242,7 +242,7 @@ function writeString(s: string, w: Writer): void {
  * the text may hold lone surrogates (check `isWellFormed()` before hashing
  * it as UTF-8). Why it exists: an identity of a tiny request is mostly
  * fixed cost, and the piece writer's sink, writer object and pieces array
- * were a fifth of it (docs/performance.md, ninth round).
+ * were a fifth of it (docs/performance.md, issue 32 §2).
  */
 export function smallCanonicalJson(value: CanonicalValue, budget: number): string | undefined {
   const out = small(value, budget);

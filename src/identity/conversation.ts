@@ -89,15 +89,21 @@ export function preparedConversationPieces(
 ): ConversationPieces {
   // One pass: each string normalized and written as canonical JSON where it
   // stands, members in canonical order, no copy of the tree.
+  const before = counts === undefined ? undefined : { ...counts };
   const w: FusedWriter = { out: [], out2: [], piece: written(prepared, counts) };
   if (write(value, w, 0)) return { prompt: w.out.join(""), escaped: w.out2 };
   // Anything the fast writer does not take (not plain JSON, a hole, a cycle,
   // very deep nesting) goes the original two passes: they name the first bad
   // member in the conversation's own order, or refuse the hole after the
-  // whole walk, as they always have. (Counted once: the strings the writer
-  // already counted are not counted again.)
+  // whole walk, as they always have. The rules the writer counted before it
+  // stopped are counted again by the walk: the counts go back first.
+  if (counts !== undefined) {
+    for (const k of Object.keys(counts)) delete counts[k];
+    Object.assign(counts, before);
+  }
+  const text = normalizer(prepared, counts);
   return {
-    prompt: canonicalJson(walk(value, "request.conversation", normalizer(prepared), new Set())),
+    prompt: canonicalJson(walk(value, "request.conversation", text, new Set())),
     escaped: undefined,
   };
 }

@@ -177,6 +177,13 @@ describe("request.conversation", () => {
     const expected = twoPassPrompt(deep, (s) => normalizePrompt(s, opts));
     expect(expected).toContain("{timestamp}");
     expect(conversationPrompt(deep, opts)).toBe(expected);
+    // Rules fired are counted once, also when the writer hands over to the walk.
+    const shallow = { a: "at 2026-09-09T10:00:00Z", b: deep };
+    expect(
+      requestRulesFired({ role: "r", conversation: shallow, projectPath: "/w" }, machine),
+    ).toEqual({
+      timestamp: 2,
+    });
   });
 
   it("rules fired are counted string by string", () => {
