@@ -166,7 +166,13 @@ export function buildManifest(req: InvocationRequest, opts: IdentityOptions): Bu
       // Small params' canonical JSON serves twice: the key of the secret
       // check's clean set, and the params' member of the identity's text.
       paramsText = smallCanonicalJson(params, CLEAN_TEXT_MAX);
-      const value = scanner === undefined ? params : redactParams(scanner, params, paramsText);
+      // Only for our own scanners: a caller's redactor is not known to scan
+      // each string alone (see redactParams), so it keeps the JSON.stringify key.
+      const own = typeof (opts.secrets as SecretRedactor | undefined)?.redactString !== "function";
+      const value =
+        scanner === undefined
+          ? params
+          : redactParams(scanner, params, own ? paramsText : undefined);
       if (value !== params) paramsText = undefined;
       manifest.params = value as Record<string, ManifestValue>;
     }
@@ -269,7 +275,8 @@ const CLEAN_TEXT_MAX = MAX_CLEAN_PARAMS_TEXT;
 
 /**
  * `params` with its secrets redacted (the same object when it holds none).
- * `canonical`: the params' canonical JSON, when small enough to have it.
+ * `canonical`: the params' canonical JSON, when small enough to have it and
+ * the scanner is one of invocache's own (which scan each string alone).
  */
 function redactParams(
   scanner: SecretRedactor,
@@ -279,7 +286,7 @@ function redactParams(
   // JSON text is a faithful key: redaction reads strings and keys only, and
   // JSON.stringify spells every string (lone surrogates too) distinctly.
   // The canonical text is as faithful for this: it differs from another
-  // params' only by the order of members, and whether redaction finds
+  // params' only by the order of members, and whether our scanners find
   // anything does not depend on that order (each string is scanned alone).
   // Two texts equal in either spelling are the same JSON value.
   const text = canonical ?? JSON.stringify(params);
