@@ -47,7 +47,8 @@ const REPLACE_MIN = 2048;
 
 /** Serialize a string per RFC 8785 §3.2.2.2. */
 export function canonicalString(s: string): string {
-  return canonicalJson(s);
+  // Short strings in one step: no writer, sink or pieces (names, roles, messages).
+  return s.length < REPLACE_MIN ? quotedShort(s) : canonicalJson(s);
 }
 
 /** Push the escaped form of `s` (quoted, or only its inside) with its well-formedness. */
@@ -229,6 +230,72 @@ function writeString(s: string, w: Writer): void {
     i = end;
   }
   push(w, '"');
+}
+
+/**
+ * The canonical JSON text of a small value as one string, or undefined when
+ * the value is not small (a string of {@link REPLACE_MIN} code units or
+ * more, a text past `budget`) or not plain JSON (a hole, a non-finite number,
+ * `undefined`, a function…): the caller then takes {@link canonicalJson},
+ * which writes the large ones and reports the bad ones. The same text as
+ * `canonicalJson(value)` whenever it answers (test/identity/small-manifest.test.ts);
+ * the text may hold lone surrogates (check `isWellFormed()` before hashing
+ * it as UTF-8). Why it exists: an identity of a tiny request is mostly
+ * fixed cost, and the piece writer's sink, writer object and pieces array
+ * were a fifth of it (docs/performance.md, issue 32 §2).
+ */
+export function smallCanonicalJson(value: CanonicalValue, budget: number): string | undefined {
+  const out = small(value, budget);
+  return out !== undefined && out.length <= budget ? out : undefined;
+}
+
+function small(value: CanonicalValue, budget: number): string | undefined {
+  switch (typeof value) {
+    case "string":
+      return value.length < REPLACE_MIN ? quotedShort(value) : undefined;
+    case "number":
+      return Number.isFinite(value) ? String(value) : undefined;
+    case "boolean":
+      return value ? "true" : "false";
+    case "object": {
+      if (value === null) return "null";
+      let text: string;
+      if (Array.isArray(value)) {
+        const items = value as readonly CanonicalValue[];
+        text = "[";
+        for (let i = 0; i < items.length; i++) {
+          if (!(i in items)) return undefined;
+          const item = small(items[i]!, budget);
+          if (item === undefined) return undefined;
+          text += i > 0 ? `,${item}` : item;
+          if (text.length > budget) return undefined;
+        }
+        return `${text}]`;
+      }
+      const obj = value as { readonly [key: string]: CanonicalValue };
+      const keys = Object.keys(obj).sort(); // as writeValue: UTF-16 code unit order
+      text = "{";
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        const v = obj[k];
+        if (k.length >= REPLACE_MIN || v === undefined) return undefined;
+        const member = small(v, budget);
+        if (member === undefined) return undefined;
+        text += `${i > 0 ? "," : ""}${quotedShort(k)}:${member}`;
+        if (text.length > budget) return undefined;
+      }
+      return `${text}}`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** `pushEscaped(s, quoted)`'s text for a string under {@link REPLACE_MIN} code units. */
+function quotedShort(s: string): string {
+  if (escapesNothing(s)) return `"${s}"`;
+  const json = JSON.stringify(s);
+  return !json.includes("\\ud") || s.isWellFormed() ? json : escapeLoop(s, true);
 }
 
 /**

@@ -19,7 +19,7 @@ import {
 } from "../normalize/internal.js";
 import { canonicalJson, canonicalString } from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
-import { reusing, type Written } from "./normalized-reuse.js";
+import { reuseIsOn, reusing, type Written } from "./normalized-reuse.js";
 
 /**
  * Strings up to this length are normalized once per conversation: roles,
@@ -87,19 +87,25 @@ export function preparedConversationPieces(
   prepared: PreparedNormalizer,
   counts?: Record<string, number>,
 ): ConversationPieces {
-  const text = normalizer(prepared, counts);
   // One pass: each string normalized and written as canonical JSON where it
-  // stands, members sorted as they are written, no copy of the tree.
-  const w: FusedWriter = { out: [], out2: [], hole: false };
-  write(value, "request.conversation", written(prepared, text, counts), new Set(), w);
-  // A hole in an array (never from JSON.parse) is refused by the canonical
-  // writer after the whole walk: the original two passes say it, in their order.
-  if (w.hole)
-    return {
-      prompt: canonicalJson(walk(value, "request.conversation", text, new Set())),
-      escaped: undefined,
-    };
-  return { prompt: w.out.join(""), escaped: w.out2 };
+  // stands, members in canonical order, no copy of the tree.
+  const before = counts === undefined ? undefined : { ...counts };
+  const w: FusedWriter = { out: [], out2: [], piece: written(prepared, counts) };
+  if (write(value, w, 0)) return { prompt: w.out.join(""), escaped: w.out2 };
+  // Anything the fast writer does not take (not plain JSON, a hole, a cycle,
+  // very deep nesting) goes the original two passes: they name the first bad
+  // member in the conversation's own order, or refuse the hole after the
+  // whole walk, as they always have. The rules the writer counted before it
+  // stopped are counted again by the walk: the counts go back first.
+  if (counts !== undefined) {
+    for (const k of Object.keys(counts)) delete counts[k];
+    Object.assign(counts, before);
+  }
+  const text = normalizer(prepared, counts);
+  return {
+    prompt: canonicalJson(walk(value, "request.conversation", text, new Set())),
+    escaped: undefined,
+  };
 }
 
 /** How each string is normalized: counted for miss reports, else as it is. */
@@ -128,16 +134,19 @@ function normalizer(
  */
 function written(
   prepared: PreparedNormalizer,
-  text: (s: string) => string,
   counts?: Record<string, number>,
 ): (s: string) => Piece {
-  const piece = (s: string): Piece => {
-    const p = canonicalString(text(s));
-    return [p, escapeAgain(p)];
-  };
-  if (counts !== undefined) return piece;
-  const kept = reusing(() => reuseToken(prepared), piece);
-  if (kept !== piece) return kept;
+  // Anonymous arrows, not named consts: the bundle's keepNames gives every
+  // named closure a defineProperty each time it is made (once per request).
+  if (counts !== undefined) {
+    const text = normalizer(prepared, counts);
+    return (s) => pieceOf(text(s));
+  }
+  const piece = reusing(
+    () => reuseToken(prepared),
+    (s) => pieceOf(prepared.normalize(s)),
+  );
+  if (reuseIsOn()) return piece;
   // Reuse is off: short strings (roles, part types, tool names) once per request.
   const memo = new Map<string, Piece>();
   return (s) => {
@@ -149,6 +158,12 @@ function written(
     }
     return out;
   };
+}
+
+/** A normalized string as the prompt writes it, and that escaped again. */
+function pieceOf(normalized: string): Piece {
+  const p = canonicalString(normalized);
+  return [p, escapeAgain(p)];
 }
 
 type Piece = Written;
@@ -180,95 +195,81 @@ interface FusedWriter {
   out: string[];
   /** `out` piece by piece, escaped again (see ConversationPieces). */
   out2: string[];
-  /** An array hole was seen (the text in `out` is then unusable). */
-  hole: boolean;
+  /** A string's normalized canonical JSON, and that escaped again. */
+  piece: (s: string) => Piece;
 }
 
 /**
- * Write the canonical JSON of `v` with each string normalized into `w.out`
- * (`piece`: a string's normalized canonical JSON).
- * The same checks, errors and order of visits as {@link walk} (members in
- * their own order, so the first bad one named is the same), then the members
- * sorted as canonicalJson sorts them (UTF-16 code units).
+ * Deeper nesting goes to {@link walk} (which tracks the objects it is
+ * inside): the writer keeps no such set, so a cycle is caught by depth.
  */
-function write(
-  v: unknown,
-  path: string,
-  piece: (s: string) => Piece,
-  seen: Set<object>,
-  w: FusedWriter,
-): void {
+const MAX_DEPTH = 256;
+
+/**
+ * Write the canonical JSON of `v` with each string normalized into `w`
+ * (strings through `w.piece`, members sorted as canonicalJson sorts them:
+ * UTF-16 code units); false, with `w` to be discarded, at the first thing
+ * that is not plain JSON as {@link walk} takes it, or at a hole or a depth
+ * of {@link MAX_DEPTH}: the caller then runs walk, which reports it in
+ * walk's own order of visits. No path strings, no per-member arrays: a
+ * small conversation's identity is mostly such fixed costs.
+ */
+function write(v: unknown, w: FusedWriter, depth: number): boolean {
   switch (typeof v) {
     case "string": {
-      const p = piece(v);
+      const p = w.piece(v);
       w.out.push(p[0]);
       w.out2.push(p[1]);
-      return;
+      return true;
     }
     case "boolean":
       push(w, v ? "true" : "false");
-      return;
+      return true;
     case "number":
       // ECMAScript Number::toString, as canonicalJson writes it (-0 -> "0").
-      if (Number.isFinite(v)) push(w, String(v));
-      else
-        throw new TypeError(
-          `${path} is ${v}, which JSON cannot represent; use null or a finite number`,
-        );
-      return;
+      if (!Number.isFinite(v)) return false;
+      push(w, String(v));
+      return true;
     case "object":
       break;
     default:
-      throw new TypeError(`${path} is a ${typeof v}, which is not a JSON value`);
+      return false;
   }
   if (v === null) {
     push(w, "null");
-    return;
+    return true;
   }
-  if (seen.has(v))
-    throw new TypeError(`${path} contains a cycle; a conversation is a tree of JSON values`);
-  seen.add(v);
-  try {
-    if (Array.isArray(v)) {
-      push(w, "[");
-      for (let i = 0; i < v.length; i++) {
-        if (i > 0) push(w, ",");
-        if (!(i in v)) w.hole = true;
-        else write(v[i], `${path}[${i}]`, piece, seen, w);
-      }
-      push(w, "]");
-      return;
-    }
-    const proto = Object.getPrototypeOf(v);
-    if (proto !== Object.prototype && proto !== null) {
-      throw new TypeError(
-        `${path} is a ${proto?.constructor?.name ?? "non-plain object"}; a conversation must be plain JSON (encode it first)`,
-      );
-    }
-    // Each member's pieces as they were written (moved, never joined: a long
-    // string is copied once, when the whole prompt is joined).
-    const members: [string, string[], string[]][] = [];
-    for (const [k, x] of Object.entries(v)) {
-      if (x === undefined) continue; // as JSON.stringify does
-      const mark = w.out.length;
-      write(x, `${path}.${k}`, piece, seen, w);
-      members.push([k, w.out.splice(mark), w.out2.splice(mark)]);
-    }
-    if (members.length > 1) members.sort(([a], [b]) => (a < b ? -1 : 1)); // keys are distinct
-    push(w, "{");
-    for (let i = 0; i < members.length; i++) {
-      const [k, pieces, pieces2] = members[i]!;
+  if (depth >= MAX_DEPTH) return false;
+  if (Array.isArray(v)) {
+    push(w, "[");
+    for (let i = 0; i < v.length; i++) {
       if (i > 0) push(w, ",");
-      const n = namePiece(k);
-      w.out.push(n[0]);
-      w.out2.push(n[1]);
-      for (const p of pieces) w.out.push(p);
-      for (const p of pieces2) w.out2.push(p);
+      if (!(i in v) || !write(v[i], w, depth + 1)) return false;
     }
-    push(w, "}");
-  } finally {
-    seen.delete(v);
+    push(w, "]");
+    return true;
   }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const o = v as Record<string, unknown>;
+  // The keys Object.entries gives (own, enumerable, string), distinct, sorted by UTF-16 code units.
+  const keys = Object.keys(o);
+  if (keys.length > 1) keys.sort();
+  push(w, "{");
+  let first = true;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = o[k];
+    if (x === undefined) continue; // as JSON.stringify does
+    if (!first) push(w, ",");
+    first = false;
+    const n = namePiece(k);
+    w.out.push(n[0]);
+    w.out2.push(n[1]);
+    if (!write(x, w, depth + 1)) return false;
+  }
+  push(w, "}");
+  return true;
 }
 
 /** A structural piece: JSON punctuation and literals need no escaping again. */

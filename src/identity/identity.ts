@@ -4,8 +4,8 @@
  */
 import { type CanonicalValue, canonicalJson, wtf8 } from "./canonical-json.js";
 import { callKind, type Manifest } from "./kinds.js";
-import { type IdentityOptions, type InvocationRequest, invocationManifest } from "./manifest.js";
-import { IDENTITY_DOMAIN_V1, modelManifestIdentity } from "./model-identity.js";
+import { buildManifest, type IdentityOptions, type InvocationRequest } from "./manifest.js";
+import { builtManifestIdentity, IDENTITY_DOMAIN_V1 } from "./model-identity.js";
 
 export { IDENTITY_DOMAIN_V1 };
 /** The recipe version this build computes. */
@@ -38,5 +38,6 @@ export function manifestIdentity(manifest: Manifest): string {
  * );
  */
 export function invocationIdentity(req: InvocationRequest, opts: IdentityOptions = {}): string {
-  return modelManifestIdentity(invocationManifest(req, opts));
+  const { manifest, paramsText, pieces } = buildManifest(req, opts);
+  return builtManifestIdentity(manifest, pieces, paramsText);
 }

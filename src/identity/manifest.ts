@@ -14,7 +14,9 @@ import {
   type SecretRedactor,
   scannerFor,
 } from "../normalize/internal.js";
+import { smallCanonicalJson } from "./canonical-json.js";
 import {
+  type ConversationPieces,
   escapedPrompts,
   preparedConversationPieces,
   preparedConversationPrompt,
@@ -71,6 +73,28 @@ export function invocationManifest(
   req: InvocationRequest,
   opts: IdentityOptions = {},
 ): ModelManifest {
+  const built = buildManifest(req, opts);
+  // The prompt's escaped pieces go with the manifest for whoever hashes it.
+  if (built.pieces?.escaped !== undefined) escapedPrompts.set(built.manifest, built.pieces);
+  return built.manifest;
+}
+
+/** A manifest just made, with what was worked out on the way that its hash can use. */
+export interface BuiltManifest {
+  manifest: ModelManifest;
+  /** The canonical JSON of `params` (small params with no secret: the text the secret check looked up). */
+  paramsText: string | undefined;
+  /** The conversation's prompt and its pieces escaped again (a conversation request). */
+  pieces: ConversationPieces | undefined;
+}
+
+/**
+ * {@link invocationManifest}, also giving what was worked out on the way.
+ * Only for a caller that hashes the manifest at once, before anyone else can
+ * see or change it (invocationIdentity): nothing here is checked against the
+ * manifest again, and nothing is kept for it (no entry in escapedPrompts).
+ */
+export function buildManifest(req: InvocationRequest, opts: IdentityOptions): BuiltManifest {
   if (req === null || typeof req !== "object") {
     throw new TypeError("request must be an object like { role, prompt, model?, task?, params? }");
   }
@@ -123,7 +147,7 @@ export function invocationManifest(
     role: req.role,
     task: task === "" ? "" : normalize.normalize(task),
   };
-  if (pieces?.escaped !== undefined) escapedPrompts.set(manifest, pieces);
+  let paramsText: string | undefined;
   if (req.params != null) {
     if (typeof req.params !== "object" || Array.isArray(req.params)) {
       throw new TypeError(
@@ -139,13 +163,21 @@ export function invocationManifest(
     if (Object.keys(params).length > 0) {
       // The secret rule applies to params too (a key in a header-like param).
       const scanner = scannerFor(opts.secrets);
-      manifest.params = (scanner === undefined ? params : redactParams(scanner, params)) as Record<
-        string,
-        ManifestValue
-      >;
+      // Small params' canonical JSON serves twice: the key of the secret
+      // check's clean set, and the params' member of the identity's text.
+      paramsText = smallCanonicalJson(params, CLEAN_TEXT_MAX);
+      // Only for our own scanners: a caller's redactor is not known to scan
+      // each string alone (see redactParams), so it keeps the JSON.stringify key.
+      const own = typeof (opts.secrets as SecretRedactor | undefined)?.redactString !== "function";
+      const value =
+        scanner === undefined
+          ? params
+          : redactParams(scanner, params, own ? paramsText : undefined);
+      if (value !== params) paramsText = undefined;
+      manifest.params = value as Record<string, ManifestValue>;
     }
   }
-  return manifest;
+  return { manifest, paramsText, pieces };
 }
 
 /**
@@ -238,11 +270,26 @@ const cleanParams = new WeakMap<SecretRedactor, Set<string>>();
 const MAX_CLEAN_PARAMS = 256;
 const MAX_CLEAN_PARAMS_TEXT = 4096;
 
-/** `params` with its secrets redacted (the same object when it holds none). */
-function redactParams(scanner: SecretRedactor, params: JsonValue): JsonValue {
+/** Params' canonical JSON is worked out up to this length (the clean set keeps no longer ones). */
+const CLEAN_TEXT_MAX = MAX_CLEAN_PARAMS_TEXT;
+
+/**
+ * `params` with its secrets redacted (the same object when it holds none).
+ * `canonical`: the params' canonical JSON, when small enough to have it and
+ * the scanner is one of invocache's own (which scan each string alone).
+ */
+function redactParams(
+  scanner: SecretRedactor,
+  params: JsonValue,
+  canonical: string | undefined,
+): JsonValue {
   // JSON text is a faithful key: redaction reads strings and keys only, and
   // JSON.stringify spells every string (lone surrogates too) distinctly.
-  const text = JSON.stringify(params);
+  // The canonical text is as faithful for this: it differs from another
+  // params' only by the order of members, and whether our scanners find
+  // anything does not depend on that order (each string is scanned alone).
+  // Two texts equal in either spelling are the same JSON value.
+  const text = canonical ?? JSON.stringify(params);
   let clean = cleanParams.get(scanner);
   if (clean?.has(text) === true) return params;
   const { value, found } = scanner.redact(params);

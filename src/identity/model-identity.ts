@@ -7,23 +7,37 @@ import {
   type CanonicalValue,
   canonicalJson,
   canonicalString,
+  smallCanonicalJson,
   writeCanonicalJson,
   wtf8,
 } from "./canonical-json.js";
-import { escapedPrompts } from "./conversation.js";
+import { type ConversationPieces, escapedPrompts } from "./conversation.js";
 import type { ModelManifest } from "./manifest-types.js";
-import { createSha256, type Sha256, sha256HexOfText } from "./sha256.js";
+import { createSha256, type Sha256, sha256Hex, sha256HexOfText } from "./sha256.js";
 
 /** Domain tag of recipe v1: no other invocache digest starts with these bytes. */
 export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
 
 /** The identity of a model manifest (recipe v1). */
 export function modelManifestIdentity(manifest: ModelManifest): string {
+  return builtManifestIdentity(manifest, escapedPrompts.get(manifest), undefined);
+}
+
+/**
+ * {@link modelManifestIdentity} of a manifest just made, with what was
+ * worked out on the way: `pieces`, the conversation's prompt escaped again
+ * (used only while the manifest's prompt is that text), and `paramsText`,
+ * the canonical JSON of `manifest.params`, from a caller that made the
+ * manifest and hashes it at once (invocationIdentity): not checked.
+ */
+export function builtManifestIdentity(
+  manifest: ModelManifest,
+  pieces: ConversationPieces | undefined,
+  paramsText: string | undefined,
+): string {
   // A prompt made from a conversation comes with its pieces escaped again
   // (conversation.ts): hashed as they are, while the prompt is that text.
-  // Short prompts take the general path: one string, hashed in one call, is
-  // cheaper there than writing the members around the prompt apart.
-  const pieces = escapedPrompts.get(manifest);
+  // Shorter manifests are written as one string (smallManifestIdentity).
   if (
     pieces?.escaped !== undefined &&
     pieces.prompt.length >= ESCAPED_MIN &&
@@ -32,6 +46,12 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
     const id = escapedPromptIdentity(manifest, pieces.escaped);
     if (id !== undefined) return id;
   }
+  const id = smallManifestIdentity(
+    manifest,
+    pieces?.escaped !== undefined && manifest.prompt === pieces.prompt ? pieces.escaped : undefined,
+    paramsText,
+  );
+  if (id !== undefined) return id;
   // Hash the canonical text piece by piece: the same bytes as
   // manifestBytes(manifest), without ever building a copy of a large prompt
   // (docs/performance.md, "Identity core"). Well-formed pieces go in as text
@@ -60,6 +80,80 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
   });
   if (h !== undefined) return h.hex();
   return sha256HexOfText(held ?? IDENTITY_DOMAIN_V1);
+}
+
+/**
+ * Manifests whose canonical text stays under this many code units are
+ * written as one string, member by member, and hashed in one call: no piece
+ * writer, sink closure or pieces array (a tiny request's identity is mostly
+ * such fixed costs). Below the piece size, so the general path would have
+ * hashed them as one piece too.
+ */
+const SMALL_MAX = 4096;
+
+/**
+ * The identity of a small manifest (see {@link SMALL_MAX}), or undefined
+ * for the general path (larger, or anything that is not plain JSON: the
+ * general path reports it). The prompt's inside is `escaped` joined when
+ * the conversation's pieces are at hand (it is already escaped for the
+ * manifest's text), else written like every other member.
+ */
+function smallManifestIdentity(
+  manifest: ModelManifest,
+  escaped: readonly string[] | undefined,
+  paramsText: string | undefined,
+): string | undefined {
+  const m = manifest as unknown as Record<string, CanonicalValue | undefined>;
+  const keys = Object.keys(m);
+  // The members in canonical order (UTF-16 code units): as invocationManifest
+  // makes them, already known; any other manifest sorts its own.
+  const sorted = builtOrder(keys) ?? keys.sort();
+  let text = `${IDENTITY_DOMAIN_V1}{`;
+  for (let i = 0; i < sorted.length; i++) {
+    const k = sorted[i]!;
+    const v = m[k];
+    if (v === undefined) return undefined;
+    let member: string | undefined;
+    if (k === "prompt" && escaped !== undefined) {
+      member = `"${escaped.length === 1 ? escaped[0]! : escaped.join("")}"`;
+    } else if (k === "params" && paramsText !== undefined) member = paramsText;
+    else member = smallCanonicalJson(v, SMALL_MAX);
+    const name = QUOTED_NAMES.get(k) ?? smallCanonicalJson(k, SMALL_MAX);
+    if (member === undefined || name === undefined) return undefined;
+    text += `${i > 0 ? "," : ""}${name}:${member}`;
+    if (text.length > SMALL_MAX) return undefined;
+  }
+  text += "}";
+  // A lone surrogate must be hashed as its WTF-8, which UTF-8 text input would not give.
+  return text.isWellFormed() ? sha256HexOfText(text) : sha256Hex(wtf8(text));
+}
+
+/** A model manifest's members in the order invocationManifest adds them, and sorted. */
+const BUILT = ["attempt", "inputs", "model", "prompt", "role", "task"] as const;
+/** Without params the order they are added in is already canonical. */
+const SORTED = BUILT;
+const SORTED_WITH_PARAMS = [
+  "attempt",
+  "inputs",
+  "model",
+  "params",
+  "prompt",
+  "role",
+  "task",
+] as const;
+/** The members' names as canonical JSON strings (none needs escaping). */
+const QUOTED_NAMES = new Map(SORTED_WITH_PARAMS.map((k) => [k as string, `"${k}"`]));
+
+/**
+ * The sorted members when `keys` are exactly those of a manifest made by
+ * invocationManifest, in its order (params, when given, last); else
+ * undefined. Comparing seven names is cheaper than sorting them.
+ */
+function builtOrder(keys: readonly string[]): readonly string[] | undefined {
+  const n = keys.length;
+  if (n !== 6 && !(n === 7 && keys[6] === "params")) return undefined;
+  for (let i = 0; i < 6; i++) if (keys[i] !== BUILT[i]) return undefined;
+  return n === 6 ? SORTED : SORTED_WITH_PARAMS;
 }
 
 /** Prompts from this length on are hashed from their escaped pieces (see modelManifestIdentity). */

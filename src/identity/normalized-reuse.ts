@@ -65,10 +65,31 @@ export interface NormalizationReuseStats {
   misses: number;
 }
 
-/** The outputs of one option set, short and long keys apart (a digest key could spell a short text). */
+/**
+ * The outputs of one option set, short and long keys apart (a digest key
+ * could spell a short text), all in one list in use order: least recently
+ * used first. A list, not the maps' own order: moving a found string to the
+ * end of a Map is a delete and a set, and a Map with many deletes is
+ * rebuilt every so often, which cost about 1 µs a lookup on a cache of a
+ * thousand strings (more than the rest of a tiny request's identity).
+ */
 interface Outputs {
-  short: Map<string, Written>;
-  long: Map<string, Written>;
+  short: Map<string, Kept>;
+  long: Map<string, Kept>;
+  /** Least recently used. */
+  head: Kept | undefined;
+  /** Most recently used. */
+  tail: Kept | undefined;
+}
+
+/** One kept string: its output and its place in its option set's list. */
+interface Kept {
+  key: string;
+  long: boolean;
+  out: Written;
+  size: number;
+  prev: Kept | undefined;
+  next: Kept | undefined;
 }
 
 /** A string's output as the prompt writes it, and that again as the manifest's JSON writes the prompt. */
@@ -119,6 +140,11 @@ export function clearNormalizationReuse(): void {
   entries = 0;
 }
 
+/** Is reuse on (a bound above 0)? */
+export function reuseIsOn(): boolean {
+  return maxBytes > 0;
+}
+
 /** The cache's bound, size and counts. */
 export function normalizationReuseStats(): NormalizationReuseStats {
   return { maxBytes, bytes, entries, hits, misses };
@@ -137,39 +163,60 @@ export function reusing(
   normalize: (s: string) => Written,
 ): (s: string) => Written {
   if (maxBytes === 0) return normalize;
-  let own: Outputs | undefined;
-  let tok: object | undefined;
-  let started = false;
+  return new Reusing(token, normalize).lookup;
+}
+
+/**
+ * One request's reuse (see {@link reusing}): a class, so a request makes
+ * one object and one bound function rather than a closure per state.
+ */
+class Reusing {
+  #own: Outputs | undefined;
+  #tok: object | undefined;
+  #started = false;
   /** Bytes of the strings this request found or kept (see the insert below). */
-  let mine = 0;
-  return (s) => {
-    if (!started) {
-      started = true;
-      tok = token();
+  #mine = 0;
+  readonly lookup: (s: string) => Written;
+
+  constructor(
+    private readonly token: () => object | undefined,
+    private readonly normalize: (s: string) => Written,
+  ) {
+    this.lookup = (s) => this.#lookup(s);
+  }
+
+  #lookup(s: string): Written {
+    if (!this.#started) {
+      this.#started = true;
+      const tok = this.token();
+      this.#tok = tok;
       if (tok !== undefined) {
-        own = sets.get(tok);
-        if (own === undefined) own = { short: new Map(), long: new Map() };
+        let own = sets.get(tok);
+        if (own === undefined)
+          own = { short: new Map(), long: new Map(), head: undefined, tail: undefined };
         else sets.delete(tok); // re-inserted: most recently used
         sets.set(tok, own);
+        this.#own = own;
       }
     }
-    if (own === undefined) return normalize(s);
+    const own = this.#own;
+    if (own === undefined) return this.normalize(s);
     const long = s.length > LONG_KEY;
     // The digest reads UTF-8, which spells every lone surrogate as U+FFFD:
     // two such texts could share a digest, so they are not kept.
-    if (long && !s.isWellFormed()) return normalize(s);
+    if (long && !s.isWellFormed()) return this.normalize(s);
     const map = long ? own.long : own.short;
     const key = long ? sha256HexOfText(s) : s;
     const kept = map.get(key);
     if (kept !== undefined) {
       hits++;
-      map.delete(key);
-      map.set(key, kept);
-      mine += cost(key, kept);
-      return kept;
+      unlink(own, kept);
+      append(own, kept);
+      this.#mine += kept.size;
+      return kept.out;
     }
     misses++;
-    const out = normalize(s);
+    const out = this.normalize(s);
     const size = cost(key, out);
     // One string larger than a quarter of the bound would push out most of
     // the rest for a text unlikely to come back whole: not kept. Nor after
@@ -180,15 +227,33 @@ export function reusing(
     // order on its next turn, each evicted just before it is asked for (a
     // plain LRU then reuses nothing). Kept as they are, the next turn finds
     // the conversation's prefix; what no request is using still goes first.
-    if (size * 4 <= maxBytes && mine + size <= maxBytes && sets.get(tok!) === own) {
-      map.set(key, out);
+    if (size * 4 <= maxBytes && this.#mine + size <= maxBytes && sets.get(this.#tok!) === own) {
+      const node: Kept = { key, long, out, size, prev: undefined, next: undefined };
+      map.set(key, node);
+      append(own, node);
       bytes += size;
       entries++;
-      mine += size;
+      this.#mine += size;
       evict();
     }
     return out;
-  };
+  }
+}
+
+function unlink(own: Outputs, k: Kept): void {
+  if (k.prev === undefined) own.head = k.next;
+  else k.prev.next = k.next;
+  if (k.next === undefined) own.tail = k.prev;
+  else k.next.prev = k.prev;
+  k.prev = undefined;
+  k.next = undefined;
+}
+
+function append(own: Outputs, k: Kept): void {
+  k.prev = own.tail;
+  if (own.tail === undefined) own.head = k;
+  else own.tail.next = k;
+  own.tail = k;
 }
 
 function cost(key: string, out: Written): number {
@@ -203,17 +268,16 @@ function evict(): void {
     const first = sets.entries().next();
     if (first.done === true) break;
     const [token, outputs] = first.value;
-    const map = outputs.short.size > 0 ? outputs.short : outputs.long;
-    const oldest = map.entries().next();
-    if (oldest.done === true) {
+    const oldest = outputs.head;
+    if (oldest === undefined) {
       sets.delete(token);
       continue;
     }
-    const [key, out] = oldest.value;
-    map.delete(key);
-    bytes -= cost(key, out);
+    unlink(outputs, oldest);
+    (oldest.long ? outputs.long : outputs.short).delete(oldest.key);
+    bytes -= oldest.size;
     entries--;
-    if (outputs.short.size === 0 && outputs.long.size === 0) sets.delete(token);
+    if (outputs.head === undefined) sets.delete(token);
   }
   if (maxBytes === 0) clearNormalizationReuse();
 }

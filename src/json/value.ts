@@ -197,9 +197,22 @@ export function toJsonValue(value: unknown, path: string, seen = new Set<object>
           );
         }
         const out: Record<string, JsonValue> = {};
-        for (const [k, v] of Object.entries(value)) {
+        const obj = value as Record<string, unknown>;
+        // Object.keys then each value: what Object.entries reads, in its order.
+        for (const k of Object.keys(obj)) {
+          const v = obj[k];
           if (v === undefined) continue; // as JSON.stringify does
-          setMember(out, k, toJsonValue(v, `${path}.${k}`, seen));
+          // A string, boolean, null or finite number is itself: no path built
+          // for it (params are mostly such settings, on every call).
+          const t = typeof v;
+          if (
+            t === "string" ||
+            t === "boolean" ||
+            v === null ||
+            (t === "number" && Number.isFinite(v))
+          )
+            setMember(out, k, v as JsonValue);
+          else setMember(out, k, toJsonValue(v, `${path}.${k}`, seen));
         }
         return out;
       } finally {

@@ -165,6 +165,27 @@ describe("request.conversation", () => {
     );
   });
 
+  it("a cycle and very deep nesting (past the writer's depth) take the two passes", () => {
+    const cyclic: Record<string, unknown> = { a: "x" };
+    cyclic.self = { inner: cyclic };
+    expect(() => conversationPrompt(cyclic, machine)).toThrow(
+      /request.conversation.self.inner contains a cycle/,
+    );
+    let deep: unknown = "at 2026-09-09T10:00:00Z";
+    for (let i = 0; i < 300; i++) deep = i % 2 === 0 ? [deep] : { k: deep };
+    const opts = { ...machine, projectPath: "/w" };
+    const expected = twoPassPrompt(deep, (s) => normalizePrompt(s, opts));
+    expect(expected).toContain("{timestamp}");
+    expect(conversationPrompt(deep, opts)).toBe(expected);
+    // Rules fired are counted once, also when the writer hands over to the walk.
+    const shallow = { a: "at 2026-09-09T10:00:00Z", b: deep };
+    expect(
+      requestRulesFired({ role: "r", conversation: shallow, projectPath: "/w" }, machine),
+    ).toEqual({
+      timestamp: 2,
+    });
+  });
+
   it("rules fired are counted string by string", () => {
     expect(
       requestRulesFired(

@@ -228,6 +228,25 @@ describe("normalization reuse across calls", () => {
     expect(normalizationReuseStats().hits - third.hits).toBeGreaterThan(10);
   });
 
+  it("evicts the least recently used string, a string found again counting as used", () => {
+    clearNormalizationReuse();
+    const text = (c: string) => c.repeat(200);
+    const once = (c: string) => invocationIdentity({ role: "r", conversation: [text(c)] });
+    once("a");
+    const size = normalizationReuseStats().bytes; // one kept string (all the same size)
+    configureNormalizationReuse({ maxBytes: 4 * size });
+    clearNormalizationReuse();
+    for (const c of ["a", "b", "c", "d"]) once(c);
+    expect(normalizationReuseStats().entries).toBe(4);
+    once("a"); // found: now the most recently used
+    once("e"); // room for it: "b" goes, not "a"
+    const before = normalizationReuseStats();
+    once("a");
+    expect(normalizationReuseStats().hits - before.hits).toBe(1);
+    once("b");
+    expect(normalizationReuseStats().misses - before.misses).toBe(1);
+  });
+
   it("refuses a bound that is not a byte count, naming it", () => {
     expect(() => configureNormalizationReuse({ maxBytes: -1 })).toThrow(InvalidOptionError);
     expect(() => configureNormalizationReuse({ maxBytes: 1.5 })).toThrow(

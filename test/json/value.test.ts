@@ -58,6 +58,31 @@ describe("src/json: one home for JSON values", () => {
     expect(copy.constructor).not.toBe(given.constructor); // a copy, not shared
   });
 
+  it("toJsonValue: JSON.stringify's view of plain values, and errors naming the member", () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          fc.string(),
+          fc.oneof(fc.jsonValue(), fc.constant(undefined), fc.constant(-0)),
+        ),
+        (value) => {
+          // (-0 is kept as it is; JSON text spells it 0 either way.)
+          expect(JSON.stringify(toJsonValue(value, "params"))).toBe(JSON.stringify(value));
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect(() => toJsonValue({ a: 1, b: Number.NaN }, "params")).toThrow(/^params\.b is NaN/);
+    expect(() => toJsonValue({ a: { c: Number.POSITIVE_INFINITY } }, "params")).toThrow(
+      /^params\.a\.c is Infinity/,
+    );
+    expect(toJsonValue({ at: { toJSON: () => "x" }, n: null, t: true }, "params")).toEqual({
+      at: "x",
+      n: null,
+      t: true,
+    });
+  });
+
   it("a store still refuses non-JSON from a direct caller, and keeps a snapshot", async () => {
     const store = openStore("memory://");
     try {

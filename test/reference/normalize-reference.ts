@@ -65,7 +65,10 @@ export function referenceWhitespace(text: string): string {
   };
   for (const line of lines) {
     if (fence === undefined) {
-      const m = /^\s*(`{3,}|~{3,})(.*)$/.exec(line);
+      // `s`: the info string runs to the end of the line, U+2028 and U+2029
+      // included (they are not line ends here; without the flag `.` stops
+      // at them and such a line was wrongly not an opener).
+      const m = /^\s*(`{3,}|~{3,})(.*)$/s.exec(line);
       if (m !== null && !(m[1]!.startsWith("`") && m[2]!.includes("`"))) {
         flush();
         fence = { marker: m[1]!, lines: [line.trimEnd()] };
