@@ -59,3 +59,83 @@ export interface MetaQuery {
   /** At most this many rows (default: all). */
   limit?: number;
 }
+
+/** Options of `Store.statsMeta`. */
+export interface MetaStatsQuery {
+  /** Only keys starting with this (literally). Default: every key. */
+  prefix?: string;
+  /**
+   * Model names: the entries with usage whose model or response model
+   * (`usage.model`) is one of them are also counted by their exact token
+   * counts, in `MetaStats.usages`. For prices that are not linear in the
+   * tokens (a tier past a prompt size), which the caller prices entry by entry.
+   */
+  usageDetail?: readonly string[];
+}
+
+/**
+ * What entries are grouped by in `MetaStats`: everything a caller labels or
+ * prices them by, but their token counts.
+ */
+export interface MetaStatsKey {
+  namespace: string;
+  role: string;
+  /** The model of a model call; absent for a tool call. */
+  model?: string;
+  /** A tool call's tool (as `StoredMeta.tool`). */
+  tool?: { server?: string; name: string; version: number };
+  /** The model the stored usage names (`usage.model`), when it names one. */
+  usageModel?: string;
+  /**
+   * `"none"`: no stored usage; `"ok"`; `"over"`: cache counts past the input
+   * tokens (a price table refuses such a call: it is priced entry by entry too).
+   */
+  usage: "none" | "ok" | "over";
+}
+
+/** The token counts of stored usage, summed. */
+export interface MetaStatsTokens {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
+
+/**
+ * The sums of one group of live entries. Integers only (durations in µs,
+ * each entry's `durationMs` rounded half up to the µs first), so every
+ * backend sums them to the digit.
+ */
+export interface MetaStatsGroup extends MetaStatsKey, MetaStatsTokens {
+  entries: number;
+  bytes: number;
+  durationUs: number;
+  accepted: number;
+  rejected: number;
+}
+
+/** How many entries of one group had exactly these token counts (`MetaStatsQuery.usageDetail`). */
+export interface MetaStatsUsage extends MetaStatsKey, MetaStatsTokens {
+  entries: number;
+}
+
+/**
+ * What `Store.statsMeta` answers: the live values' stored metadata summed,
+ * without reading them one by one where the backend can sum them itself.
+ */
+export interface MetaStats {
+  /** Entries by group, in the order of their keys' JSON (the same on every store). */
+  groups: MetaStatsGroup[];
+  /** The exact token counts asked for (`usageDetail`), in the same order. */
+  usages: MetaStatsUsage[];
+  /** Distinct ids, counted per namespace. */
+  ids: number;
+  /** Run records. */
+  runs: number;
+  /** Values under entry keys that are not entries; the first of them in key order. */
+  problems: number;
+  firstProblem?: { key: string; problem: string };
+  /** The earliest and latest `recordedAt` of an entry (ISO text, compared as text). */
+  oldest?: string;
+  newest?: string;
+}
