@@ -23,7 +23,7 @@ export {
   type StoredMeta,
   storedMetaOf,
 } from "./meta.js";
-export { foldMetaStats, metaStatsOf } from "./meta-stats.js";
+export { durationUs, foldMetaStats, metaStatsOf, statsKeyId } from "./meta-stats.js";
 export type {
   MetaStats,
   MetaStatsGroup,

@@ -48,6 +48,8 @@ type CalcPrice = (
   input_price: number;
   output_price: number;
   total_price: number;
+  /** The prices used, per million tokens (`input_mtok`…): a number, or tiers past a prompt size. */
+  model_price: Record<string, unknown>;
   model: { id: string };
   provider: { id: string };
 };
@@ -181,4 +183,55 @@ function lookUp(model: string | undefined, usage: Usage): Cost | undefined {
     });
   }
   return undefined;
+}
+
+/** The per-million-token prices of the four token counts a `Usage` has. */
+const TOKEN_PRICES = ["input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok"];
+const linearMemo = new Map<string, boolean>();
+
+/**
+ * Whether calls to `model` (answered as `usageModel`, when the response
+ * names one) cost a whole number of nanodollars per token of each kind, the
+ * same for every call: then the cost of many calls' usage summed is, to the
+ * nanodollar, the sum of their costs each rounded to the nanodollar, and a
+ * store can sum the tokens instead of pricing every call. False for tiered
+ * prices (a higher price past a prompt size) and fractions of a nanodollar
+ * per token; true for a model the table has no price for (unpriced either way).
+ *
+ * @example
+ * linearPrice("gpt-4o-mini", undefined) // true: $0.15 and $0.60 per million tokens
+ * linearPrice("gemini-2.5-pro", undefined) // false: tiered past 200k prompt tokens
+ */
+export function linearPrice(model: string | undefined, usageModel: string | undefined): boolean {
+  const key = `${model}\u0000${usageModel}`;
+  const known = linearMemo.get(key);
+  if (known !== undefined) return known;
+  const names = [usageModel, model].filter((m): m is string => typeof m === "string" && m !== "");
+  const calcPrice = names.length === 0 ? null : calculator();
+  let linear = true;
+  if (calcPrice !== null) {
+    // The price the calls get: the first name the table prices (as lookUp).
+    for (const name of names) {
+      const { modelId, providerId } = splitModel(name);
+      let price: ReturnType<CalcPrice> = null;
+      const tokens = { input_tokens: 1, output_tokens: 1 };
+      try {
+        price = calcPrice(tokens, modelId, providerId === undefined ? {} : { providerId });
+        if (price === null && providerId !== undefined) price = calcPrice(tokens, modelId);
+      } catch {
+        price = null;
+      }
+      if (price === null) continue;
+      linear = TOKEN_PRICES.every((k) => {
+        const p = price.model_price[k];
+        if (p === undefined) return true;
+        if (typeof p !== "number") return false;
+        const nano = p * 1000; // $ per million tokens -> nanodollars per token
+        return Math.abs(nano - Math.round(nano)) < 1e-6;
+      });
+      break;
+    }
+  }
+  linearMemo.set(key, linear);
+  return linear;
 }

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { StatsReport } from "../../src/cli/commands/stats.js";
 import { runCli } from "../../src/cli/run.js";
-import { openStore } from "../../src/store/index.js";
+import { type Entry, openStore } from "../../src/store/index.js";
 import { mixedStatsRows } from "../../src/testing/stats-mixed.js";
 import { costOf } from "../../src/usage/cost.js";
 import { usePostgresServer, useRedisServer } from "../helpers/servers.js";
@@ -140,14 +140,14 @@ describe("invocache stats on SQLite, PostgreSQL and Redis", () => {
   it("sums exactly: durations to the microsecond, dollars to the nanodollar of each entry", () => {
     const json = reports.get("sqlite")!.json;
     const values = [...mixedStatsRows("alpha"), ...mixedStatsRows("beta")]
-      .map((r) => r.value as Record<string, any>)
+      .map((r) => r.value as unknown as Entry)
       .filter((v) => v.meta?.recordedAt !== undefined);
     const us = values.reduce((s, v) => s + Math.round(v.meta.durationMs * 1000), 0);
     expect(json.recordedMs).toBe(us / 1000);
     let nano = 0;
     for (const v of values) {
       if (v.meta.usage === undefined) continue;
-      const cost = costOf(v.manifest.model, v.meta.usage);
+      const cost = costOf((v.manifest as { model?: string }).model, v.meta.usage);
       if (cost !== undefined) nano += Math.round(cost.usd * 1e9);
     }
     expect(json.recorded.usd).toBe(nano / 1e9);
