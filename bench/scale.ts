@@ -42,6 +42,7 @@ import { SQLITE_VALUES_TABLE } from "../src/store/backends/sqlite.js";
 import { startViewer } from "../src/viewer/index.js";
 import { type PostgresServer, startPostgresServer } from "../test/helpers/postgres-server.js";
 import { machine, req, response } from "./support/hit-request.js";
+import { sameStats } from "./support/same-stats.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const full = process.argv.includes("--full") || process.env.INVOCACHE_SCALE_1M === "1";
@@ -250,44 +251,6 @@ function cli(args: string[], checkout = root): { seconds: number; rssMiB: number
     rssMiB: Math.round(Number(last[1]) / 1024),
     stdout: r.stdout,
   };
-}
-
-/**
- * The baseline's `stats --json` and ours agree: counts and tokens exactly,
- * time and dollars to the µs and nanodollar (the baseline may sum floats).
- */
-function sameStats(oldText: string, newText: string): void {
-  type Report = {
-    entries: number;
-    ids: number;
-    recordedMs: number;
-    recorded: { inputTokens: number; outputTokens: number; usd: number; unpriced: number };
-    byRole: Record<string, { entries: number }>;
-    byModel: Record<string, { entries: number }>;
-  };
-  const a = JSON.parse(oldText) as Report;
-  const b = JSON.parse(newText) as Report;
-  const counts = (r: Report) =>
-    JSON.stringify([
-      r.entries,
-      r.ids,
-      r.recorded.inputTokens,
-      r.recorded.outputTokens,
-      r.recorded.unpriced,
-      Object.entries(r.byRole)
-        .map(([k, g]) => [k, g.entries])
-        .sort(),
-      Object.entries(r.byModel)
-        .map(([k, g]) => [k, g.entries])
-        .sort(),
-    ]);
-  if (
-    counts(a) !== counts(b) ||
-    Math.round(a.recordedMs * 1000) !== Math.round(b.recordedMs * 1000) ||
-    Math.round(a.recorded.usd * 1e9) !== Math.round(b.recorded.usd * 1e9)
-  ) {
-    throw new Error(`stats differ from the baseline's:\n${oldText}\n${newText}`);
-  }
 }
 
 interface Backend {
