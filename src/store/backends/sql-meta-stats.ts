@@ -21,8 +21,12 @@ type Rows = Array<Record<string, unknown>>;
 
 /** How the two databases spell what the statement needs. */
 interface Dialect {
-  /** The page of rows (`key`, `m` the metadata as the dialect reads JSON) after `$after`. */
-  page(limit: string, after: string, prefix: string): string;
+  /**
+   * The page of rows (`key`, `m` the metadata as the dialect reads JSON)
+   * after `after`, under `prefix`, below `upper` when given (the first key
+   * past the prefix's range: the scan stops there instead of at the table's end).
+   */
+  page(limit: string, after: string, prefix: string, upper?: string): string;
   /** A text field at `path` of the metadata `m`. */
   text(path: string[]): string;
   /** A number field at `path` (NULL when absent). */
@@ -45,12 +49,10 @@ const T_SQLITE = "invocache_entries";
 const T_PG = "public.invocache_entries";
 
 export const SQLITE_DIALECT: Dialect = {
-  page: (
-    limit,
-    after,
-    prefix,
-  ) => `SELECT key, m_meta AS m FROM ${T_SQLITE} INDEXED BY invocache_meta_key
+  page: (limit, after, prefix, upper) => `SELECT key, m_meta AS m FROM ${T_SQLITE}
+    INDEXED BY invocache_meta_key
     WHERE key > ${after} AND key >= ${prefix} AND substr(key, 1, length(${prefix})) = ${prefix}
+      ${upper === undefined ? "" : `AND key < ${upper}`}
     ORDER BY key LIMIT ${limit}`,
   text: (path) => `json_extract(m, '$.${path.join(".")}')`,
   num: (path) => `json_extract(m, '$.${path.join(".")}')`,
@@ -72,9 +74,10 @@ export const SQLITE_DIALECT: Dialect = {
 };
 
 export const PG_DIALECT: Dialect = {
-  page: (limit, after, prefix) => `SELECT key, m_meta::jsonb AS m FROM ${T_PG}
+  page: (limit, after, prefix, upper) => `SELECT key, m_meta::jsonb AS m FROM ${T_PG}
     WHERE key COLLATE "C" > ${after} AND key COLLATE "C" >= ${prefix}
       AND left(key, char_length(${prefix})) = ${prefix}
+      ${upper === undefined ? "" : `AND key COLLATE "C" < ${upper}`}
     ORDER BY key COLLATE "C" LIMIT ${limit}`,
   text: (path) => `(m #>> '{${path.join(",")}}')`,
   num: (path) => `(m #>> '{${path.join(",")}}')::float8`,
@@ -96,7 +99,7 @@ export const PG_DIALECT: Dialect = {
  * says what it is: `g` a group, `u` a group's exact token counts, `o` the
  * rows of another kind (`kind`: run, problem, other, expired, missing).
  */
-function pageStatement(d: Dialect, details: number): string {
+function pageStatement(d: Dialect, details: number, bounded: boolean): string {
   const c = d.binary;
   const kind = `CASE WHEN m IS NULL OR ${d.int(["mv"])} ${d.differs} 1 THEN 'missing'
       WHEN ${d.num(["expires"])} < @now THEN 'expired'
@@ -128,7 +131,7 @@ function pageStatement(d: Dialect, details: number): string {
     SELECT 'u', 'entry', ${key}, count(*), 0, 0, 0, 0, in_t, out_t, cr_t, cw_t, 0, NULL, NULL, NULL, NULL
     FROM e WHERE usage_class <> 'none' AND (model IN (${detailIn}) OR usage_model IN (${detailIn}))
     GROUP BY ${key}, in_t, out_t, cr_t, cw_t`;
-  return `WITH page AS (${d.page("@limit", "@after", "@prefix")}),
+  return `WITH page AS (${d.page("@limit", "@after", "@prefix", bounded ? "@upper" : undefined)}),
     r AS (SELECT key, m, ${kind} AS kind FROM page),
     e0 AS (${entries}),
     e AS (SELECT e0.*, CASE WHEN (ns || ':' || id) ${d.differs}
@@ -146,6 +149,16 @@ function pageStatement(d: Dialect, details: number): string {
     SELECT 'o', kind, ${none}, count(*), 0, 0, 0, 0, 0, 0, 0, 0, 0,
       min(key${c}), max(key${c}), NULL, NULL
     FROM r WHERE kind ${d.differs} 'entry' GROUP BY kind`;
+}
+
+/**
+ * The first key past every key that starts with `prefix` (its last
+ * character bumped: keys are ASCII), or undefined for no prefix.
+ */
+function prefixEnd(prefix: string): string | undefined {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (prefix === "" || last >= 0x7f) return undefined;
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }
 
 /** The namespace and id of an entry key (`<namespace>:e:<id>:<occurrence>`). */
@@ -199,9 +212,11 @@ export async function statsSqlMeta(
 ): Promise<MetaStats> {
   const prefix = query.prefix ?? "";
   const details = [...new Set(query.usageDetail ?? [])];
-  const text = pageStatement(dialect, details.length);
+  const upper = prefixEnd(prefix);
+  const text = pageStatement(dialect, details.length, upper !== undefined);
   const named = (after: string) => {
     const values: Record<string, unknown> = { after, prefix, limit: pageSize, now };
+    if (upper !== undefined) values.upper = upper;
     for (const [i, model] of details.entries()) values[`d${i}`] = model;
     return dialect.bind(text, values);
   };
