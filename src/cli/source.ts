@@ -174,7 +174,10 @@ export interface EntrySource {
    * `MetaStatsQuery.usageDetail`), or undefined where the store cannot sum
    * it (cassettes). Rejects as `metaRows` iterating does.
    */
-  metaStats?(usageDetail?: readonly string[]): Promise<MetaStats> | undefined;
+  metaStats?(
+    usageDetail?: readonly string[],
+    usageDetailAbove?: number,
+  ): Promise<MetaStats> | undefined;
   /**
    * Give every stored value its metadata (`Store.migrateMeta`); resolves how
    * many it filled, or undefined when the store keeps none (memory, Redis
@@ -376,14 +379,22 @@ class StoreSource implements EntrySource {
     };
   }
 
-  metaStats(usageDetail: readonly string[] = []): Promise<MetaStats> | undefined {
+  metaStats(
+    usageDetail: readonly string[] = [],
+    usageDetailAbove?: number,
+  ): Promise<MetaStats> | undefined {
     if (!this.exists) {
       return Promise.resolve({ groups: [], usages: [], ids: 0, runs: 0, problems: 0 });
     }
     const store = this.#open();
     if (store.statsMeta === undefined) return undefined;
     const prefix = this.namespace === undefined ? "" : `${this.namespace}:`;
-    return store.statsMeta({ prefix, usageDetail }).catch((error: unknown) => {
+    const query = {
+      prefix,
+      usageDetail,
+      ...(usageDetailAbove === undefined ? {} : { usageDetailAbove }),
+    };
+    return store.statsMeta(query).catch((error: unknown) => {
       if (!isStoreError(error)) throw error;
       const what =
         this.namespace === undefined

@@ -187,7 +187,7 @@ export class MetaStatsSum {
    * Add one live row (a store that only lists its metadata). `detail`: the
    * models of `MetaStatsQuery.usageDetail`.
    */
-  addMeta(m: StoredMeta, detail: ReadonlySet<string>): void {
+  addMeta(m: StoredMeta, detail: ReadonlySet<string>, above = Number.POSITIVE_INFINITY): void {
     if (m.kind === "run") this.addRuns(1);
     else if (m.kind === "problem") this.addProblems(1, { key: m.key, problem: m.problem ?? m.key });
     if (m.kind !== "entry") return;
@@ -208,7 +208,13 @@ export class MetaStatsSum {
       accepted: m.verdict === "accepted" ? 1 : 0,
       rejected: m.verdict === "rejected" ? 1 : 0,
     });
-    if (u !== undefined && (detail.has(key.model ?? "") || detail.has(key.usageModel ?? ""))) {
+    if (
+      u !== undefined &&
+      (key.usage === "over" ||
+        u.inputTokens > above ||
+        detail.has(key.model ?? "") ||
+        detail.has(key.usageModel ?? ""))
+    ) {
       this.addUsage({ ...key, ...tokens, entries: 1 });
     }
     this.#pairs.add(pairOf(m.namespace ?? "", m.id ?? ""));
@@ -248,7 +254,7 @@ export async function foldMetaStats(
   const detail = new Set(query.usageDetail ?? []);
   for await (const m of rows) {
     if (query.prefix !== undefined && !m.key.startsWith(query.prefix)) continue;
-    sum.addMeta(m, detail);
+    sum.addMeta(m, detail, query.usageDetailAbove);
   }
   return sum.result();
 }
@@ -267,6 +273,11 @@ export function checkMetaStatsQuery(query: MetaStatsQuery): void {
     (!Array.isArray(query.usageDetail) || query.usageDetail.some((m) => typeof m !== "string"))
   )
     throw new TypeError("query.usageDetail must be an array of model names");
+  if (
+    query.usageDetailAbove !== undefined &&
+    (typeof query.usageDetailAbove !== "number" || Number.isNaN(query.usageDetailAbove))
+  )
+    throw new TypeError("query.usageDetailAbove must be a number");
 }
 
 /**

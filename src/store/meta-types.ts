@@ -71,6 +71,13 @@ export interface MetaStatsQuery {
    * tokens (a tier past a prompt size), which the caller prices entry by entry.
    */
   usageDetail?: readonly string[];
+  /**
+   * Also count by exact token counts the entries whose input tokens exceed
+   * this (a price tier past a prompt size applies to them). Entries whose
+   * cache counts exceed their input tokens are always counted so (a price
+   * table may refuse them one by one). Default: none by size.
+   */
+  usageDetailAbove?: number;
 }
 
 /**
@@ -114,7 +121,10 @@ export interface MetaStatsGroup extends MetaStatsKey, MetaStatsTokens {
   rejected: number;
 }
 
-/** How many entries of one group had exactly these token counts (`MetaStatsQuery.usageDetail`). */
+/**
+ * How many entries of one group had exactly these token counts
+ * (`MetaStatsQuery.usageDetail`, `usageDetailAbove`, and cache counts past the input).
+ */
 export interface MetaStatsUsage extends MetaStatsKey, MetaStatsTokens {
   entries: number;
 }

@@ -123,6 +123,21 @@ const SPECS: Spec[] = [
     recordedAt: "2026-01-07T00:00:01.000Z",
   },
   {
+    role: "critic",
+    // Fractions of a nanodollar per token: priced one call at a time.
+    model: "openrouter:deepseek/deepseek-v4-flash",
+    usage: u(1001, 33),
+    durationMs: 55.555,
+    recordedAt: "2026-01-07T12:00:00.000Z",
+  },
+  {
+    role: "planner",
+    model: "gemini-1.5-flash",
+    usage: u(77, 5, { shape: "gemini.generateContent", cacheReadTokens: 10 }),
+    durationMs: 4.001,
+    recordedAt: "2026-01-07T12:00:01.000Z",
+  },
+  {
     role: "tools",
     tool: { server: "fs", name: "read_file" },
     durationMs: 2.5,

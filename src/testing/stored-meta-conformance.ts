@@ -148,7 +148,11 @@ export function storedMetaConformance(store: () => Store, prefix: () => string):
       // Gone before it is summed: not counted.
       await store().set(`${prefix()}run:gone`, { runId: "gone" });
       await store().delete(`${prefix()}run:gone`);
-      const query = { prefix: prefix(), usageDetail: ["gemini-2.5-pro", "gpt-4o-2024-08-06"] };
+      const query = {
+        prefix: prefix(),
+        usageDetail: ["gpt-4o-2024-08-06"],
+        usageDetailAbove: 100_000,
+      };
       const got = await metaStatsOf(store(), query)!;
       expect(got).toStrictEqual(
         await foldMetaStats(store().listMeta!({ prefix: prefix() }), query),
@@ -158,13 +162,14 @@ export function storedMetaConformance(store: () => Store, prefix: () => string):
         for (const { key, value } of rows) yield storedMetaOf(key, value);
       }
       expect(got).toStrictEqual(await foldMetaStats(computed(), query));
-      expect(got).toMatchObject({ ids: 13, runs: 1, problems: 1 });
-      expect(got.groups.reduce((n, g) => n + g.entries, 0)).toBe(14);
+      expect(got).toMatchObject({ ids: 15, runs: 1, problems: 1 });
+      expect(got.groups.reduce((n, g) => n + g.entries, 0)).toBe(16);
       expect(got.groups.length).toBeGreaterThan(8);
-      expect(got.usages.map((u) => u.model)).toStrictEqual([
-        "gemini-2.5-pro",
-        "gemini-2.5-pro",
-        "gpt-4o",
+      // The 300k-token prompt, the one answered as gpt-4o-2024-08-06, cache counts past the input.
+      expect(got.usages.map((u) => [u.model, u.inputTokens])).toStrictEqual([
+        ["gemini-2.5-pro", 300_000],
+        ["gpt-4o", 1234],
+        ["gpt-4o-mini", 10],
       ]);
       expect(got.firstProblem?.key).toBe(entryKey(ns, "ab".repeat(32), 0));
       const other = await metaStatsOf(store(), { prefix: `${prefix()}nothing-here:` })!;

@@ -185,53 +185,92 @@ function lookUp(model: string | undefined, usage: Usage): Cost | undefined {
   return undefined;
 }
 
-/** The per-million-token prices of the four token counts a `Usage` has. */
-const TOKEN_PRICES = ["input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok"];
-const linearMemo = new Map<string, boolean>();
+/**
+ * What one token of each kind costs a call to a model, in whole
+ * nanodollars, below any price tier: `input` an uncached input token,
+ * `cacheRead` / `cacheWrite` an input token read from / written to the
+ * prompt cache (in place of an uncached one), `output` an output token.
+ */
+export interface UnitPrices {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** The smallest prompt (input tokens) past which a higher price applies; Infinity when none. */
+  tierStart: number;
+}
+
+const unitMemo = new Map<string, UnitPrices | null | undefined>();
 
 /**
- * Whether calls to `model` (answered as `usageModel`, when the response
- * names one) cost a whole number of nanodollars per token of each kind, the
- * same for every call: then the cost of many calls' usage summed is, to the
- * nanodollar, the sum of their costs each rounded to the nanodollar, and a
- * store can sum the tokens instead of pricing every call. False for tiered
- * prices (a higher price past a prompt size) and fractions of a nanodollar
- * per token; true for a model the table has no price for (unpriced either way).
+ * The unit prices of calls to `model` (answered as `usageModel`, when the
+ * response names one), so that many calls' summed tokens can be priced at
+ * once: up to `tierStart` input tokens a call costs, to the nanodollar,
+ * `(in - cacheRead - cacheWrite) * input + out * output + cacheRead *
+ * cacheRead + cacheWrite * cacheWrite`, and so does any sum of such calls.
+ * Undefined when the table has no price for it (unpriced either way); null
+ * when a token costs a fraction of a nanodollar (each call's cost is
+ * rounded on its own: price them one by one).
  *
  * @example
- * linearPrice("gpt-4o-mini", undefined) // true: $0.15 and $0.60 per million tokens
- * linearPrice("gemini-2.5-pro", undefined) // false: tiered past 200k prompt tokens
+ * unitPrices("gpt-4o-mini", undefined) // { input: 150, output: 600, cacheRead: 75, …, tierStart: Infinity }
  */
-export function linearPrice(model: string | undefined, usageModel: string | undefined): boolean {
+export function unitPrices(
+  model: string | undefined,
+  usageModel: string | undefined,
+): UnitPrices | null | undefined {
   const key = `${model}\u0000${usageModel}`;
-  const known = linearMemo.get(key);
-  if (known !== undefined) return known;
-  const names = [usageModel, model].filter((m): m is string => typeof m === "string" && m !== "");
-  const calcPrice = names.length === 0 ? null : calculator();
-  let linear = true;
-  if (calcPrice !== null) {
-    // The price the calls get: the first name the table prices (as lookUp).
-    for (const name of names) {
-      const { modelId, providerId } = splitModel(name);
-      let price: ReturnType<CalcPrice> = null;
-      const tokens = { input_tokens: 1, output_tokens: 1 };
-      try {
-        price = calcPrice(tokens, modelId, providerId === undefined ? {} : { providerId });
-        if (price === null && providerId !== undefined) price = calcPrice(tokens, modelId);
-      } catch {
-        price = null;
-      }
-      if (price === null) continue;
-      linear = TOKEN_PRICES.every((k) => {
-        const p = price.model_price[k];
-        if (p === undefined) return true;
-        if (typeof p !== "number") return false;
-        const nano = p * 1000; // $ per million tokens -> nanodollars per token
-        return Math.abs(nano - Math.round(nano)) < 1e-6;
-      });
-      break;
-    }
+  if (unitMemo.has(key)) return unitMemo.get(key);
+  const nano = (inputTokens: number, outputTokens: number, more: Partial<Usage> = {}) => {
+    const usage: Usage = { shape: "openai.chat", inputTokens, outputTokens, ...more };
+    if (usageModel !== undefined) usage.model = usageModel;
+    const cost = lookUp(model, usage);
+    return cost === undefined ? undefined : cost.usd * 1e9;
+  };
+  const units = [
+    nano(1, 0),
+    nano(0, 1),
+    nano(1, 0, { cacheReadTokens: 1 }),
+    nano(1, 0, { cacheWriteTokens: 1 }),
+  ];
+  let out: UnitPrices | null | undefined;
+  if (units.some((u) => u === undefined)) out = undefined;
+  else if (units.some((u) => Math.abs(u! - Math.round(u!)) > 1e-6)) out = null;
+  else {
+    const [input, output, cacheRead, cacheWrite] = units.map((u) => Math.round(u!)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    out = { input, output, cacheRead, cacheWrite, tierStart: tierStart(model, usageModel) };
   }
-  linearMemo.set(key, linear);
-  return linear;
+  unitMemo.set(key, out);
+  return out;
+}
+
+/** The smallest tier start of the price the calls get (the first name the table prices, as lookUp). */
+function tierStart(model: string | undefined, usageModel: string | undefined): number {
+  const calcPrice = calculator();
+  if (calcPrice === null) return Number.POSITIVE_INFINITY;
+  for (const name of [usageModel, model]) {
+    if (name === undefined || name === "") continue;
+    const { modelId, providerId } = splitModel(name);
+    let price: ReturnType<CalcPrice> = null;
+    const tokens = { input_tokens: 1, output_tokens: 1 };
+    try {
+      price = calcPrice(tokens, modelId, providerId === undefined ? {} : { providerId });
+      if (price === null && providerId !== undefined) price = calcPrice(tokens, modelId);
+    } catch {
+      price = null;
+    }
+    if (price === null) continue;
+    let start = Number.POSITIVE_INFINITY;
+    for (const p of Object.values(price.model_price)) {
+      const tiers = (p as { tiers?: Array<{ start: number }> } | undefined)?.tiers;
+      for (const t of tiers ?? []) start = Math.min(start, t.start);
+    }
+    return start;
+  }
+  return Number.POSITIVE_INFINITY;
 }

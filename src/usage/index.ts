@@ -4,10 +4,11 @@
 export {
   type Cost,
   costOf,
-  linearPrice,
   PRICE_SNAPSHOT,
   type PriceSnapshot,
   priceTableLoaded,
+  type UnitPrices,
+  unitPrices,
 } from "./cost.js";
 export {
   extractUsage,

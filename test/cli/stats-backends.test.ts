@@ -2,7 +2,7 @@
  * `invocache stats` on real SQLite, PostgreSQL and Redis stores holding the
  * same mixed values prints the same figures, to the digit, as it printed
  * before the stores summed them themselves (the golden text below was
- * printed by the listMeta fold, and equals what reading every value prints).
+ * printed by the listMeta fold of the code before, and equals what reading every value prints).
  */
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -43,62 +43,66 @@ async function stats(url: string, ...args: string[]): Promise<string> {
 }
 
 const GOLDEN = `STORE
-  entries       28 (26 ids, 2 run records)
-  size          12.7 KiB
-  recorded time 44.38 s of live calls (what a full replay saves)
-  recorded cost 618k tokens ($1.54 + 4 unpriced), 8 entries without usage · prices @pydantic/genai-prices@0.1.8 (2026-09-23)
-  verdicts      4 accepted, 2 rejected, 22 without
+  entries       32 (30 ids, 2 run records)
+  size          14.6 KiB
+  recorded time 44.50 s of live calls (what a full replay saves)
+  recorded cost 620k tokens ($1.54 + 4 unpriced), 8 entries without usage · prices @pydantic/genai-prices@0.1.8 (2026-09-23)
+  verdicts      4 accepted, 2 rejected, 26 without
   recorded      2025-12-31 23:59:59 … 2026-01-08 00:00:02
 
   namespace  entries     size  recorded time  recorded cost
-  alpha           14  6.4 KiB        22.19 s  309k tokens ($0.772 + 2 unpriced)
-  beta            14  6.4 KiB        22.19 s  309k tokens ($0.772 + 2 unpriced)
+  alpha           16  7.3 KiB        22.25 s  310k tokens ($0.772 + 2 unpriced)
+  beta            16  7.3 KiB        22.25 s  310k tokens ($0.772 + 2 unpriced)
 
   role      entries     size  recorded time  recorded cost
   builder         8  3.6 KiB        43.51 s  607k tokens ($1.54)
-  critic          6  2.9 KiB         839 ms  1.98k tokens ($0.00164 + 4 unpriced)
-  planner         6  2.8 KiB          25 ms  9.02k tokens ($0.00266)
+  critic          8  3.8 KiB         950 ms  4.04k tokens ($0.00185 + 4 unpriced)
+  planner         8  3.7 KiB          33 ms  9.18k tokens ($0.00267)
   reviewer        2    886 B         0.6 ms  4 tokens ($0.0000015)
   tools           6  2.6 KiB         6.8 ms  no usage reported
 
-  model                       entries     size  recorded time  recorded cost
-  claude-3-5-haiku-20241022         2  1.1 KiB         821 ms  1.88k tokens ($0.00164)
-  gemini-2.5-pro                    4  1.9 KiB        40.50 s  604k tokens ($1.53)
-  gpt-4o                            4  1.8 KiB         3.01 s  2.58k tokens ($0.00729)
-  gpt-4o-mini                      10  4.5 KiB          28 ms  9.05k tokens ($0.00266 + 2 unpriced)
-  sim-1                             2    870 B          16 ms  74 tokens (price unknown)
-  tool fs/read_file                 2    914 B         5.0 ms  no usage reported
-  tool search                       2    906 B         1.5 ms  no usage reported
-  tool(v1, re-record) search        2    846 B         0.3 ms  no usage reported
+  model                                  entries     size  recorded time  recorded cost
+  claude-3-5-haiku-20241022                    2  1.1 KiB         821 ms  1.88k tokens ($0.00164)
+  gemini-1.5-flash                             2    964 B         8.0 ms  164 tokens ($0.0000134)
+  gemini-2.5-pro                               4  1.9 KiB        40.50 s  604k tokens ($1.53)
+  gpt-4o                                       4  1.8 KiB         3.01 s  2.58k tokens ($0.00729)
+  gpt-4o-mini                                 10  4.5 KiB          28 ms  9.05k tokens ($0.00266 + 2 unpriced)
+  openrouter:deepseek/deepseek-v4-flash        2    948 B         111 ms  2.07k tokens ($0.00021)
+  sim-1                                        2    870 B          16 ms  74 tokens (price unknown)
+  tool fs/read_file                            2    914 B         5.0 ms  no usage reported
+  tool search                                  2    906 B         1.5 ms  no usage reported
+  tool(v1, re-record) search                   2    846 B         0.3 ms  no usage reported
 `;
 
 const GOLDEN_BETA = `STORE
-  entries       14 (13 ids, 1 run record)
-  size          6.4 KiB
-  recorded time 22.19 s of live calls (what a full replay saves)
-  recorded cost 309k tokens ($0.772 + 2 unpriced), 4 entries without usage · prices @pydantic/genai-prices@0.1.8 (2026-09-23)
-  verdicts      2 accepted, 1 rejected, 11 without
+  entries       16 (15 ids, 1 run record)
+  size          7.3 KiB
+  recorded time 22.25 s of live calls (what a full replay saves)
+  recorded cost 310k tokens ($0.772 + 2 unpriced), 4 entries without usage · prices @pydantic/genai-prices@0.1.8 (2026-09-23)
+  verdicts      2 accepted, 1 rejected, 13 without
   recorded      2025-12-31 23:59:59 … 2026-01-08 00:00:02
 
   namespace  entries     size  recorded time  recorded cost
-  beta            14  6.4 KiB        22.19 s  309k tokens ($0.772 + 2 unpriced)
+  beta            16  7.3 KiB        22.25 s  310k tokens ($0.772 + 2 unpriced)
 
   role      entries     size  recorded time  recorded cost
   builder         4  1.8 KiB        21.75 s  303k tokens ($0.77)
-  critic          3  1.4 KiB         419 ms  988 tokens ($0.000818 + 2 unpriced)
-  planner         3  1.4 KiB          13 ms  4.51k tokens ($0.00133)
+  critic          4  1.9 KiB         475 ms  2.02k tokens ($0.000923 + 2 unpriced)
+  planner         4  1.9 KiB          17 ms  4.59k tokens ($0.00134)
   reviewer        1    442 B         0.3 ms  2 tokens ($7.5e-7)
   tools           3  1.3 KiB         3.4 ms  no usage reported
 
-  model                       entries     size  recorded time  recorded cost
-  claude-3-5-haiku-20241022         1    573 B         411 ms  940 tokens ($0.000818)
-  gemini-2.5-pro                    2    948 B        20.25 s  302k tokens ($0.766)
-  gpt-4o                            2    904 B         1.50 s  1.29k tokens ($0.00364)
-  gpt-4o-mini                       5  2.3 KiB          14 ms  4.52k tokens ($0.00133 + 1 unpriced)
-  sim-1                             1    434 B         7.8 ms  37 tokens (price unknown)
-  tool fs/read_file                 1    456 B         2.5 ms  no usage reported
-  tool search                       1    452 B         0.8 ms  no usage reported
-  tool(v1, re-record) search        1    422 B         0.1 ms  no usage reported
+  model                                  entries     size  recorded time  recorded cost
+  claude-3-5-haiku-20241022                    1    573 B         411 ms  940 tokens ($0.000818)
+  gemini-1.5-flash                             1    481 B         4.0 ms  82 tokens ($0.00000671)
+  gemini-2.5-pro                               2    948 B        20.25 s  302k tokens ($0.766)
+  gpt-4o                                       2    904 B         1.50 s  1.29k tokens ($0.00364)
+  gpt-4o-mini                                  5  2.3 KiB          14 ms  4.52k tokens ($0.00133 + 1 unpriced)
+  openrouter:deepseek/deepseek-v4-flash        1    473 B          56 ms  1.03k tokens ($0.000105)
+  sim-1                                        1    434 B         7.8 ms  37 tokens (price unknown)
+  tool fs/read_file                            1    456 B         2.5 ms  no usage reported
+  tool search                                  1    452 B         0.8 ms  no usage reported
+  tool(v1, re-record) search                   1    422 B         0.1 ms  no usage reported
 `;
 
 describe("invocache stats on SQLite, PostgreSQL and Redis", () => {
@@ -151,7 +155,7 @@ describe("invocache stats on SQLite, PostgreSQL and Redis", () => {
       if (cost !== undefined) nano += Math.round(cost.usd * 1e9);
     }
     expect(json.recorded.usd).toBe(nano / 1e9);
-    expect(json.entries).toBe(28);
+    expect(json.entries).toBe(32);
     expect(json.problems).toBe(2);
   });
 });

@@ -19,7 +19,7 @@ import { tempDir } from "../helpers/tmp.js";
 
 const postgres = usePostgresServer();
 type Run = (sql: string, params: unknown[]) => Promise<Array<Record<string, unknown>>>;
-const QUERY = { usageDetail: ["gemini-2.5-pro"] };
+const QUERY = { usageDetail: ["gemini-1.5-flash"], usageDetailAbove: 1000 };
 
 async function fill(store: Store): Promise<void> {
   for (const ns of ["a", "b", "c"]) {
@@ -29,7 +29,7 @@ async function fill(store: Store): Promise<void> {
 
 async function checkPages(store: Store, run: Run, dialect: typeof SQLITE_DIALECT): Promise<void> {
   const expected = await foldMetaStats(store.listMeta!({}), QUERY);
-  expect(expected.ids).toBe(39);
+  expect(expected.ids).toBe(45);
   for (const size of [1, 2, 3, 5, 16, 1000]) {
     expect(await statsSqlMeta(run, dialect, QUERY, Date.now(), size)).toStrictEqual(expected);
   }

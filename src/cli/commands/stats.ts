@@ -15,11 +15,11 @@ import {
   costOf,
   extractUsage,
   formatSpend,
-  linearPrice,
   PRICE_SNAPSHOT,
   type PriceSnapshot,
   type Spend,
   type Usage,
+  unitPrices,
 } from "../../usage/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
@@ -221,21 +221,37 @@ class StatsFold {
   }
 
   /**
-   * A store's sums (`Store.statsMeta`): each group priced from its summed
-   * tokens where its price is linear (`linearPrice`), else entry by entry
-   * from the exact token counts asked for (`usageDetail`: the `detailed` models).
+   * A store's sums (`Store.statsMeta`). A group's dollars: its entries
+   * counted by exact tokens (`usages`: past `DETAIL_ABOVE` input tokens,
+   * cache counts past the input, or a model priced one by one) each priced
+   * once per distinct count; the rest priced from their summed tokens at the
+   * model's unit prices (`unitPrices`), which is exact below its first tier.
    */
-  addMetaStats(stats: MetaStats, detailed: ReadonlySet<string>): void {
-    const isDetailed = (k: MetaStatsKey) =>
-      k.usage !== "none" && (detailed.has(k.model ?? "") || detailed.has(k.usageModel ?? ""));
-    const priced = new Map<string, { nano: number; unpriced: number }>();
+  addMetaStats(stats: MetaStats): void {
+    const detailed = new Map<
+      string,
+      { tokens: MetaStatsTokens; entries: number; nano: number; unpriced: number }
+    >();
     for (const u of stats.usages) {
       const id = statsKeyId(u);
-      const p = priced.get(id) ?? { nano: 0, unpriced: 0 };
+      let d = detailed.get(id);
+      if (d === undefined) {
+        d = {
+          tokens: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+          entries: 0,
+          nano: 0,
+          unpriced: 0,
+        };
+        detailed.set(id, d);
+      }
+      d.entries += u.entries;
+      d.tokens.inputTokens += u.inputTokens * u.entries;
+      d.tokens.outputTokens += u.outputTokens * u.entries;
+      d.tokens.cacheReadTokens += u.cacheReadTokens * u.entries;
+      d.tokens.cacheWriteTokens += u.cacheWriteTokens * u.entries;
       const nano = nanoUsd(u.model, usageOf(u));
-      if (nano === undefined) p.unpriced += u.entries;
-      else p.nano += nano * u.entries;
-      priced.set(id, p);
+      if (nano === undefined) d.unpriced += u.entries;
+      else d.nano += nano * u.entries;
     }
     for (const g of stats.groups) {
       const withUsage = g.usage === "none" ? 0 : g.entries;
@@ -249,15 +265,35 @@ class StatsFold {
         unpriced: 0,
         noUsage: g.entries - withUsage,
       };
-      if (withUsage > 0) {
-        if (isDetailed(g)) {
-          const p = priced.get(statsKeyId(g)) ?? { nano: 0, unpriced: 0 };
-          s.nanoUsd = p.nano;
-          s.unpriced = p.unpriced;
+      const d = detailed.get(statsKeyId(g));
+      const rest = withUsage - (d?.entries ?? 0);
+      if (d !== undefined) {
+        s.nanoUsd += d.nano;
+        s.unpriced += d.unpriced;
+      }
+      if (rest > 0) {
+        const t = d?.tokens;
+        const left: MetaStatsTokens & Pick<MetaStatsKey, "usageModel"> = {
+          inputTokens: g.inputTokens - (t?.inputTokens ?? 0),
+          outputTokens: g.outputTokens - (t?.outputTokens ?? 0),
+          cacheReadTokens: g.cacheReadTokens - (t?.cacheReadTokens ?? 0),
+          cacheWriteTokens: g.cacheWriteTokens - (t?.cacheWriteTokens ?? 0),
+        };
+        if (g.usageModel !== undefined) left.usageModel = g.usageModel;
+        const unit = unitPrices(g.model, g.usageModel);
+        if (unit === undefined) s.unpriced += rest;
+        else if (unit !== null) {
+          s.nanoUsd +=
+            (left.inputTokens - left.cacheReadTokens - left.cacheWriteTokens) * unit.input +
+            left.outputTokens * unit.output +
+            left.cacheReadTokens * unit.cacheRead +
+            left.cacheWriteTokens * unit.cacheWrite;
         } else {
-          const nano = nanoUsd(g.model, usageOf(g));
-          if (nano === undefined) s.unpriced = withUsage;
-          else s.nanoUsd = nano;
+          // modelsToDetail had every entry of this model counted exactly: these
+          // were written between the two passes. Priced as one call (close, not exact).
+          const nano = nanoUsd(g.model, usageOf(left));
+          if (nano === undefined) s.unpriced += rest;
+          else s.nanoUsd += nano;
         }
       }
       this.#add(g.namespace, g.role, metaModelLabel(g), s);
@@ -329,15 +365,24 @@ function usageOf(t: MetaStatsTokens & Pick<MetaStatsKey, "usageModel">): Usage {
 }
 
 /**
- * The models whose entries a store must count by their exact tokens: those
- * whose price is not linear in the tokens, and those of entries whose cache
- * counts exceed their input (unpriced one by one, however their sum looks).
+ * Input tokens past which a store counts an entry by its exact tokens: no
+ * price tier in the table starts below it (a model whose tier does is
+ * counted whole, see modelsToDetail), so the rest of a group is priced
+ * from its sums. Prompts this long are rare; each one is a row.
+ */
+const DETAIL_ABOVE = 128_000;
+
+/**
+ * The models whose every entry a store must count by exact tokens: those
+ * whose token costs are not whole nanodollars, or whose first price tier
+ * starts at or below `DETAIL_ABOVE`.
  */
 function modelsToDetail(stats: MetaStats): string[] {
   const names = new Set<string>();
   for (const g of stats.groups) {
-    if (g.usage === "none") continue;
-    if (g.usage === "over" || !linearPrice(g.model, g.usageModel)) {
+    if (g.usage !== "ok") continue;
+    const unit = unitPrices(g.model, g.usageModel);
+    if (unit === null || (unit !== undefined && unit.tierStart < DETAIL_ABOVE)) {
       if (g.model !== undefined) names.add(g.model);
       if (g.usageModel !== undefined) names.add(g.usageModel);
     }
@@ -440,10 +485,10 @@ async function statsFromMeta(
   let detail: string[] = [];
   const bar = progress(io, `summing ${source.url}`);
   try {
-    stats = await source.metaStats?.();
+    stats = await source.metaStats?.([], DETAIL_ABOVE);
     if (stats === undefined) return undefined;
     detail = modelsToDetail(stats);
-    if (detail.length > 0) stats = await source.metaStats!(detail);
+    if (detail.length > 0) stats = await source.metaStats!(detail, DETAIL_ABOVE);
   } catch (error) {
     if (!(error instanceof MetadataMissingError)) throw error;
     io.err(
@@ -454,7 +499,7 @@ async function statsFromMeta(
     bar.done();
   }
   const fold = new StatsFold(source.url, true);
-  fold.addMetaStats(stats!, new Set(detail));
+  fold.addMetaStats(stats!);
   const first = stats!.firstProblem;
   const problems =
     first === undefined

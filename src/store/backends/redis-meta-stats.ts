@@ -20,7 +20,7 @@ const VALUE_PREFIX = "invocache:v:";
 
 /**
  * KEYS[1] the key set; ARGV min (a ZRANGEBYLEX bound), count, now (epoch
- * ms), prefix, the detail models (a JSON array). Returns the page as JSON:
+ * ms), prefix, the detail models (a JSON array), the input tokens past which an entry is detailed. Returns the page as JSON:
  * `{n, last, stop, missing, runs, problems, firstProblem, problem, ids,
  * firstPair, lastPair, oldest, newest, groups, usages}`; a group is
  * `[ns, role, model, toolServer, toolName, toolVersion, usageModel, class,
@@ -31,6 +31,7 @@ const STATS_PAGE_SCRIPT = `
 local members = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], '+', 'LIMIT', 0, tonumber(ARGV[2]))
 local now = tonumber(ARGV[3])
 local prefix = ARGV[4]
+local above = tonumber(ARGV[6])
 local detail = {}
 for _, name in ipairs(cjson.decode(ARGV[5])) do detail[name] = true end
 local out = { n = #members, last = false, stop = false, missing = false, runs = 0, problems = 0,
@@ -39,6 +40,8 @@ local out = { n = #members, last = false, stop = false, missing = false, runs = 
 local groups, gorder, usages, uorder = {}, {}, {}, {}
 local prev = false
 local function v(x) if x == nil then return false end return x end
+-- A field of a group's id: absent and present never alike, fields never run together.
+local function f(x) if x == false then return '\\0' end return 's' .. tostring(x) .. '\\0' end
 for _, key in ipairs(members) do
   if string.sub(key, 1, #prefix) ~= prefix then out.stop = true break end
   out.last = key
@@ -66,7 +69,7 @@ for _, key in ipairs(members) do
         if tool then k[4] = v(tool.server); k[5] = tool.name; k[6] = tool.version
         else k[3] = v(m.model) end
         if u then k[7] = v(u.model) end
-        local id = cjson.encode(k)
+        local id = f(k[1]) .. f(k[2]) .. f(k[3]) .. f(k[4]) .. f(k[5]) .. f(k[6]) .. f(k[7]) .. k[8]
         local g = groups[id]
         if not g then
           g = { k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], 0, 0, 0, 0, 0, 0, 0, 0, 0 }
@@ -79,7 +82,7 @@ for _, key in ipairs(members) do
         if m.verdict == 'accepted' then g[12] = g[12] + 1 end
         if m.verdict == 'rejected' then g[13] = g[13] + 1 end
         g[14] = g[14] + i; g[15] = g[15] + o; g[16] = g[16] + cr; g[17] = g[17] + cw
-        if u and (detail[k[3]] or detail[k[7]]) then
+        if u and (cls == 'over' or i > above or detail[k[3]] or detail[k[7]]) then
           local uid = id .. ':' .. i .. ':' .. o .. ':' .. cr .. ':' .. cw
           local d = usages[uid]
           if not d then
@@ -150,11 +153,15 @@ export async function statsRedisMeta(
   const prefix = query.prefix ?? "";
   const detail = JSON.stringify([...new Set(query.usageDetail ?? [])]);
   const sum = new MetaStatsSum();
+  const above = Math.min(
+    query.usageDetailAbove ?? Number.MAX_SAFE_INTEGER,
+    Number.MAX_SAFE_INTEGER,
+  );
   let min = prefix === "" ? "-" : `[${prefix}`;
   while (true) {
     const reply = await client.eval(STATS_PAGE_SCRIPT, {
       keys: [REDIS_META_KEYS],
-      arguments: [min, String(pageSize), String(now), prefix, detail],
+      arguments: [min, String(pageSize), String(now), prefix, detail, String(above)],
     });
     const page = JSON.parse(String(reply)) as Page;
     if (page.missing !== false) {

@@ -124,12 +124,10 @@ function pageStatement(d: Dialect, details: number, bounded: boolean): string {
   const key = `ns, role, model, tool_server, tool_name, tool_version, usage_model, usage_class`;
   const none = `NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
   const detailIn = Array.from({ length: details }, (_, i) => `@d${i}`).join(", ");
-  const detail =
-    details === 0
-      ? ""
-      : `UNION ALL
+  const byModel = details === 0 ? "" : ` OR model IN (${detailIn}) OR usage_model IN (${detailIn})`;
+  const detail = `UNION ALL
     SELECT 'u', 'entry', ${key}, count(*), 0, 0, 0, 0, in_t, out_t, cr_t, cw_t, 0, NULL, NULL, NULL, NULL
-    FROM e WHERE usage_class <> 'none' AND (model IN (${detailIn}) OR usage_model IN (${detailIn}))
+    FROM e WHERE usage_class = 'over' OR (usage_class = 'ok' AND (in_t > @above${byModel}))
     GROUP BY ${key}, in_t, out_t, cr_t, cw_t`;
   return `WITH page AS (${d.page("@limit", "@after", "@prefix", bounded ? "@upper" : undefined)}),
     r AS (SELECT key, m, ${kind} AS kind FROM page),
@@ -213,9 +211,14 @@ export async function statsSqlMeta(
   const prefix = query.prefix ?? "";
   const details = [...new Set(query.usageDetail ?? [])];
   const upper = prefixEnd(prefix);
+  // Past any token count: no entry is detailed by its size.
+  const above = Math.min(
+    query.usageDetailAbove ?? Number.MAX_SAFE_INTEGER,
+    Number.MAX_SAFE_INTEGER,
+  );
   const text = pageStatement(dialect, details.length, upper !== undefined);
   const named = (after: string) => {
-    const values: Record<string, unknown> = { after, prefix, limit: pageSize, now };
+    const values: Record<string, unknown> = { after, prefix, limit: pageSize, now, above };
     if (upper !== undefined) values.upper = upper;
     for (const [i, model] of details.entries()) values[`d${i}`] = model;
     return dialect.bind(text, values);
