@@ -85,7 +85,9 @@ export interface MetaStatsQuery {
  * prices them by, but their token counts.
  */
 export interface MetaStatsKey {
+  /** The entries' namespace. */
   namespace: string;
+  /** The entries' role (their manifest's). */
   role: string;
   /** The model of a model call; absent for a tool call. */
   model?: string;
@@ -102,9 +104,13 @@ export interface MetaStatsKey {
 
 /** The token counts of stored usage, summed. */
 export interface MetaStatsTokens {
+  /** Input tokens, cached ones included (as `Usage.inputTokens`). */
   inputTokens: number;
+  /** Output tokens. */
   outputTokens: number;
+  /** Input tokens read from the prompt cache (0 where the usage has none). */
   cacheReadTokens: number;
+  /** Input tokens written to the prompt cache (0 where the usage has none). */
   cacheWriteTokens: number;
 }
 
@@ -114,10 +120,15 @@ export interface MetaStatsTokens {
  * backend sums them to the digit.
  */
 export interface MetaStatsGroup extends MetaStatsKey, MetaStatsTokens {
+  /** Live entries in the group. */
   entries: number;
+  /** UTF-8 bytes of their values' JSON (`StoredMeta.bytes`). */
   bytes: number;
+  /** Their recorded call durations, in whole µs (each `durationMs` rounded half up). */
   durationUs: number;
+  /** Entries with an accepted verdict. */
   accepted: number;
+  /** Entries with a rejected verdict. */
   rejected: number;
 }
 
@@ -126,6 +137,7 @@ export interface MetaStatsGroup extends MetaStatsKey, MetaStatsTokens {
  * (`MetaStatsQuery.usageDetail`, `usageDetailAbove`, and cache counts past the input).
  */
 export interface MetaStatsUsage extends MetaStatsKey, MetaStatsTokens {
+  /** How many entries of the group had exactly these counts. */
   entries: number;
 }
 
@@ -144,8 +156,10 @@ export interface MetaStats {
   runs: number;
   /** Values under entry keys that are not entries; the first of them in key order. */
   problems: number;
+  /** The first problem in key order, and why its value is not an entry. */
   firstProblem?: { key: string; problem: string };
-  /** The earliest and latest `recordedAt` of an entry (ISO text, compared as text). */
+  /** The earliest `recordedAt` of an entry (ISO text, compared as text). */
   oldest?: string;
+  /** The latest `recordedAt` of an entry. */
   newest?: string;
 }
