@@ -26,7 +26,7 @@ interface Dialect {
    * after `after`, under `prefix`, below `upper` when given (the first key
    * past the prefix's range: the scan stops there instead of at the table's end).
    */
-  page(limit: string, after: string, prefix: string, upper?: string): string;
+  page(limit: string, after: string, prefix?: string, upper?: string): string;
   /** A text field at `path` of the metadata `m`. */
   text(path: string[]): string;
   /** A number field at `path` (NULL when absent). */
@@ -51,8 +51,11 @@ const T_PG = "public.invocache_entries";
 export const SQLITE_DIALECT: Dialect = {
   page: (limit, after, prefix, upper) => `SELECT key, m_meta AS m FROM ${T_SQLITE}
     INDEXED BY invocache_meta_key
-    WHERE key > ${after} AND key >= ${prefix} AND substr(key, 1, length(${prefix})) = ${prefix}
-      ${upper === undefined ? "" : `AND key < ${upper}`}
+    WHERE key > ${after}${
+      prefix === undefined
+        ? ""
+        : ` AND key >= ${prefix} AND ${upper === undefined ? `substr(key, 1, length(${prefix})) = ${prefix}` : `key < ${upper}`}`
+    }
     ORDER BY key LIMIT ${limit}`,
   text: (path) => `json_extract(m, '$.${path.join(".")}')`,
   num: (path) => `json_extract(m, '$.${path.join(".")}')`,
@@ -74,10 +77,14 @@ export const SQLITE_DIALECT: Dialect = {
 };
 
 export const PG_DIALECT: Dialect = {
+  // Ranges only where it can (no left(): the planner then misjudges how
+  // many rows match, and scans and sorts the whole table for each page).
   page: (limit, after, prefix, upper) => `SELECT key, m_meta::jsonb AS m FROM ${T_PG}
-    WHERE key COLLATE "C" > ${after} AND key COLLATE "C" >= ${prefix}
-      AND left(key, char_length(${prefix})) = ${prefix}
-      ${upper === undefined ? "" : `AND key COLLATE "C" < ${upper}`}
+    WHERE key COLLATE "C" > ${after}${
+      prefix === undefined
+        ? ""
+        : ` AND key COLLATE "C" >= ${prefix} AND ${upper === undefined ? `left(key, char_length(${prefix})) = ${prefix}` : `key COLLATE "C" < ${upper}`}`
+    }
     ORDER BY key COLLATE "C" LIMIT ${limit}`,
   text: (path) => `(m #>> '{${path.join(",")}}')`,
   num: (path) => `(m #>> '{${path.join(",")}}')::float8`,
@@ -99,7 +106,7 @@ export const PG_DIALECT: Dialect = {
  * says what it is: `g` a group, `u` a group's exact token counts, `o` the
  * rows of another kind (`kind`: run, problem, other, expired, missing).
  */
-function pageStatement(d: Dialect, details: number, bounded: boolean): string {
+function pageStatement(d: Dialect, details: number, prefixed: boolean, bounded: boolean): string {
   const c = d.binary;
   const kind = `CASE WHEN m IS NULL OR ${d.int(["mv"])} ${d.differs} 1 THEN 'missing'
       WHEN ${d.num(["expires"])} < @now THEN 'expired'
@@ -107,7 +114,8 @@ function pageStatement(d: Dialect, details: number, bounded: boolean): string {
   const cr = `coalesce(${d.int(["usage", "cacheReadTokens"])}, 0)`;
   const cw = `coalesce(${d.int(["usage", "cacheWriteTokens"])}, 0)`;
   const input = `coalesce(${d.int(["usage", "inputTokens"])}, 0)`;
-  const entries = `SELECT key,
+  // Every field read once per row, into narrow rows (the JSON goes no further).
+  const fields = `SELECT key, ${kind} AS kind,
       ${d.text(["namespace"])} AS ns, ${d.text(["id"])} AS id, ${d.text(["role"])} AS role,
       ${d.text(["model"])} AS model, ${d.text(["tool", "server"])} AS tool_server,
       ${d.text(["tool", "name"])} AS tool_name, ${d.int(["tool", "version"])} AS tool_version,
@@ -120,7 +128,7 @@ function pageStatement(d: Dialect, details: number, bounded: boolean): string {
       ${input} AS in_t, coalesce(${d.int(["usage", "outputTokens"])}, 0) AS out_t,
       ${cr} AS cr_t, ${cw} AS cw_t,
       ${d.text(["recordedAt"])}${c} AS at
-    FROM r WHERE kind = 'entry'`;
+    FROM page`;
   const key = `ns, role, model, tool_server, tool_name, tool_version, usage_model, usage_class`;
   const none = `NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
   const detailIn = Array.from({ length: details }, (_, i) => `@d${i}`).join(", ");
@@ -129,11 +137,11 @@ function pageStatement(d: Dialect, details: number, bounded: boolean): string {
     SELECT 'u', 'entry', ${key}, count(*), 0, 0, 0, 0, in_t, out_t, cr_t, cw_t, 0, NULL, NULL, NULL, NULL
     FROM e WHERE usage_class = 'over' OR (usage_class = 'ok' AND (in_t > @above${byModel}))
     GROUP BY ${key}, in_t, out_t, cr_t, cw_t`;
-  return `WITH page AS (${d.page("@limit", "@after", "@prefix", bounded ? "@upper" : undefined)}),
-    r AS (SELECT key, m, ${kind} AS kind FROM page),
-    e0 AS (${entries}),
-    e AS (SELECT e0.*, CASE WHEN (ns || ':' || id) ${d.differs}
-        lag(ns || ':' || id) OVER (ORDER BY key${c}) THEN 1 ELSE 0 END AS new_id FROM e0)
+  return `WITH page AS (${d.page("@limit", "@after", prefixed ? "@prefix" : undefined, bounded ? "@upper" : undefined)}),
+    r AS MATERIALIZED (${fields}),
+    e AS MATERIALIZED (SELECT r.*, CASE WHEN (ns || ':' || id) ${d.differs}
+        lag(ns || ':' || id) OVER (ORDER BY key${c}) THEN 1 ELSE 0 END AS new_id
+      FROM r WHERE kind = 'entry')
     SELECT 'g' AS part, 'entry' AS kind, ${key}, count(*) AS n, sum(bytes) AS bytes,
       sum(dur_us) AS dur_us,
       sum(CASE WHEN verdict = 'accepted' THEN 1 ELSE 0 END) AS accepted,
@@ -216,9 +224,10 @@ export async function statsSqlMeta(
     query.usageDetailAbove ?? Number.MAX_SAFE_INTEGER,
     Number.MAX_SAFE_INTEGER,
   );
-  const text = pageStatement(dialect, details.length, upper !== undefined);
+  const text = pageStatement(dialect, details.length, prefix !== "", upper !== undefined);
   const named = (after: string) => {
-    const values: Record<string, unknown> = { after, prefix, limit: pageSize, now, above };
+    const values: Record<string, unknown> = { after, limit: pageSize, now, above };
+    if (prefix !== "") values.prefix = prefix;
     if (upper !== undefined) values.upper = upper;
     for (const [i, model] of details.entries()) values[`d${i}`] = model;
     return dialect.bind(text, values);
