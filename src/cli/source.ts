@@ -177,6 +177,7 @@ export interface EntrySource {
   metaStats?(
     usageDetail?: readonly string[],
     usageDetailAbove?: number,
+    onProgress?: (rows: number) => void,
   ): Promise<MetaStats> | undefined;
   /**
    * Give every stored value its metadata (`Store.migrateMeta`); resolves how
@@ -382,6 +383,7 @@ class StoreSource implements EntrySource {
   metaStats(
     usageDetail: readonly string[] = [],
     usageDetailAbove?: number,
+    onProgress?: (rows: number) => void,
   ): Promise<MetaStats> | undefined {
     if (!this.exists) {
       return Promise.resolve({ groups: [], usages: [], ids: 0, runs: 0, problems: 0 });
@@ -394,7 +396,7 @@ class StoreSource implements EntrySource {
       usageDetail,
       ...(usageDetailAbove === undefined ? {} : { usageDetailAbove }),
     };
-    return store.statsMeta(query).catch((error: unknown) => {
+    return store.statsMeta(query, onProgress).catch((error: unknown) => {
       if (!isStoreError(error)) throw error;
       const what =
         this.namespace === undefined

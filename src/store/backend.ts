@@ -71,7 +71,11 @@ export interface Backend {
    * (`Store.statsMeta`), leaving out rows expired at `now` (epoch ms) as
    * `Store.listMeta` does.
    */
-  statsMeta?(query: MetaStatsQuery, now: number): Promise<MetaStats>;
+  statsMeta?(
+    query: MetaStatsQuery,
+    now: number,
+    onProgress?: (rows: number) => void,
+  ): Promise<MetaStats>;
   /** Optional: see `Store.migrateMeta`. */
   migrateMeta?(onProgress?: (done: number) => void): Promise<number>;
   /** Keyv's serialized record text stored under the (prefixed) `key` (expired or not), or undefined. */

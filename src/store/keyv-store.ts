@@ -76,7 +76,10 @@ export class KeyvStore implements Store {
   /** See `Store.listMeta`: present only when `KeyvStoreOptions.meta` says where it answers from. */
   readonly listMeta?: (query?: MetaQuery) => AsyncIterable<StoredMeta>;
   /** See `Store.statsMeta`: wherever `listMeta` is. */
-  readonly statsMeta?: (query?: MetaStatsQuery) => Promise<MetaStats>;
+  readonly statsMeta?: (
+    query?: MetaStatsQuery,
+    onProgress?: (rows: number) => void,
+  ) => Promise<MetaStats>;
   /** See `Store.migrateMeta`: only where the backend keeps stored metadata. */
   readonly migrateMeta?: (onProgress?: (done: number) => void) => Promise<number>;
 
@@ -94,7 +97,7 @@ export class KeyvStore implements Store {
     }
     if (options.meta !== undefined) {
       this.listMeta = (query) => this.#listMeta(query);
-      this.statsMeta = (query) => this.#statsMeta(query);
+      this.statsMeta = (query, onProgress) => this.#statsMeta(query, onProgress);
     }
     if (options.meta === "stored") this.migrateMeta = (onProgress) => this.#migrateMeta(onProgress);
     this.#factory = factory;
@@ -327,7 +330,10 @@ export class KeyvStore implements Store {
    * from `listMeta`. No overall timeout (as `migrateMeta`: a million rows
    * take seconds); each statement still fails on its own when the store does.
    */
-  async #statsMeta(query: MetaStatsQuery = {}): Promise<MetaStats> {
+  async #statsMeta(
+    query: MetaStatsQuery = {},
+    onProgress?: (rows: number) => void,
+  ): Promise<MetaStats> {
     checkMetaStatsQuery(query);
     const prefix = query.prefix ?? "";
     if (prefix !== "") checkPrefix(prefix);
@@ -338,14 +344,18 @@ export class KeyvStore implements Store {
       prefix,
       this.#guard("statsMeta", prefix, async () => backend.ready?.()),
     );
-    if (backend.statsMeta === undefined) return foldMetaStats(this.#listMeta({ prefix }), query);
+    if (backend.statsMeta === undefined) {
+      return foldMetaStats(this.#listMeta({ prefix }), query, onProgress);
+    }
     const missing = await this.#timed(
       "statsMeta",
       prefix,
       this.#guard("statsMeta", prefix, async () => backend.metaMissing?.()),
     );
     if (missing !== undefined) throw new MetadataMissingError(this.url, missing);
-    const op = this.#guard("statsMeta", prefix, () => backend.statsMeta!(query, Date.now()));
+    const op = this.#guard("statsMeta", prefix, () =>
+      backend.statsMeta!(query, Date.now(), onProgress),
+    );
     return this.#shell.track(op);
   }
 

@@ -249,13 +249,17 @@ export class MetaStatsSum {
 export async function foldMetaStats(
   rows: AsyncIterable<StoredMeta>,
   query: MetaStatsQuery = {},
+  onProgress?: (rows: number) => void,
 ): Promise<MetaStats> {
   const sum = new MetaStatsSum();
   const detail = new Set(query.usageDetail ?? []);
+  let seen = 0;
   for await (const m of rows) {
+    if (++seen % 1000 === 0) onProgress?.(seen);
     if (query.prefix !== undefined && !m.key.startsWith(query.prefix)) continue;
     sum.addMeta(m, detail, query.usageDetailAbove);
   }
+  onProgress?.(seen);
   return sum.result();
 }
 
@@ -290,9 +294,10 @@ export function checkMetaStatsQuery(query: MetaStatsQuery): void {
 export function metaStatsOf(
   store: Pick<Store, "statsMeta" | "listMeta">,
   query: MetaStatsQuery = {},
+  onProgress?: (rows: number) => void,
 ): Promise<MetaStats> | undefined {
-  if (store.statsMeta !== undefined) return store.statsMeta(query);
+  if (store.statsMeta !== undefined) return store.statsMeta(query, onProgress);
   if (store.listMeta === undefined) return undefined;
   checkMetaStatsQuery(query);
-  return foldMetaStats(store.listMeta({ prefix: query.prefix ?? "" }), query);
+  return foldMetaStats(store.listMeta({ prefix: query.prefix ?? "" }), query, onProgress);
 }

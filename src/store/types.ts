@@ -140,9 +140,12 @@ export interface Store {
    * rows never cross to the caller. Equal, to the digit, to `foldMetaStats`
    * of `listMeta` (which `metaStatsOf` falls back to where this is absent).
    *
+   * `onProgress` is called with how many rows were summed so far, after
+   * each page.
+   *
    * @throws MetadataMissingError as `listMeta`.
    */
-  statsMeta?(query?: MetaStatsQuery): Promise<MetaStats>;
+  statsMeta?(query?: MetaStatsQuery, onProgress?: (rows: number) => void): Promise<MetaStats>;
   /**
    * Optional, on the stores that keep metadata: give every value that lacks
    * it its metadata (adding columns and indexes where needed), a batch at a

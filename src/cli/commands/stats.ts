@@ -483,12 +483,21 @@ async function statsFromMeta(
 ): Promise<{ report: StatsReport; problems: SourceProblem[] } | undefined> {
   let stats: MetaStats | undefined;
   let detail: string[] = [];
-  const bar = progress(io, `summing ${source.url}`);
+  const bar = progress(io, `reading ${source.url}`);
+  // The rows summed so far, a page at a time: the bar counts rows, as when they were read here.
+  let shown = 0;
+  const onProgress = (rows: number) => {
+    bar.tick(Math.max(0, rows - shown));
+    shown = Math.max(shown, rows);
+  };
   try {
-    stats = await source.metaStats?.([], DETAIL_ABOVE);
+    stats = await source.metaStats?.([], DETAIL_ABOVE, onProgress);
     if (stats === undefined) return undefined;
     detail = modelsToDetail(stats);
-    if (detail.length > 0) stats = await source.metaStats!(detail, DETAIL_ABOVE);
+    if (detail.length > 0) {
+      shown = 0;
+      stats = await source.metaStats!(detail, DETAIL_ABOVE, onProgress);
+    }
   } catch (error) {
     if (!(error instanceof MetadataMissingError)) throw error;
     io.err(

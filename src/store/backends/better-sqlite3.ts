@@ -232,8 +232,15 @@ export async function createBetterSqliteBackend(
     keepsMeta: () => keepsMeta,
     metaMissing: () => sqliteMetaMissing(metaQuery),
     listMeta: (q) => listSqliteMeta(metaQuery, q),
-    statsMeta: (q, now) =>
-      statsSqlMeta((sql, params) => metaQuery(sql, ...params), SQLITE_DIALECT, q, now),
+    statsMeta: (q, now, onProgress) =>
+      statsSqlMeta(
+        (sql, params) => metaQuery(sql, ...params),
+        SQLITE_DIALECT,
+        q,
+        now,
+        undefined,
+        onProgress,
+      ),
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(metaQuery, onProgress);
       keepsMeta = true;

@@ -269,7 +269,8 @@ export async function createPostgresBackend(
     keepsMeta: () => keepsMeta,
     metaMissing: () => pgMetaMissing(query),
     listMeta: (q) => listPgMeta(query, q),
-    statsMeta: (q, now) => statsSqlMeta(query, PG_DIALECT, q, now),
+    statsMeta: (q, now, onProgress) =>
+      statsSqlMeta(query, PG_DIALECT, q, now, undefined, onProgress),
     async migrateMeta(onProgress) {
       const filled = await migratePgMeta(query, onProgress);
       keepsMeta = true;

@@ -149,6 +149,7 @@ export async function statsRedisMeta(
   query: MetaStatsQuery,
   now: number,
   pageSize = REDIS_STATS_PAGE,
+  onProgress?: (rows: number) => void,
 ): Promise<MetaStats> {
   const prefix = query.prefix ?? "";
   const detail = JSON.stringify([...new Set(query.usageDetail ?? [])]);
@@ -158,6 +159,7 @@ export async function statsRedisMeta(
     Number.MAX_SAFE_INTEGER,
   );
   let min = prefix === "" ? "-" : `[${prefix}`;
+  let seen = 0;
   while (true) {
     const reply = await client.eval(STATS_PAGE_SCRIPT, {
       keys: [REDIS_META_KEYS],
@@ -206,6 +208,8 @@ export async function statsRedisMeta(
       sum.addIds(page.ids, page.firstPair, page.lastPair);
     }
     sum.addTimes(page.oldest || undefined, page.newest || undefined);
+    seen += page.n;
+    onProgress?.(seen);
     if (page.stop || page.n < pageSize || page.last === false) break;
     min = `(${page.last}`;
   }

@@ -150,7 +150,7 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
     keepsMeta: () => true,
     metaMissing: () => redisMetaMissing(client),
     listMeta: (q) => listRedisMeta(client, q),
-    statsMeta: (q, now) => statsRedisMeta(client, q, now),
+    statsMeta: (q, now, onProgress) => statsRedisMeta(client, q, now, undefined, onProgress),
     migrateMeta: (onProgress) => migrateRedisMeta(client, onProgress),
     async setRecord(key, record, ttlMs, notAfter, meta) {
       if (meta !== undefined) {

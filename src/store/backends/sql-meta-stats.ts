@@ -215,6 +215,7 @@ export async function statsSqlMeta(
   query: MetaStatsQuery,
   now: number,
   pageSize = STATS_PAGE,
+  onProgress?: (rows: number) => void,
 ): Promise<MetaStats> {
   const prefix = query.prefix ?? "";
   const details = [...new Set(query.usageDetail ?? [])];
@@ -235,6 +236,7 @@ export async function statsSqlMeta(
   const sum = new MetaStatsSum();
   let after = "";
   let firstProblem: string | undefined;
+  let seen = 0;
   while (true) {
     const { sql, params } = named(after);
     const rows = await run(sql, params);
@@ -290,6 +292,8 @@ export async function statsSqlMeta(
       const n = idPages.reduce((s, p) => s + p.n, 0);
       sum.addIds(n, pairOfKey(first), pairOfKey(lastEntry));
     }
+    seen += count;
+    onProgress?.(seen);
     if (count < pageSize || last === undefined) break;
     after = last;
   }

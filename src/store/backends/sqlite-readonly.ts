@@ -90,8 +90,15 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
     // Stored metadata is read as it is; a file without it is reported, never migrated here.
     metaMissing: () => sqliteMetaMissing(query),
     listMeta: (q) => listSqliteMeta(query, q),
-    statsMeta: (q, now) =>
-      statsSqlMeta((sql, params) => query(sql, ...params), SQLITE_DIALECT, q, now),
+    statsMeta: (q, now, onProgress) =>
+      statsSqlMeta(
+        (sql, params) => query(sql, ...params),
+        SQLITE_DIALECT,
+        q,
+        now,
+        undefined,
+        onProgress,
+      ),
     async *listRawByRecordedAt(prefix: string): AsyncIterable<RawRow | null> {
       // The order is built in a TEMP table (the connection's own temp
       // database: allowed on a read-only file, kept by SQLite in its page

@@ -132,8 +132,15 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     keepsMeta: () => keepsMeta,
     metaMissing: () => sqliteMetaMissing(query),
     listMeta: (q) => listSqliteMeta(query, q),
-    statsMeta: (q, now) =>
-      statsSqlMeta((sql, params) => query(sql, ...params), SQLITE_DIALECT, q, now),
+    statsMeta: (q, now, onProgress) =>
+      statsSqlMeta(
+        (sql, params) => query(sql, ...params),
+        SQLITE_DIALECT,
+        q,
+        now,
+        undefined,
+        onProgress,
+      ),
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(query, onProgress);
       keepsMeta = true;
