@@ -6,7 +6,9 @@
  * --json`, `stats --json` and `prune --older-than 3650d --dry-run` as whole
  * processes (wall time, peak RSS). For 10k and 100k entries (1M with
  * `--full`). The stores are built by a Lua script copying one real recorded
- * entry, with its stored metadata (redis-meta.ts), under fresh ids;
+ * entry, with its stored metadata (redis-meta.ts), under fresh ids, the
+ * metadata varied as bench/scale.ts varies it (namespaces, roles, models,
+ * tokens, durations: `stats` sums realistic groups);
  * `--legacy` copies the values only, as a store written before stored
  * metadata (the commands then read every value, and say how to migrate).
  */
@@ -19,10 +21,14 @@ import { createClient } from "@keyv/redis";
 import { createRecorder, invocationIdentity } from "../src/index.js";
 import { redisServerBinary, startRedisServer } from "../test/helpers/redis-server.js";
 import { machine, req, response } from "./support/hit-request.js";
+import { sameStats } from "./support/same-stats.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const full = process.argv.includes("--full");
 const legacy = process.argv.includes("--legacy");
+const baselineAt = process.argv.indexOf("--baseline");
+// `--baseline <checkout>`: also run `stats` with another checkout's CLI (old/new ratio).
+const baseline = baselineAt >= 0 ? process.argv[baselineAt + 1]! : undefined;
 const only = process.argv.indexOf("--sizes");
 const sizes =
   only >= 0
@@ -36,13 +42,26 @@ local id = ARGV[2]
 local v = redis.call('GET', 'invocache:v:' .. src)
 local m = redis.call('HGET', 'invocache:meta:v:' .. src, 'm')
 local at = redis.call('HGET', 'invocache:meta:v:' .. src, 'at')
+local namespaces = { 'default', 'ci' }
+local roles = { 'planner', 'builder', 'critic', 'reviewer', 'tester' }
+local models = { 'gpt-5', 'gpt-4o', 'gpt-4o-mini', 'claude-3-5-haiku-20241022', 'gemini-2.5-pro', 'sim-1' }
 for i = tonumber(ARGV[3]), tonumber(ARGV[3]) + tonumber(ARGV[4]) - 1 do
   local nid = redis.sha1hex('a' .. i) .. string.sub(redis.sha1hex('b' .. i), 1, 24)
-  local key = string.gsub(src, id, nid)
+  local ns = namespaces[i % 2 + 1]
+  if ARGV[5] ~= '1' then ns = 'default' end
+  local key = ns .. string.sub(string.gsub(src, id, nid), 8)
   local val = string.gsub(v, id, nid)
   redis.call('SET', 'invocache:v:' .. key, val)
   if ARGV[5] == '1' then
-    redis.call('HSET', 'invocache:meta:v:' .. key, 'm', (string.gsub(m, id, nid)), 'len', #val, 'at', at)
+    local meta = cjson.decode((string.gsub(m, id, nid)))
+    meta.namespace = ns
+    meta.role = roles[i % 5 + 1]
+    meta.model = models[i % 6 + 1]
+    meta.usage.model = meta.model
+    meta.usage.inputTokens = 100 + i % 997
+    meta.usage.outputTokens = 50 + i % 499
+    meta.durationMs = (i % 100000) / 1000
+    redis.call('HSET', 'invocache:meta:v:' .. key, 'm', cjson.encode(meta), 'len', #val, 'at', at)
     redis.call('ZADD', 'invocache:meta:keys', 0, key)
     redis.call('ZADD', 'invocache:meta:at', 0, at .. string.char(0) .. key)
   end
@@ -101,15 +120,27 @@ async function hitP50(urlA: string, urlB: string): Promise<[number, number]> {
   return [p50(ta), p50(tb)];
 }
 
-function cli(args: string[]): { seconds: number; rssMiB: number } {
+function cli(args: string[], checkout = root): { seconds: number; rssMiB: number; stdout: string } {
   const r = spawnSync(
     "/usr/bin/time",
-    ["-f", "%e %M", process.execPath, "--import", "tsx", join(root, "src/cli/main.ts"), ...args],
-    { cwd: root, encoding: "utf8", maxBuffer: 1 << 30 },
+    [
+      "-f",
+      "%e %M",
+      process.execPath,
+      "--import",
+      "tsx",
+      join(checkout, "src/cli/main.ts"),
+      ...args,
+    ],
+    { cwd: checkout, encoding: "utf8", maxBuffer: 1 << 30 },
   );
   if (r.status !== 0) throw new Error(`invocache ${args.join(" ")} failed: ${r.stderr}`);
   const last = r.stderr.trim().split("\n").at(-1)!.split(" ");
-  return { seconds: Number(last[0]), rssMiB: Math.round(Number(last[1]) / 1024) };
+  return {
+    seconds: Number(last[0]),
+    rssMiB: Math.round(Number(last[1]) / 1024),
+    stdout: r.stdout,
+  };
 }
 
 if (redisServerBinary === undefined) throw new Error("redis-server is not installed");
@@ -118,7 +149,7 @@ process.stderr.write(
   `[scale-redis] load average ${loadavg()[0]!.toFixed(2)}${legacy ? " (--legacy: no stored metadata)" : ""}\n`,
 );
 const lines = [
-  "| entries | redis used memory | build | hit p50 (vs 1k) | ls --json | stats --json | prune --dry-run |",
+  `| entries | redis used memory | build | hit p50 (vs 1k) | ls --json | stats --json${baseline === undefined ? "" : " (baseline, new/old)"} | prune --dry-run |`,
   "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
 ];
 for (const n of sizes) {
@@ -141,8 +172,14 @@ for (const n of sizes) {
     const prune = cli(["prune", "--store", url, "--older-than", "3650d", "--dry-run", "--json"]);
     const fmt = (c: { seconds: number; rssMiB: number }) =>
       `${c.seconds.toFixed(1)} s, ${c.rssMiB} MiB`;
+    let statsText = fmt(stats);
+    if (baseline !== undefined) {
+      const old = cli(["stats", "--store", url, "--json"], baseline);
+      sameStats(old.stdout, stats.stdout);
+      statsText += ` (${old.seconds.toFixed(1)} s, ${(stats.seconds / old.seconds).toFixed(2)}×)`;
+    }
     lines.push(
-      `| ${n.toLocaleString("en")} | ${used} | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${fmt(ls)} | ${fmt(stats)} | ${fmt(prune)} |`,
+      `| ${n.toLocaleString("en")} | ${used} | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${fmt(ls)} | ${statsText} | ${fmt(prune)} |`,
     );
     process.stderr.write(`[scale-redis] ${lines.at(-1)}\n`);
   } finally {

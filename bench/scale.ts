@@ -19,7 +19,12 @@
  * The stores are built by one SQL statement copying one real recorded
  * entry, with its stored metadata, under fresh random ids (SQLite: a
  * recursive CTE; PostgreSQL: generate_series, in a throwaway cluster with
- * one database per size), not through the recorder. `--legacy` copies the
+ * one database per size), not through the recorder. The copies' metadata
+ * vary as a real store's do ({@link VARIED}: two namespaces, five roles, six
+ * models, one of them with a tiered price, tokens and durations), so
+ * `stats` sums realistic groups; the values stay copies.
+ * `--baseline <checkout>` also runs `stats` with the CLI of another checkout
+ * (the code before a change) on the same stores, for an old/new ratio. `--legacy` copies the
  * values only, as a store made before stored metadata: the commands then
  * read every value (the figures before issue 34), and say how to migrate.
  * Not part of `npm run bench` (it writes hundreds of MB to os.tmpdir()).
@@ -37,6 +42,7 @@ import { SQLITE_VALUES_TABLE } from "../src/store/backends/sqlite.js";
 import { startViewer } from "../src/viewer/index.js";
 import { type PostgresServer, startPostgresServer } from "../test/helpers/postgres-server.js";
 import { machine, req, response } from "./support/hit-request.js";
+import { sameStats } from "./support/same-stats.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const full = process.argv.includes("--full") || process.env.INVOCACHE_SCALE_1M === "1";
@@ -46,6 +52,8 @@ const backendName = backendAt >= 0 ? process.argv[backendAt + 1]! : "sqlite";
 if (backendName !== "sqlite" && backendName !== "postgres") {
   throw new Error(`--backend: "${backendName}" is not sqlite or postgres`);
 }
+const baselineAt = process.argv.indexOf("--baseline");
+const baseline = baselineAt >= 0 ? process.argv[baselineAt + 1]! : undefined;
 const only = process.argv.indexOf("--sizes");
 // `--sizes 1000000` runs only the sizes given (comma-separated).
 const sizes =
@@ -63,6 +71,25 @@ const sqlite3 = createRequire(createRequire(import.meta.url).resolve("@keyv/sqli
   Database: new (path: string, cb: (e: Error | null) => void) => Db;
 };
 
+/**
+ * How the copies' stored metadata vary, copy i taking element i % length
+ * of each list (the lengths are coprime, so the combinations vary too).
+ */
+const VARIED = {
+  namespaces: ["default", "ci"],
+  roles: ["planner", "builder", "critic", "reviewer", "tester"],
+  models: [
+    "gpt-5",
+    "gpt-4o",
+    "gpt-4o-mini",
+    "claude-3-5-haiku-20241022",
+    "gemini-2.5-pro",
+    "sim-1",
+  ],
+  /** Input tokens 100 + i % 997, output 50 + i % 499, duration (i % 100,000) µs. */
+} as const;
+const sqlList = (xs: readonly string[]) => `'${JSON.stringify(xs)}'`;
+
 /** Record the bench request's real entry into `url`: the one every copy is made of. */
 async function recordOne(url: string): Promise<string> {
   const recorder = createRecorder({ store: url, mode: "auto", identity: machine });
@@ -79,11 +106,19 @@ async function buildSqlite(file: string, n: number): Promise<void> {
   });
   const exec = (sql: string) =>
     new Promise<void>((resolve, reject) => db.exec(sql, (e) => (e ? reject(e) : resolve())));
+  const pick = (list: readonly string[]) =>
+    `json_extract(${sqlList(list)}, '$[' || (ids.i % ${list.length}) || ']')`;
+  const meta = `json_set(replace(t.m_meta, '${id}', ids.id),
+      '$.namespace', ${pick(VARIED.namespaces)}, '$.role', ${pick(VARIED.roles)},
+      '$.model', ${pick(VARIED.models)}, '$.usage.model', ${pick(VARIED.models)},
+      '$.usage.inputTokens', 100 + ids.i % 997, '$.usage.outputTokens', 50 + ids.i % 499,
+      '$.durationMs', (ids.i % 100000) / 1000.0)`;
   await exec(`WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${n - 1}),
-    ids(id) AS MATERIALIZED (SELECT lower(hex(randomblob(32))) FROM c)
+    ids(i, id) AS MATERIALIZED (SELECT i, lower(hex(randomblob(32))) FROM c)
     INSERT INTO ${SQLITE_VALUES_TABLE} (key, value, m_meta, m_at, m_rev)
-    SELECT 'default:e:' || ids.id || ':0', replace(t.value, '${id}', ids.id),
-      ${legacy ? "NULL, NULL, NULL" : `replace(t.m_meta, '${id}', ids.id), t.m_at, 1`}
+    SELECT ${legacy ? "'default'" : pick(VARIED.namespaces)} || ':e:' || ids.id || ':0',
+      replace(t.value, '${id}', ids.id),
+      ${legacy ? "NULL, NULL, NULL" : `${meta}, t.m_at, 1`}
     FROM ids, (SELECT value, m_meta, m_at FROM ${SQLITE_VALUES_TABLE} WHERE key = 'default:e:${id}:0') t`);
   await new Promise<void>((resolve) => db.close(() => resolve()));
 }
@@ -116,13 +151,28 @@ async function buildPostgres(server: PostgresServer, db: string, n: number): Pro
   const id = await recordOne(url);
   const T = `public.${PG_VALUES_TABLE}`;
   // md5 twice: 64 hex characters, as an identity; one id per row, used for key and value alike.
+  const pick = (list: readonly string[]) =>
+    `(${sqlList(list)}::jsonb ->> (ids.i % ${list.length})::int)`;
+  const set = (m: string, path: string, value: string) =>
+    `jsonb_set(${m}, '{${path}}', to_jsonb(${value}))`;
+  let meta = `replace(t.m_meta, '${id}', ids.id)::jsonb`;
+  for (const [path, value] of [
+    ["namespace", pick(VARIED.namespaces)],
+    ["role", pick(VARIED.roles)],
+    ["model", pick(VARIED.models)],
+    ["usage,model", pick(VARIED.models)],
+    ["usage,inputTokens", "100 + ids.i % 997"],
+    ["usage,outputTokens", "50 + ids.i % 499"],
+    ["durationMs", "(ids.i % 100000) / 1000.0"],
+  ] as const) {
+    meta = set(meta, path, value);
+  }
   await pgQuery(
     url,
     `INSERT INTO ${T} (key, value${legacy ? "" : ", m_meta, m_at, m_rev"})
-     SELECT 'default:e:' || ids.id || ':0', replace(t.value, '${id}', ids.id)${
-       legacy ? "" : `, replace(t.m_meta, '${id}', ids.id), t.m_at, 1`
-     }
-     FROM (SELECT md5(random()::text || i) || md5(i || random()::text) AS id
+     SELECT ${legacy ? "'default'" : pick(VARIED.namespaces)} || ':e:' || ids.id || ':0',
+       replace(t.value, '${id}', ids.id)${legacy ? "" : `, (${meta})::text, t.m_at, 1`}
+     FROM (SELECT i, md5(random()::text || i) || md5(i || random()::text) AS id
            FROM generate_series(1, ${n - 1}) i) ids,
           (SELECT value, m_meta, m_at FROM ${T} WHERE key = 'default:e:${id}:0') t`,
   );
@@ -180,11 +230,19 @@ function lsFirstPage(url: string): Promise<number> {
 }
 
 /** One CLI command as a whole process: wall seconds, peak RSS (MiB) and its stdout. */
-function cli(args: string[]): { seconds: number; rssMiB: number; stdout: string } {
+function cli(args: string[], checkout = root): { seconds: number; rssMiB: number; stdout: string } {
   const r = spawnSync(
     "/usr/bin/time",
-    ["-f", "%e %M", process.execPath, "--import", "tsx", join(root, "src/cli/main.ts"), ...args],
-    { cwd: root, encoding: "utf8", maxBuffer: 1 << 30 },
+    [
+      "-f",
+      "%e %M",
+      process.execPath,
+      "--import",
+      "tsx",
+      join(checkout, "src/cli/main.ts"),
+      ...args,
+    ],
+    { cwd: checkout, encoding: "utf8", maxBuffer: 1 << 30 },
   );
   if (r.status !== 0) throw new Error(`invocache ${args.join(" ")} failed: ${r.stderr}`);
   const last = r.stderr.trim().split("\n").at(-1)!.split(" ");
@@ -327,7 +385,7 @@ try {
   try {
     const small = await backend.build(1_000);
     const lines = [
-      `| ${backendName} entries | size | build | hit p50 (vs 1k) | ls first page | ls --json | stats --json | prune --dry-run | viewer first page (process / in process) |`,
+      `| ${backendName} entries | size | build | hit p50 (vs 1k) | ls first page | ls --json | stats --json${baseline === undefined ? "" : " (baseline, new/old)"} | prune --dry-run | viewer first page (process / in process) |`,
       "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ];
     // The floor the viewer rows compare with: the same, on the 1,000-entry store
@@ -345,6 +403,8 @@ try {
       const [big, ref] = await hitP50(url, small);
       const first = await lsFirstPage(url);
       const ls = cli(["ls", "--store", url, "--json"]);
+      const fmt = (c: { seconds: number; rssMiB: number }) =>
+        `${c.seconds.toFixed(1)} s, ${c.rssMiB} MiB`;
       const stats = cli(["stats", "--store", url, "--json"]);
       const prune = cli(["prune", "--store", url, "--older-than", "3650d", "--dry-run", "--json"]);
       // Figures of a store whose copies did not read back would measure the wrong thing.
@@ -354,13 +414,17 @@ try {
           `the ${n}-entry store reads as ${counted.entries} entries, ${counted.problems} problems`,
         );
       }
+      let statsText = fmt(stats);
+      if (baseline !== undefined) {
+        const old = cli(["stats", "--store", url, "--json"], baseline);
+        sameStats(old.stdout, stats.stdout);
+        statsText += ` (${old.seconds.toFixed(1)} s, ${(stats.seconds / old.seconds).toFixed(2)}×)`;
+      }
       const viewProc = firstPageText(await viewerProcess(url));
       const viewIn = firstPageText(await viewerInProcess(url));
       const mb = ((await backend.bytes(n)) / 1e6).toFixed(0);
-      const fmt = (c: { seconds: number; rssMiB: number }) =>
-        `${c.seconds.toFixed(1)} s, ${c.rssMiB} MiB`;
       lines.push(
-        `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${first.toFixed(1)} s | ${fmt(ls)} | ${fmt(stats)} | ${fmt(prune)} | ${viewProc} / ${viewIn} |`,
+        `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${first.toFixed(1)} s | ${fmt(ls)} | ${statsText} | ${fmt(prune)} | ${viewProc} / ${viewIn} |`,
       );
       process.stderr.write(`[scale] ${lines.at(-1)}\n`);
       await backend.drop(n);

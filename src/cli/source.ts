@@ -16,7 +16,7 @@ import {
   SourceError,
   type SourceLocation,
 } from "../source/index.js";
-import type { MetaQuery, Store, StoredMeta } from "../store/index.js";
+import type { MetaQuery, MetaStats, Store, StoredMeta } from "../store/index.js";
 import {
   type Entry,
   entryPrefix,
@@ -168,6 +168,17 @@ export interface EntrySource {
    * rejects with the command's CliError as `scan` does.
    */
   metaRows?(query?: MetaQuery): AsyncIterable<StoredMeta> | undefined;
+  /**
+   * The stored metadata of the source's rows summed by the store
+   * (`Store.statsMeta`, the namespace filter applied; `usageDetail` as
+   * `MetaStatsQuery.usageDetail`), or undefined where the store cannot sum
+   * it (cassettes). Rejects as `metaRows` iterating does.
+   */
+  metaStats?(
+    usageDetail?: readonly string[],
+    usageDetailAbove?: number,
+    onProgress?: (rows: number) => void,
+  ): Promise<MetaStats> | undefined;
   /**
    * Give every stored value its metadata (`Store.migrateMeta`); resolves how
    * many it filled, or undefined when the store keeps none (memory, Redis
@@ -367,6 +378,32 @@ class StoreSource implements EntrySource {
         }
       },
     };
+  }
+
+  metaStats(
+    usageDetail: readonly string[] = [],
+    usageDetailAbove?: number,
+    onProgress?: (rows: number) => void,
+  ): Promise<MetaStats> | undefined {
+    if (!this.exists) {
+      return Promise.resolve({ groups: [], usages: [], ids: 0, runs: 0, problems: 0 });
+    }
+    const store = this.#open();
+    if (store.statsMeta === undefined) return undefined;
+    const prefix = this.namespace === undefined ? "" : `${this.namespace}:`;
+    const query = {
+      prefix,
+      usageDetail,
+      ...(usageDetailAbove === undefined ? {} : { usageDetailAbove }),
+    };
+    return store.statsMeta(query, onProgress).catch((error: unknown) => {
+      if (!isStoreError(error)) throw error;
+      const what =
+        this.namespace === undefined
+          ? "sum the entries"
+          : `sum the entries of namespace ${JSON.stringify(this.namespace)}`;
+      throw storeFailure(error, what, this.url);
+    });
   }
 
   async scan(

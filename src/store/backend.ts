@@ -7,6 +7,7 @@
  */
 import type { Keyv } from "keyv";
 import type { MetaQuery, StoredMeta } from "./meta.js";
+import type { MetaStats, MetaStatsQuery } from "./meta-types.js";
 
 /** One raw row: the logical key and keyv's serialized record text. */
 export type RawRow = [key: string, record: string];
@@ -65,6 +66,16 @@ export interface Backend {
   metaMissing?(): Promise<string | undefined>;
   /** Optional: the stored metadata matching `query`, expired rows included (`Store.listMeta`). */
   listMeta?(query: MetaQuery): AsyncIterable<StoredMeta>;
+  /**
+   * Optional: the stored metadata matching `query` summed where the data is
+   * (`Store.statsMeta`), leaving out rows expired at `now` (epoch ms) as
+   * `Store.listMeta` does.
+   */
+  statsMeta?(
+    query: MetaStatsQuery,
+    now: number,
+    onProgress?: (rows: number) => void,
+  ): Promise<MetaStats>;
   /** Optional: see `Store.migrateMeta`. */
   migrateMeta?(onProgress?: (done: number) => void): Promise<number>;
   /** Keyv's serialized record text stored under the (prefixed) `key` (expired or not), or undefined. */

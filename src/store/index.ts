@@ -23,6 +23,15 @@ export {
   type StoredMeta,
   storedMetaOf,
 } from "./meta.js";
+export { durationUs, foldMetaStats, metaStatsOf, statsKeyId } from "./meta-stats.js";
+export type {
+  MetaStats,
+  MetaStatsGroup,
+  MetaStatsKey,
+  MetaStatsQuery,
+  MetaStatsTokens,
+  MetaStatsUsage,
+} from "./meta-types.js";
 export { type OpenStoreOptions, openStore, type SqliteDriver } from "./open.js";
 export type { StorePolicy } from "./policy.js";
 export { isSortRefused, SORT_REFUSED } from "./sort-refused.js";

@@ -18,6 +18,8 @@ import {
   type StoredMeta,
   storedMetaOf,
 } from "./meta.js";
+import { checkMetaStatsQuery, foldMetaStats } from "./meta-stats.js";
+import type { MetaStats, MetaStatsQuery } from "./meta-types.js";
 import { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "./shell.js";
 import type { JsonValue, SetOptions, Store } from "./types.js";
 
@@ -73,6 +75,11 @@ export class KeyvStore implements Store {
   readonly listsInKeyOrder: boolean;
   /** See `Store.listMeta`: present only when `KeyvStoreOptions.meta` says where it answers from. */
   readonly listMeta?: (query?: MetaQuery) => AsyncIterable<StoredMeta>;
+  /** See `Store.statsMeta`: wherever `listMeta` is. */
+  readonly statsMeta?: (
+    query?: MetaStatsQuery,
+    onProgress?: (rows: number) => void,
+  ) => Promise<MetaStats>;
   /** See `Store.migrateMeta`: only where the backend keeps stored metadata. */
   readonly migrateMeta?: (onProgress?: (done: number) => void) => Promise<number>;
 
@@ -88,7 +95,10 @@ export class KeyvStore implements Store {
           return b.listRawByRecordedAt(prefix);
         });
     }
-    if (options.meta !== undefined) this.listMeta = (query) => this.#listMeta(query);
+    if (options.meta !== undefined) {
+      this.listMeta = (query) => this.#listMeta(query);
+      this.statsMeta = (query, onProgress) => this.#statsMeta(query, onProgress);
+    }
     if (options.meta === "stored") this.migrateMeta = (onProgress) => this.#migrateMeta(onProgress);
     this.#factory = factory;
     this.#timeoutMs = options.timeoutMs;
@@ -313,6 +323,40 @@ export class KeyvStore implements Store {
         }
       },
     };
+  }
+
+  /**
+   * See `Store.statsMeta`: summed by the backend where it can, else folded
+   * from `listMeta`. No overall timeout (as `migrateMeta`: a million rows
+   * take seconds); each statement still fails on its own when the store does.
+   */
+  async #statsMeta(
+    query: MetaStatsQuery = {},
+    onProgress?: (rows: number) => void,
+  ): Promise<MetaStats> {
+    checkMetaStatsQuery(query);
+    const prefix = query.prefix ?? "";
+    if (prefix !== "") checkPrefix(prefix);
+    await this.#preload();
+    const backend = await this.#timed("statsMeta", prefix, this.#open("statsMeta", prefix));
+    await this.#timed(
+      "statsMeta",
+      prefix,
+      this.#guard("statsMeta", prefix, async () => backend.ready?.()),
+    );
+    if (backend.statsMeta === undefined) {
+      return foldMetaStats(this.#listMeta({ prefix }), query, onProgress);
+    }
+    const missing = await this.#timed(
+      "statsMeta",
+      prefix,
+      this.#guard("statsMeta", prefix, async () => backend.metaMissing?.()),
+    );
+    if (missing !== undefined) throw new MetadataMissingError(this.url, missing);
+    const op = this.#guard("statsMeta", prefix, () =>
+      backend.statsMeta!(query, Date.now(), onProgress),
+    );
+    return this.#shell.track(op);
   }
 
   /**

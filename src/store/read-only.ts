@@ -34,6 +34,9 @@ export function readOnlyStore(store: Store): Store {
     ...(store.listByRecordedAt === undefined ? {} : { listByRecordedAt: store.listByRecordedAt }),
     ...(store.listsInKeyOrder === undefined ? {} : { listsInKeyOrder: store.listsInKeyOrder }),
     ...(store.listMeta === undefined ? {} : { listMeta: (query) => store.listMeta!(query) }),
+    ...(store.statsMeta === undefined
+      ? {}
+      : { statsMeta: (query, onProgress) => store.statsMeta!(query, onProgress) }),
     set: (key) => refuse("set", key),
     delete: (key) => refuse("delete", key),
     ...(store.deleteIfUnchanged === undefined

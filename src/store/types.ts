@@ -6,7 +6,7 @@
  */
 
 import type { JsonValue } from "../json/index.js";
-import type { MetaQuery, StoredMeta } from "./meta-types.js";
+import type { MetaQuery, MetaStats, MetaStatsQuery, StoredMeta } from "./meta-types.js";
 import type { StorePolicy } from "./policy.js";
 
 /** Compatibility: the JSON value type lives in src/json. */
@@ -133,6 +133,19 @@ export interface Store {
    *   to it; `migrateMeta` (`invocache migrate-store`) fixes that.
    */
   listMeta?(query?: MetaQuery): AsyncIterable<StoredMeta>;
+  /**
+   * Optional: the stored metadata of every live value matching `query`,
+   * summed (what `invocache stats` prints): SQLite and PostgreSQL sum it
+   * with SQL, Redis with a script, a page of rows at a time, so a million
+   * rows never cross to the caller. Equal, to the digit, to `foldMetaStats`
+   * of `listMeta` (which `metaStatsOf` falls back to where this is absent).
+   *
+   * `onProgress` is called with how many rows were summed so far, after
+   * each page.
+   *
+   * @throws MetadataMissingError as `listMeta`.
+   */
+  statsMeta?(query?: MetaStatsQuery, onProgress?: (rows: number) => void): Promise<MetaStats>;
   /**
    * Optional, on the stores that keep metadata: give every value that lacks
    * it its metadata (adding columns and indexes where needed), a batch at a

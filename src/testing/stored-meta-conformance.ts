@@ -12,13 +12,16 @@ import { NORMALIZATION_VERSION } from "../normalize/index.js";
 import {
   type Entry,
   entryKey,
+  foldMetaStats,
   type MetaQuery,
+  metaStatsOf,
   type Store,
   type StoredMeta,
   storedMetaOf,
   valueDigest,
 } from "../store/index.js";
 import { INVOCACHE_VERSION } from "../version.js";
+import { mixedStatsRows } from "./stats-mixed.js";
 
 /** A valid entry (its id its manifest's identity: a cassette checks it) recorded at `recordedAt`. */
 function entryAt(prompt: string, recordedAt: string, role = "planner"): Entry {
@@ -135,6 +138,42 @@ export function storedMetaConformance(store: () => Store, prefix: () => string):
       expect(entries.map((m) => [m.key, m.recordedAt])).toStrictEqual([
         [a!.key, "2026-02-01T00:00:00.000Z"],
       ]);
+    });
+
+    it("sums its metadata (statsMeta) to what folding listMeta gives, over a mixed set", async (ctx) => {
+      if (store().listMeta === undefined) return ctx.skip();
+      const ns = prefix().slice(0, -1);
+      const rows = mixedStatsRows(ns);
+      for (const { key, value } of rows) await store().set(key, value);
+      // Gone before it is summed: not counted.
+      await store().set(`${prefix()}run:gone`, { runId: "gone" });
+      await store().delete(`${prefix()}run:gone`);
+      const query = {
+        prefix: prefix(),
+        usageDetail: ["gpt-4o-2024-08-06"],
+        usageDetailAbove: 100_000,
+      };
+      const got = await metaStatsOf(store(), query)!;
+      expect(got).toStrictEqual(
+        await foldMetaStats(store().listMeta!({ prefix: prefix() }), query),
+      );
+      // …and to the fold of what each value's metadata is.
+      async function* computed() {
+        for (const { key, value } of rows) yield storedMetaOf(key, value);
+      }
+      expect(got).toStrictEqual(await foldMetaStats(computed(), query));
+      expect(got).toMatchObject({ ids: 15, runs: 1, problems: 1 });
+      expect(got.groups.reduce((n, g) => n + g.entries, 0)).toBe(16);
+      expect(got.groups.length).toBeGreaterThan(8);
+      // The 300k-token prompt, the one answered as gpt-4o-2024-08-06, cache counts past the input.
+      expect(got.usages.map((u) => [u.model, u.inputTokens])).toStrictEqual([
+        ["gemini-2.5-pro", 300_000],
+        ["gpt-4o", 1234],
+        ["gpt-4o-mini", 10],
+      ]);
+      expect(got.firstProblem?.key).toBe(entryKey(ns, "ab".repeat(32), 0));
+      const other = await metaStatsOf(store(), { prefix: `${prefix()}nothing-here:` })!;
+      expect(other).toStrictEqual({ groups: [], usages: [], ids: 0, runs: 0, problems: 0 });
     });
 
     it("reports a value under an entry key that is not an entry as a problem", async (ctx) => {

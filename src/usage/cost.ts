@@ -48,6 +48,8 @@ type CalcPrice = (
   input_price: number;
   output_price: number;
   total_price: number;
+  /** The prices used, per million tokens (`input_mtok`…): a number, or tiers past a prompt size. */
+  model_price: Record<string, unknown>;
   model: { id: string };
   provider: { id: string };
 };
@@ -181,4 +183,94 @@ function lookUp(model: string | undefined, usage: Usage): Cost | undefined {
     });
   }
   return undefined;
+}
+
+/**
+ * What one token of each kind costs a call to a model, in whole
+ * nanodollars, below any price tier: `input` an uncached input token,
+ * `cacheRead` / `cacheWrite` an input token read from / written to the
+ * prompt cache (in place of an uncached one), `output` an output token.
+ */
+export interface UnitPrices {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  /** The smallest prompt (input tokens) past which a higher price applies; Infinity when none. */
+  tierStart: number;
+}
+
+const unitMemo = new Map<string, UnitPrices | null | undefined>();
+
+/**
+ * The unit prices of calls to `model` (answered as `usageModel`, when the
+ * response names one), so that many calls' summed tokens can be priced at
+ * once: up to `tierStart` input tokens a call costs, to the nanodollar,
+ * `(in - cacheRead - cacheWrite) * input + out * output + cacheRead *
+ * cacheRead + cacheWrite * cacheWrite`, and so does any sum of such calls.
+ * Undefined when the table has no price for it (unpriced either way); null
+ * when a token costs a fraction of a nanodollar (each call's cost is
+ * rounded on its own: price them one by one).
+ *
+ * @example
+ * unitPrices("gpt-4o-mini", undefined) // { input: 150, output: 600, cacheRead: 75, …, tierStart: Infinity }
+ */
+export function unitPrices(
+  model: string | undefined,
+  usageModel: string | undefined,
+): UnitPrices | null | undefined {
+  const key = `${model}\u0000${usageModel}`;
+  if (unitMemo.has(key)) return unitMemo.get(key);
+  const nano = (inputTokens: number, outputTokens: number, more: Partial<Usage> = {}) => {
+    const usage: Usage = { shape: "openai.chat", inputTokens, outputTokens, ...more };
+    if (usageModel !== undefined) usage.model = usageModel;
+    const cost = lookUp(model, usage);
+    return cost === undefined ? undefined : cost.usd * 1e9;
+  };
+  const units = [
+    nano(1, 0),
+    nano(0, 1),
+    nano(1, 0, { cacheReadTokens: 1 }),
+    nano(1, 0, { cacheWriteTokens: 1 }),
+  ];
+  let out: UnitPrices | null | undefined;
+  if (units.some((u) => u === undefined)) out = undefined;
+  else if (units.some((u) => Math.abs(u! - Math.round(u!)) > 1e-6)) out = null;
+  else {
+    const [input, output, cacheRead, cacheWrite] = units.map((u) => Math.round(u!)) as [
+      number,
+      number,
+      number,
+      number,
+    ];
+    out = { input, output, cacheRead, cacheWrite, tierStart: tierStart(model, usageModel) };
+  }
+  unitMemo.set(key, out);
+  return out;
+}
+
+/** The smallest tier start of the price the calls get (the first name the table prices, as lookUp). */
+function tierStart(model: string | undefined, usageModel: string | undefined): number {
+  const calcPrice = calculator();
+  if (calcPrice === null) return Number.POSITIVE_INFINITY;
+  for (const name of [usageModel, model]) {
+    if (name === undefined || name === "") continue;
+    const { modelId, providerId } = splitModel(name);
+    let price: ReturnType<CalcPrice> = null;
+    const tokens = { input_tokens: 1, output_tokens: 1 };
+    try {
+      price = calcPrice(tokens, modelId, providerId === undefined ? {} : { providerId });
+      if (price === null && providerId !== undefined) price = calcPrice(tokens, modelId);
+    } catch {
+      price = null;
+    }
+    if (price === null) continue;
+    let start = Number.POSITIVE_INFINITY;
+    for (const p of Object.values(price.model_price)) {
+      const tiers = (p as { tiers?: Array<{ start: number }> } | undefined)?.tiers;
+      for (const t of tiers ?? []) start = Math.min(start, t.start);
+    }
+    return start;
+  }
+  return Number.POSITIVE_INFINITY;
 }

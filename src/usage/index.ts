@@ -1,7 +1,15 @@
 // Token usage, cost and savings accounting (`invocache/usage`): pure
 // translations of response shapes and sums over the recorder's calls.
 // Re-exports only; see docs/observability.md.
-export { type Cost, costOf, PRICE_SNAPSHOT, type PriceSnapshot, priceTableLoaded } from "./cost.js";
+export {
+  type Cost,
+  costOf,
+  PRICE_SNAPSHOT,
+  type PriceSnapshot,
+  priceTableLoaded,
+  type UnitPrices,
+  unitPrices,
+} from "./cost.js";
 export {
   extractUsage,
   plausibleUsage,

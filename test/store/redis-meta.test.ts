@@ -87,6 +87,8 @@ describe.skipIf(redis.skip)("stored metadata on Redis", () => {
     await raw.set(`invocache:v:${key}`, JSON.stringify({ value: changed, note: "older" }));
     await expect(listAll(store)).rejects.toThrow(/migrate-store/);
     await expect(listAll(store)).rejects.toBeInstanceOf(StoreError);
+    // …and so do the stats summed on the server.
+    await expect(store.statsMeta!()).rejects.toThrow(/migrate-store/);
     expect(await store.migrateMeta!()).toBe(1);
     const newest = await listAll(store, { order: "recordedAtDesc", limit: 1 });
     expect(newest.map((m) => [m.key, m.recordedAt])).toStrictEqual([

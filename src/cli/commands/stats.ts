@@ -4,7 +4,13 @@
 
 import { MetadataMissingError } from "../../errors.js";
 import { callKind } from "../../identity/internal.js";
-import type { StoredMeta } from "../../store/index.js";
+import {
+  durationUs,
+  type MetaStats,
+  type MetaStatsKey,
+  type MetaStatsTokens,
+  statsKeyId,
+} from "../../store/index.js";
 import {
   costOf,
   extractUsage,
@@ -13,6 +19,7 @@ import {
   type PriceSnapshot,
   type Spend,
   type Usage,
+  unitPrices,
 } from "../../usage/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
@@ -78,16 +85,59 @@ export function computeStats(
   return fold.report(runs, problems);
 }
 
-const group = (): GroupStats => ({
+/** A group's sums while folding: integers (µs, nanodollars), so every way of summing agrees. */
+interface Sums {
+  entries: number;
+  bytes: number;
+  durationUs: number;
+  inputTokens: number;
+  outputTokens: number;
+  nanoUsd: number;
+  unpriced: number;
+  noUsage: number;
+}
+
+const sums = (): Sums => ({
   entries: 0,
   bytes: 0,
-  recordedMs: 0,
-  recorded: { inputTokens: 0, outputTokens: 0, usd: 0, unpriced: 0, noUsage: 0 },
+  durationUs: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  nanoUsd: 0,
+  unpriced: 0,
+  noUsage: 0,
 });
 
-function groupOf(groups: Record<string, GroupStats>, name: string): GroupStats {
-  groups[name] ??= group();
-  return groups[name];
+function addSums(into: Sums, s: Sums): void {
+  into.entries += s.entries;
+  into.bytes += s.bytes;
+  into.durationUs += s.durationUs;
+  into.inputTokens += s.inputTokens;
+  into.outputTokens += s.outputTokens;
+  into.nanoUsd += s.nanoUsd;
+  into.unpriced += s.unpriced;
+  into.noUsage += s.noUsage;
+}
+
+function groupStats(s: Sums): GroupStats {
+  return {
+    entries: s.entries,
+    bytes: s.bytes,
+    recordedMs: s.durationUs / 1000,
+    recorded: {
+      inputTokens: s.inputTokens,
+      outputTokens: s.outputTokens,
+      usd: s.nanoUsd / 1e9,
+      unpriced: s.unpriced,
+      noUsage: s.noUsage,
+    },
+  };
+}
+
+/** A cost in whole nanodollars: each entry's cost is rounded once, then summed exactly. */
+function nanoUsd(model: string | undefined, usage: Usage): number | undefined {
+  const cost = costOf(model, usage);
+  return cost === undefined ? undefined : Math.round(cost.usd * 1e9);
 }
 
 /**
@@ -122,118 +172,222 @@ class DistinctIds {
   }
 }
 
-/** What the stats of one entry are made of, from its value or its stored metadata. */
-interface StatsItem {
-  namespace: string;
-  id: string;
-  bytes: number;
-  durationMs: number;
-  usage: Usage | undefined;
-  /** The manifest's model (prices), undefined for a tool call. */
-  model: string | undefined;
-  /** The "model" column (modelLabel). */
-  label: string;
-  role: string;
-  recordedAt: string;
-  verdict: "accepted" | "rejected" | undefined;
-}
-
 /**
- * The stats of entries seen one at a time (`source.scan`): nothing of an
- * entry is kept (ids only where the source is not in key order, see
- * DistinctIds), so a store of a million entries is summed in the memory of
- * a few groups.
+ * The stats of entries seen one at a time (`source.scan`), or of a store's
+ * sums (`Store.statsMeta`): nothing of an entry is kept (ids only where the
+ * source is not in key order, see DistinctIds), so a store of a million
+ * entries is summed in the memory of a few groups.
  */
 class StatsFold {
-  readonly #report: StatsReport;
+  readonly #source: string;
   readonly #ids: DistinctIds;
+  #idCount = 0;
+  readonly #total = sums();
+  readonly #groups = {
+    byNamespace: new Map<string, Sums>(),
+    byRole: new Map<string, Sums>(),
+    byModel: new Map<string, Sums>(),
+  };
+  readonly #verdicts = { accepted: 0, rejected: 0, none: 0 };
+  #oldest: string | null = null;
+  #newest: string | null = null;
 
   constructor(source: string, keyOrdered: boolean) {
+    this.#source = source;
     this.#ids = new DistinctIds(keyOrdered);
-    this.#report = {
-      source,
-      ...group(),
-      ids: 0,
-      runs: 0,
-      oldest: null,
-      newest: null,
-      verdicts: { accepted: 0, rejected: 0, none: 0 },
-      byNamespace: {},
-      byRole: {},
-      byModel: {},
-      problems: 0,
-      prices: { ...PRICE_SNAPSHOT },
-    };
   }
 
+  /** An entry read from its value. */
   add(r: EntryRecord): void {
-    this.addItem({
-      namespace: r.namespace,
-      id: r.id,
-      bytes: r.bytes,
-      durationMs: r.entry.meta.durationMs,
-      // Stored with the entry; read from the response for recordings made before usage was.
-      usage: r.entry.meta.usage ?? extractUsage(r.entry.response),
-      model: callKind(r.entry.manifest).model(r.entry.manifest),
-      label: modelLabel(r.entry.manifest),
-      role: r.entry.manifest.role,
-      recordedAt: r.entry.meta.recordedAt,
-      verdict: r.entry.meta.verdict?.verdict,
-    });
-  }
-
-  /** An entry from its stored metadata (`Store.listMeta`): the same sums, no value read. */
-  addMeta(m: StoredMeta): void {
-    this.addItem({
-      namespace: m.namespace!,
-      id: m.id!,
-      bytes: m.bytes,
-      durationMs: m.durationMs!,
-      usage: m.usage,
-      model: m.model,
-      label: metaModelLabel(m),
-      role: m.role!,
-      recordedAt: m.recordedAt!,
-      verdict: m.verdict,
-    });
-  }
-
-  addItem(r: StatsItem): void {
-    const report = this.#report;
     this.#ids.add(r.namespace, r.id);
-    const usage = r.usage;
-    const cost = usage === undefined ? undefined : costOf(r.model, usage);
-    const into = (g: GroupStats) => {
-      g.entries++;
-      g.bytes += r.bytes;
-      g.recordedMs += r.durationMs;
-      if (usage === undefined) {
-        g.recorded.noUsage++;
-        return;
+    // Stored with the entry; read from the response for recordings made before usage was.
+    const usage = r.entry.meta.usage ?? extractUsage(r.entry.response);
+    const s = sums();
+    s.entries = 1;
+    s.bytes = r.bytes;
+    s.durationUs = durationUs(r.entry.meta.durationMs);
+    if (usage === undefined) s.noUsage = 1;
+    else {
+      s.inputTokens = usage.inputTokens;
+      s.outputTokens = usage.outputTokens;
+      const nano = nanoUsd(callKind(r.entry.manifest).model(r.entry.manifest), usage);
+      if (nano === undefined) s.unpriced = 1;
+      else s.nanoUsd = nano;
+    }
+    this.#add(r.namespace, r.entry.manifest.role, modelLabel(r.entry.manifest), s);
+    const verdict = r.entry.meta.verdict?.verdict;
+    this.#verdicts[verdict ?? "none"]++;
+    this.#times(r.entry.meta.recordedAt, r.entry.meta.recordedAt);
+  }
+
+  /**
+   * A store's sums (`Store.statsMeta`). A group's dollars: its entries
+   * counted by exact tokens (`usages`: past `DETAIL_ABOVE` input tokens,
+   * cache counts past the input, or a model priced one by one) each priced
+   * once per distinct count; the rest priced from their summed tokens at the
+   * model's unit prices (`unitPrices`), which is exact below its first tier.
+   */
+  addMetaStats(stats: MetaStats): void {
+    const detailed = new Map<
+      string,
+      { tokens: MetaStatsTokens; entries: number; nano: number; unpriced: number }
+    >();
+    for (const u of stats.usages) {
+      const id = statsKeyId(u);
+      let d = detailed.get(id);
+      if (d === undefined) {
+        d = {
+          tokens: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+          entries: 0,
+          nano: 0,
+          unpriced: 0,
+        };
+        detailed.set(id, d);
       }
-      g.recorded.inputTokens += usage.inputTokens;
-      g.recorded.outputTokens += usage.outputTokens;
-      if (cost === undefined) g.recorded.unpriced++;
-      else g.recorded.usd = Math.round((g.recorded.usd + cost.usd) * 1e9) / 1e9;
-    };
-    into(report);
-    const at = r.recordedAt;
-    if (report.oldest === null || at < report.oldest) report.oldest = at;
-    if (report.newest === null || at > report.newest) report.newest = at;
-    report.verdicts[r.verdict ?? "none"]++;
-    into(groupOf(report.byNamespace, r.namespace));
-    into(groupOf(report.byRole, r.role));
-    into(groupOf(report.byModel, r.label));
+      d.entries += u.entries;
+      d.tokens.inputTokens += u.inputTokens * u.entries;
+      d.tokens.outputTokens += u.outputTokens * u.entries;
+      d.tokens.cacheReadTokens += u.cacheReadTokens * u.entries;
+      d.tokens.cacheWriteTokens += u.cacheWriteTokens * u.entries;
+      const nano = nanoUsd(u.model, usageOf(u));
+      if (nano === undefined) d.unpriced += u.entries;
+      else d.nano += nano * u.entries;
+    }
+    for (const g of stats.groups) {
+      const withUsage = g.usage === "none" ? 0 : g.entries;
+      const s: Sums = {
+        entries: g.entries,
+        bytes: g.bytes,
+        durationUs: g.durationUs,
+        inputTokens: g.inputTokens,
+        outputTokens: g.outputTokens,
+        nanoUsd: 0,
+        unpriced: 0,
+        noUsage: g.entries - withUsage,
+      };
+      const d = detailed.get(statsKeyId(g));
+      const rest = withUsage - (d?.entries ?? 0);
+      if (d !== undefined) {
+        s.nanoUsd += d.nano;
+        s.unpriced += d.unpriced;
+      }
+      if (rest > 0) {
+        const t = d?.tokens;
+        const left: MetaStatsTokens & Pick<MetaStatsKey, "usageModel"> = {
+          inputTokens: g.inputTokens - (t?.inputTokens ?? 0),
+          outputTokens: g.outputTokens - (t?.outputTokens ?? 0),
+          cacheReadTokens: g.cacheReadTokens - (t?.cacheReadTokens ?? 0),
+          cacheWriteTokens: g.cacheWriteTokens - (t?.cacheWriteTokens ?? 0),
+        };
+        if (g.usageModel !== undefined) left.usageModel = g.usageModel;
+        const unit = unitPrices(g.model, g.usageModel);
+        if (unit === undefined) s.unpriced += rest;
+        else if (unit !== null) {
+          s.nanoUsd +=
+            (left.inputTokens - left.cacheReadTokens - left.cacheWriteTokens) * unit.input +
+            left.outputTokens * unit.output +
+            left.cacheReadTokens * unit.cacheRead +
+            left.cacheWriteTokens * unit.cacheWrite;
+        } else {
+          // modelsToDetail had every entry of this model counted exactly: these
+          // were written between the two passes. Priced as one call (close, not exact).
+          const nano = nanoUsd(g.model, usageOf(left));
+          if (nano === undefined) s.unpriced += rest;
+          else s.nanoUsd += nano;
+        }
+      }
+      this.#add(g.namespace, g.role, metaModelLabel(g), s);
+      this.#verdicts.accepted += g.accepted;
+      this.#verdicts.rejected += g.rejected;
+      this.#verdicts.none += g.entries - g.accepted - g.rejected;
+    }
+    this.#idCount += stats.ids;
+    this.#times(stats.oldest, stats.newest);
+  }
+
+  #add(namespace: string, role: string, label: string, s: Sums): void {
+    addSums(this.#total, s);
+    for (const [groups, name] of [
+      [this.#groups.byNamespace, namespace],
+      [this.#groups.byRole, role],
+      [this.#groups.byModel, label],
+    ] as const) {
+      let into = groups.get(name);
+      if (into === undefined) {
+        into = sums();
+        groups.set(name, into);
+      }
+      addSums(into, s);
+    }
+  }
+
+  #times(oldest: string | undefined, newest: string | undefined): void {
+    if (oldest !== undefined && (this.#oldest === null || oldest < this.#oldest))
+      this.#oldest = oldest;
+    if (newest !== undefined && (this.#newest === null || newest > this.#newest))
+      this.#newest = newest;
   }
 
   report(runs: number, problems: number): StatsReport {
-    const report = this.#report;
-    report.ids = this.#ids.size;
-    report.runs = runs;
-    report.problems = problems;
-    report.recordedMs = Math.round(report.recordedMs * 1000) / 1000;
-    return report;
+    const byName = (groups: Map<string, Sums>) => {
+      const out: Record<string, GroupStats> = {};
+      for (const [name, s] of groups) out[name] = groupStats(s);
+      return out;
+    };
+    return {
+      source: this.#source,
+      ...groupStats(this.#total),
+      ids: this.#ids.size + this.#idCount,
+      runs,
+      oldest: this.#oldest,
+      newest: this.#newest,
+      verdicts: { ...this.#verdicts },
+      byNamespace: byName(this.#groups.byNamespace),
+      byRole: byName(this.#groups.byRole),
+      byModel: byName(this.#groups.byModel),
+      problems,
+      prices: { ...PRICE_SNAPSHOT },
+    };
   }
+}
+
+/** The summed tokens of a group (or one entry's, of a detail row) as a `Usage` to price. */
+function usageOf(t: MetaStatsTokens & Pick<MetaStatsKey, "usageModel">): Usage {
+  const usage: Usage = {
+    shape: "openai.chat", // not priced by: any shape
+    inputTokens: t.inputTokens,
+    outputTokens: t.outputTokens,
+  };
+  if (t.cacheReadTokens > 0) usage.cacheReadTokens = t.cacheReadTokens;
+  if (t.cacheWriteTokens > 0) usage.cacheWriteTokens = t.cacheWriteTokens;
+  if (t.usageModel !== undefined) usage.model = t.usageModel;
+  return usage;
+}
+
+/**
+ * Input tokens past which a store counts an entry by its exact tokens: no
+ * price tier in the table starts below it (a model whose tier does is
+ * counted whole, see modelsToDetail), so the rest of a group is priced
+ * from its sums. Prompts this long are rare; each one is a row.
+ */
+const DETAIL_ABOVE = 128_000;
+
+/**
+ * The models whose every entry a store must count by exact tokens: those
+ * whose token costs are not whole nanodollars, or whose first price tier
+ * starts at or below `DETAIL_ABOVE`.
+ */
+function modelsToDetail(stats: MetaStats): string[] {
+  const names = new Set<string>();
+  for (const g of stats.groups) {
+    if (g.usage !== "ok") continue;
+    const unit = unitPrices(g.model, g.usageModel);
+    if (unit === null || (unit !== undefined && unit.tierStart < DETAIL_ABOVE)) {
+      if (g.model !== undefined) names.add(g.model);
+      if (g.usageModel !== undefined) names.add(g.usageModel);
+    }
+  }
+  return [...names].sort();
 }
 
 /**
@@ -316,34 +470,33 @@ Examples:
 };
 
 /**
- * The stats from the store's stored metadata (`Store.listMeta`), reading no
- * value: undefined when the source has none to answer from (a cassette),
- * or the store is not migrated (said on stderr, with the command that fixes
- * it; the caller then reads the values as before).
+ * The stats from the store's stored metadata, summed by the store
+ * (`Store.statsMeta`) without a row crossing to us: undefined when the
+ * source has none to answer from (a cassette), or the store is not migrated
+ * (said on stderr, with the command that fixes it; the caller then reads
+ * the values as before). A second pass counts the exact tokens of the few
+ * models whose price is not linear in them (tiers), when the store has any.
  */
 async function statsFromMeta(
   source: ReturnType<typeof openSource>,
   io: Io,
 ): Promise<{ report: StatsReport; problems: SourceProblem[] } | undefined> {
-  const rows = source.metaRows?.();
-  if (rows === undefined) return undefined;
-  // listMeta's default order is the key order: distinct ids in constant memory.
-  const fold = new StatsFold(source.url, true);
-  const problems: SourceProblem[] = [];
-  let runs = 0;
-  let count = 0;
+  let stats: MetaStats | undefined;
+  let detail: string[] = [];
   const bar = progress(io, `reading ${source.url}`);
+  // The rows summed so far, a page at a time: the bar counts rows, as when they were read here.
+  let shown = 0;
+  const onProgress = (rows: number) => {
+    bar.tick(Math.max(0, rows - shown));
+    shown = Math.max(shown, rows);
+  };
   try {
-    for await (const m of rows) {
-      bar.tick();
-      if (m.kind === "entry") fold.addMeta(m);
-      else if (m.kind === "run") runs++;
-      else if (m.kind === "problem") {
-        count++;
-        if (problems.length === 0) {
-          problems.push(metaProblem(source.url, m));
-        }
-      }
+    stats = await source.metaStats?.([], DETAIL_ABOVE, onProgress);
+    if (stats === undefined) return undefined;
+    detail = modelsToDetail(stats);
+    if (detail.length > 0) {
+      shown = 0;
+      stats = await source.metaStats!(detail, DETAIL_ABOVE, onProgress);
     }
   } catch (error) {
     if (!(error instanceof MetadataMissingError)) throw error;
@@ -354,7 +507,21 @@ async function statsFromMeta(
   } finally {
     bar.done();
   }
-  return { report: fold.report(runs, count), problems };
+  const fold = new StatsFold(source.url, true);
+  fold.addMetaStats(stats!);
+  const first = stats!.firstProblem;
+  const problems =
+    first === undefined
+      ? []
+      : [
+          metaProblem(source.url, {
+            key: first.key,
+            kind: "problem",
+            bytes: 0,
+            problem: first.problem,
+          }),
+        ];
+  return { report: fold.report(stats!.runs, stats!.problems), problems };
 }
 
 function printHuman(io: Io, r: StatsReport, exists: boolean): void {

@@ -24,6 +24,7 @@ import type { Backend, RawRow } from "../backend.js";
 import { keysetPages } from "./keyset.js";
 import { createKeyv } from "./keyv.js";
 import { LATE } from "./late.js";
+import { SQLITE_DIALECT, statsSqlMeta } from "./sql-meta-stats.js";
 import {
   BUSY_TIMEOUT_MS,
   fencedRemoval,
@@ -231,6 +232,15 @@ export async function createBetterSqliteBackend(
     keepsMeta: () => keepsMeta,
     metaMissing: () => sqliteMetaMissing(metaQuery),
     listMeta: (q) => listSqliteMeta(metaQuery, q),
+    statsMeta: (q, now, onProgress) =>
+      statsSqlMeta(
+        (sql, params) => metaQuery(sql, ...params),
+        SQLITE_DIALECT,
+        q,
+        now,
+        undefined,
+        onProgress,
+      ),
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(metaQuery, onProgress);
       keepsMeta = true;

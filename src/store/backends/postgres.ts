@@ -19,6 +19,7 @@ import {
   pgMetaParams,
   preparePgMeta,
 } from "./postgres-meta.js";
+import { PG_DIALECT, PG_STATS_PAGE, statsSqlMeta } from "./sql-meta-stats.js";
 
 /** Table of values (keyv's `key`/`value` layout), in schema `public`. */
 export const PG_VALUES_TABLE = "invocache_entries";
@@ -268,6 +269,8 @@ export async function createPostgresBackend(
     keepsMeta: () => keepsMeta,
     metaMissing: () => pgMetaMissing(query),
     listMeta: (q) => listPgMeta(query, q),
+    statsMeta: (q, now, onProgress) =>
+      statsSqlMeta(query, PG_DIALECT, q, now, PG_STATS_PAGE, onProgress),
     async migrateMeta(onProgress) {
       const filled = await migratePgMeta(query, onProgress);
       keepsMeta = true;

@@ -16,6 +16,7 @@ import {
   redisMetaMissing,
   redisSetWithMeta,
 } from "./redis-meta.js";
+import { statsRedisMeta } from "./redis-meta-stats.js";
 
 /** Every value key is `invocache:v:<key>`: one Redis db may be shared with other apps. */
 export const REDIS_VALUE_PREFIX = "invocache:v:";
@@ -149,6 +150,7 @@ export async function createRedisBackend(connectUrl: string, storeUrl: string): 
     keepsMeta: () => true,
     metaMissing: () => redisMetaMissing(client),
     listMeta: (q) => listRedisMeta(client, q),
+    statsMeta: (q, now, onProgress) => statsRedisMeta(client, q, now, undefined, onProgress),
     migrateMeta: (onProgress) => migrateRedisMeta(client, onProgress),
     async setRecord(key, record, ttlMs, notAfter, meta) {
       if (meta !== undefined) {

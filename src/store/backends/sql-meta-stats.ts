@@ -1,0 +1,315 @@
+/**
+ * `Store.statsMeta` on SQLite and PostgreSQL (src/store/meta-stats.ts):
+ * the stored metadata (`m_meta`, sqlite-meta.ts / postgres-meta.ts) summed
+ * by SQL GROUP BY, a page of rows at a time in key order (keyset paging:
+ * no statement holds more than a page, and a page answers in well under
+ * the store's timeout at any size). Only each page's groups (a few dozen
+ * rows) cross to the caller, never the rows. One statement per page gives
+ * the groups, the exact token counts asked for, the other kinds of rows,
+ * and the distinct ids (an entry whose namespace and id differ from the
+ * entry before it, in key order: occurrences of one id are adjacent).
+ */
+import { StoreError } from "../../errors.js";
+import { decodeMeta } from "../meta.js";
+import { MetaStatsSum, statsKeyFromColumns } from "../meta-stats.js";
+import type { MetaStats, MetaStatsQuery } from "../meta-types.js";
+
+/** Rows summed per statement on SQLite (it walks the covering key index in order). */
+export const STATS_PAGE = 50_000;
+/**
+ * Rows per statement on PostgreSQL: its planner reads a page of 50,000 in
+ * key order with a scan and sort of the whole table once the rows left are
+ * near the page's size (`EXPLAIN` at 300,000 rows); a smaller page keeps
+ * the index to the end. 2,000 to 50,000 summed 300,000 rows alike.
+ */
+export const PG_STATS_PAGE = 10_000;
+
+type Rows = Array<Record<string, unknown>>;
+
+/** How the two databases spell what the statement needs. */
+interface Dialect {
+  /**
+   * The page of rows (`key`, `m` the metadata as the dialect reads JSON)
+   * after `after`, under `prefix`, below `upper` when given (the first key
+   * past the prefix's range: the scan stops there instead of at the table's end).
+   */
+  page(limit: string, after: string, prefix?: string, upper?: string): string;
+  /** A text field at `path` of the metadata `m`. */
+  text(path: string[]): string;
+  /** A number field at `path` (NULL when absent). */
+  num(path: string[]): string;
+  /** An integer field at `path` (NULL when absent). */
+  int(path: string[]): string;
+  /** `floor(x)` of a non-negative double, as an integer. */
+  floor(x: string): string;
+  /** Null-safe "differs from". */
+  differs: string;
+  /** The binary collation of keys and times (PostgreSQL's text is compared in the locale's). */
+  binary: string;
+  /** Bind named parameters (`@name` in the text): the statement and its values in order. */
+  bind(sql: string, values: Record<string, unknown>): { sql: string; params: unknown[] };
+  /** The first problem's metadata, by key. */
+  metaOf: string;
+}
+
+const T_SQLITE = "invocache_entries";
+const T_PG = "public.invocache_entries";
+
+export const SQLITE_DIALECT: Dialect = {
+  page: (limit, after, prefix, upper) => `SELECT key, m_meta AS m FROM ${T_SQLITE}
+    INDEXED BY invocache_meta_key
+    WHERE key > ${after}${
+      prefix === undefined
+        ? ""
+        : ` AND key >= ${prefix} AND ${upper === undefined ? `substr(key, 1, length(${prefix})) = ${prefix}` : `key < ${upper}`}`
+    }
+    ORDER BY key LIMIT ${limit}`,
+  text: (path) => `json_extract(m, '$.${path.join(".")}')`,
+  num: (path) => `json_extract(m, '$.${path.join(".")}')`,
+  int: (path) => `json_extract(m, '$.${path.join(".")}')`,
+  // No floor() in every SQLite build: CAST truncates, which is floor for x >= 0.
+  floor: (x) => `CAST(${x} AS INTEGER)`,
+  differs: "IS NOT",
+  binary: "",
+  // One "?" per use (better-sqlite3 binds no numbered parameter from a list).
+  bind: (sql, values) => {
+    const params: unknown[] = [];
+    const text = sql.replace(/@([a-z]\w*)/g, (_, name: string) => {
+      params.push(values[name]);
+      return "?";
+    });
+    return { sql: text, params };
+  },
+  metaOf: `SELECT m_meta FROM ${T_SQLITE} WHERE key = @key`,
+};
+
+export const PG_DIALECT: Dialect = {
+  // Ranges only where it can (no left(): the planner then misjudges how
+  // many rows match, and scans and sorts the whole table for each page).
+  page: (limit, after, prefix, upper) => `SELECT key, m_meta::jsonb AS m FROM ${T_PG}
+    WHERE key COLLATE "C" > ${after}${
+      prefix === undefined
+        ? ""
+        : ` AND key COLLATE "C" >= ${prefix} AND ${upper === undefined ? `left(key, char_length(${prefix})) = ${prefix}` : `key COLLATE "C" < ${upper}`}`
+    }
+    ORDER BY key COLLATE "C" LIMIT ${limit}`,
+  text: (path) => `(m #>> '{${path.join(",")}}')`,
+  num: (path) => `(m #>> '{${path.join(",")}}')::float8`,
+  int: (path) => `(m #>> '{${path.join(",")}}')::bigint`,
+  floor: (x) => `floor(${x})::bigint`,
+  differs: "IS DISTINCT FROM",
+  binary: ' COLLATE "C"',
+  bind: (sql, values) => {
+    const names = Object.keys(values);
+    const text = sql.replace(/@([a-z]\w*)/g, (_, name: string) => `$${names.indexOf(name) + 1}`);
+    return { sql: text, params: Object.values(values) };
+  },
+  metaOf: `SELECT m_meta FROM ${T_PG} WHERE key = @key`,
+};
+
+/**
+ * The statement for one page. Parameters: after, prefix, limit, now, then
+ * the `detail` model names. Every output row has the same columns; `part`
+ * says what it is: `g` a group, `u` a group's exact token counts, `o` the
+ * rows of another kind (`kind`: run, problem, other, expired, missing).
+ */
+function pageStatement(d: Dialect, details: number, prefixed: boolean, bounded: boolean): string {
+  const c = d.binary;
+  const kind = `CASE WHEN m IS NULL OR ${d.int(["mv"])} ${d.differs} 1 THEN 'missing'
+      WHEN ${d.num(["expires"])} < @now THEN 'expired'
+      ELSE ${d.text(["kind"])} END`;
+  const cr = `coalesce(${d.int(["usage", "cacheReadTokens"])}, 0)`;
+  const cw = `coalesce(${d.int(["usage", "cacheWriteTokens"])}, 0)`;
+  const input = `coalesce(${d.int(["usage", "inputTokens"])}, 0)`;
+  // Every field read once per row, into narrow rows (the JSON goes no further).
+  const fields = `SELECT key, ${kind} AS kind,
+      ${d.text(["namespace"])} AS ns, ${d.text(["id"])} AS id, ${d.text(["role"])} AS role,
+      ${d.text(["model"])} AS model, ${d.text(["tool", "server"])} AS tool_server,
+      ${d.text(["tool", "name"])} AS tool_name, ${d.int(["tool", "version"])} AS tool_version,
+      ${d.text(["usage", "model"])} AS usage_model,
+      CASE WHEN ${d.text(["usage", "shape"])} IS NULL THEN 'none'
+        WHEN ${cr} + ${cw} > ${input} THEN 'over' ELSE 'ok' END AS usage_class,
+      ${d.int(["bytes"])} AS bytes,
+      ${d.floor(`${d.num(["durationMs"])} * 1000 + 0.5`)} AS dur_us,
+      ${d.text(["verdict"])} AS verdict,
+      ${input} AS in_t, coalesce(${d.int(["usage", "outputTokens"])}, 0) AS out_t,
+      ${cr} AS cr_t, ${cw} AS cw_t,
+      ${d.text(["recordedAt"])}${c} AS at
+    FROM page`;
+  const key = `ns, role, model, tool_server, tool_name, tool_version, usage_model, usage_class`;
+  const none = `NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
+  const detailIn = Array.from({ length: details }, (_, i) => `@d${i}`).join(", ");
+  const byModel = details === 0 ? "" : ` OR model IN (${detailIn}) OR usage_model IN (${detailIn})`;
+  const detail = `UNION ALL
+    SELECT 'u', 'entry', ${key}, count(*), 0, 0, 0, 0, in_t, out_t, cr_t, cw_t, 0, NULL, NULL, NULL, NULL
+    FROM e WHERE usage_class = 'over' OR (usage_class = 'ok' AND (in_t > @above${byModel}))
+    GROUP BY ${key}, in_t, out_t, cr_t, cw_t`;
+  return `WITH page AS (${d.page("@limit", "@after", prefixed ? "@prefix" : undefined, bounded ? "@upper" : undefined)}),
+    r AS MATERIALIZED (${fields}),
+    e AS MATERIALIZED (SELECT r.*, CASE WHEN (ns || ':' || id) ${d.differs}
+        lag(ns || ':' || id) OVER (ORDER BY key${c}) THEN 1 ELSE 0 END AS new_id
+      FROM r WHERE kind = 'entry')
+    SELECT 'g' AS part, 'entry' AS kind, ${key}, count(*) AS n, sum(bytes) AS bytes,
+      sum(dur_us) AS dur_us,
+      sum(CASE WHEN verdict = 'accepted' THEN 1 ELSE 0 END) AS accepted,
+      sum(CASE WHEN verdict = 'rejected' THEN 1 ELSE 0 END) AS rejected,
+      sum(in_t) AS in_t, sum(out_t) AS out_t, sum(cr_t) AS cr_t, sum(cw_t) AS cw_t,
+      sum(new_id) AS new_ids, min(key${c}) AS first_key, max(key${c}) AS last_key,
+      min(at) AS oldest, max(at) AS newest
+    FROM e GROUP BY ${key}
+    ${detail}
+    UNION ALL
+    SELECT 'o', kind, ${none}, count(*), 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      min(key${c}), max(key${c}), NULL, NULL
+    FROM r WHERE kind ${d.differs} 'entry' GROUP BY kind`;
+}
+
+/**
+ * The first key past every key that starts with `prefix` (its last
+ * character bumped: keys are ASCII), or undefined for no prefix.
+ */
+function prefixEnd(prefix: string): string | undefined {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (prefix === "" || last >= 0x7f) return undefined;
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
+}
+
+/** The namespace and id of an entry key (`<namespace>:e:<id>:<occurrence>`). */
+function pairOfKey(key: string): [string, string] {
+  const parts = key.split(":");
+  return [parts[0] ?? "", parts[2] ?? ""];
+}
+
+/** The group key of a `g` or `u` row. */
+function statsKeyOfRow(row: Record<string, unknown>) {
+  return statsKeyFromColumns({
+    namespace: row.ns,
+    role: row.role,
+    model: row.model,
+    toolServer: row.tool_server,
+    toolName: row.tool_name,
+    toolVersion: row.tool_version,
+    usageModel: row.usage_model,
+    usage: row.usage_class,
+  });
+}
+
+/** The token columns of a `g` row (sums) or a `u` row (one entry's counts). */
+function tokensOfRow(row: Record<string, unknown>) {
+  return {
+    inputTokens: Number(row.in_t),
+    outputTokens: Number(row.out_t),
+    cacheReadTokens: Number(row.cr_t),
+    cacheWriteTokens: Number(row.cw_t),
+  };
+}
+
+/** Binary order of keys, as the indexes sort them (keys are the ASCII keys we write). */
+function maxKey(a: string | undefined, b: string): string {
+  return a === undefined || b > a ? b : a;
+}
+
+/**
+ * Sum the stored metadata of `query` with `run` (the store's statement
+ * runner, positional parameters) in `dialect`, leaving out rows expired at `now`.
+ *
+ * @throws StoreError when a row's metadata is missing (cleared meanwhile by
+ *   an older writer), as the listing does.
+ */
+export async function statsSqlMeta(
+  run: (sql: string, params: unknown[]) => Promise<Rows>,
+  dialect: Dialect,
+  query: MetaStatsQuery,
+  now: number,
+  pageSize = STATS_PAGE,
+  onProgress?: (rows: number) => void,
+): Promise<MetaStats> {
+  const prefix = query.prefix ?? "";
+  const details = [...new Set(query.usageDetail ?? [])];
+  const upper = prefixEnd(prefix);
+  // Past any token count: no entry is detailed by its size.
+  const above = Math.min(
+    query.usageDetailAbove ?? Number.MAX_SAFE_INTEGER,
+    Number.MAX_SAFE_INTEGER,
+  );
+  const text = pageStatement(dialect, details.length, prefix !== "", upper !== undefined);
+  const named = (after: string) => {
+    const values: Record<string, unknown> = { after, limit: pageSize, now, above };
+    if (prefix !== "") values.prefix = prefix;
+    if (upper !== undefined) values.upper = upper;
+    for (const [i, model] of details.entries()) values[`d${i}`] = model;
+    return dialect.bind(text, values);
+  };
+  const sum = new MetaStatsSum();
+  let after = "";
+  let firstProblem: string | undefined;
+  let seen = 0;
+  while (true) {
+    const { sql, params } = named(after);
+    const rows = await run(sql, params);
+    let count = 0;
+    let last: string | undefined;
+    // Ids: the page's groups are joined in key order of their first entries.
+    const idPages: Array<{ n: number; first: string; last: string }> = [];
+    for (const row of rows) {
+      const n = Number(row.n);
+      if (row.part === "u") {
+        // Entries the `g` rows count too: not part of the page's count.
+        sum.addUsage({ ...statsKeyOfRow(row), ...tokensOfRow(row), entries: n });
+        continue;
+      }
+      count += n;
+      last = maxKey(last, String(row.last_key));
+      const kind = String(row.kind);
+      if (row.part === "o") {
+        if (kind === "missing") {
+          throw new StoreError(
+            "",
+            "statsMeta",
+            `the metadata of ${String(row.first_key)} is missing (written meanwhile by an older invocache?); run \`invocache migrate-store\``,
+          );
+        }
+        if (kind === "run") sum.addRuns(n);
+        if (kind === "problem") {
+          sum.addProblems(n);
+          const key = String(row.first_key);
+          if (firstProblem === undefined || key < firstProblem) firstProblem = key;
+        }
+        continue;
+      }
+      sum.addGroup({
+        ...statsKeyOfRow(row),
+        ...tokensOfRow(row),
+        entries: n,
+        bytes: Number(row.bytes),
+        durationUs: Number(row.dur_us),
+        accepted: Number(row.accepted),
+        rejected: Number(row.rejected),
+      });
+      sum.addTimes(String(row.oldest), String(row.newest));
+      idPages.push({
+        n: Number(row.new_ids),
+        first: String(row.first_key),
+        last: String(row.last_key),
+      });
+    }
+    if (idPages.length > 0) {
+      const first = idPages.reduce((a, b) => (b.first < a.first ? b : a)).first;
+      const lastEntry = idPages.reduce((a, b) => (b.last > a.last ? b : a)).last;
+      const n = idPages.reduce((s, p) => s + p.n, 0);
+      sum.addIds(n, pairOfKey(first), pairOfKey(lastEntry));
+    }
+    seen += count;
+    onProgress?.(seen);
+    if (count < pageSize || last === undefined) break;
+    after = last;
+  }
+  if (firstProblem !== undefined) {
+    const one = dialect.bind(dialect.metaOf, { key: firstProblem });
+    const [row] = await run(one.sql, one.params);
+    const meta = row?.m_meta == null ? undefined : decodeMeta(firstProblem, String(row.m_meta));
+    // Rewritten since the page was read: the key still names the problem.
+    sum.addProblems(0, { key: firstProblem, problem: meta?.problem ?? firstProblem });
+  }
+  return sum.result();
+}
