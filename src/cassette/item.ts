@@ -98,6 +98,7 @@ export function toFileEntry(item: CassetteItem): FileEntry | undefined {
   }
   if (entry.id !== parts.id || entry.meta.occurrence !== parts.occurrence) return undefined;
   const { occurrence: _o, attempt: _a, ...meta } = entry.meta;
+  // cast: EntryMeta and Manifest are interfaces (no index signature) of JSON data, validated with the entry: ordered() takes them as JSON objects.
   const metaOut = ordered(meta as unknown as { [key: string]: JsonValue }, META_ORDER);
   if (entry.meta.verdict !== undefined) {
     metaOut.verdict = ordered(
@@ -109,6 +110,7 @@ export function toFileEntry(item: CassetteItem): FileEntry | undefined {
     id: entry.id,
     occurrence: parts.occurrence,
     ...(parts.namespace === DEFAULT_NAMESPACE ? {} : { namespace: parts.namespace }),
+    // cast: Manifest is an interface (no index signature) of JSON data, validated with the entry.
     manifest: ordered(entry.manifest as unknown as { [key: string]: JsonValue }, MANIFEST_ORDER),
     response: entry.response,
     meta: metaOut,

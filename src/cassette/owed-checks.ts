@@ -146,6 +146,7 @@ export async function settleChecks(
     check.value = false;
   }
   if (check.id) {
+    // cast: the value check (run first, above) proved the item's value is an entry: it has an id and a manifest.
     const value = item.value as unknown as { id: string; manifest: Manifest };
     // The caller's manifest, which hashes to its id, equal to the stored one
     // under the same id: the check holds for this get (not remembered: the

@@ -241,6 +241,7 @@ function owedCheckError(
   const at: Segment[] = [section, index];
   try {
     if (kind === "id") {
+      // cast: an id check runs only on an item whose value check passed: the value is an entry with an id and a manifest.
       const value = item.value as unknown as { id: string; manifest: Manifest };
       checker.fail([...at, "id"], idMismatch(value.id, value.manifest));
     } else if (section === "entries") {
@@ -422,6 +423,7 @@ class Checker {
     }
     this.object(e.manifest, [...at, "manifest"]);
     const expires = this.expires(e, at);
+    // cast: each member of `e` the file entry needs was checked above (object, manifest, expires): it is a FileEntry.
     const item = fromFileEntry(e as unknown as FileEntry, expires);
     if (this.defer) {
       this.#owe(item, at, true);

@@ -13,6 +13,7 @@ export const IDENTITY_VERSION = 1;
 
 /** The exact bytes hashed for a manifest (domain tag excluded). */
 export function manifestBytes(manifest: Manifest): Uint8Array {
+  // cast: Manifest is an interface (no index signature) of JSON data, checked when built: canonical JSON takes it as is.
   return wtf8(canonicalJson(manifest as unknown as CanonicalValue));
 }
 

@@ -63,6 +63,7 @@ export function builtManifestIdentity(
   let held: string | undefined;
   let h: Sha256 | undefined;
   let first = true;
+  // cast: Manifest is an interface (no index signature) of JSON data, checked when built: canonical JSON takes it as is.
   writeCanonicalJson(manifest as unknown as CanonicalValue, (piece, wellFormed) => {
     const text = first ? IDENTITY_DOMAIN_V1 + piece : piece;
     const isFirst = first;
@@ -103,6 +104,7 @@ function smallManifestIdentity(
   escaped: readonly string[] | undefined,
   paramsText: string | undefined,
 ): string | undefined {
+  // cast: read the manifest's members by name (an interface has no index signature); each is JSON, checked when built.
   const m = manifest as unknown as Record<string, CanonicalValue | undefined>;
   const keys = Object.keys(m);
   // The members in canonical order (UTF-16 code units): as invocationManifest

@@ -290,6 +290,7 @@ export function toolManifestIdentity(manifest: ToolManifest): string {
   const h = createSha256();
   let domain =
     toolRecipeVersion(manifest) === 2 ? TOOL_IDENTITY_DOMAIN_V2 : TOOL_IDENTITY_DOMAIN_V1;
+  // cast: ToolManifest is an interface (no index signature) of JSON data, checked when built: canonical JSON takes it as is.
   writeCanonicalJson(manifest as unknown as CanonicalValue, (piece, wellFormed) => {
     const text = domain + piece;
     domain = "";
@@ -350,6 +351,7 @@ export function assertToolManifest(value: unknown, where: string): ToolManifest 
   if (m.args === null || typeof m.args !== "object" || Array.isArray(m.args))
     fail("args is not an object");
   toJsonValue(m.args, `${where}.args`);
+  // cast: every member of `m` was checked above (kind, name, version, server, args as JSON): it is a ToolManifest.
   return m as unknown as ToolManifest;
 }
 

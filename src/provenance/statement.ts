@@ -413,6 +413,7 @@ export function checkStampOptions(opts: StampOptions): CheckedStampOptions {
     }
     // Both manifests are JSON (one validated above, one the caller's, built by identity):
     // interface types widened to canonicalJson's input type.
+    // cast: Manifest is an interface (no index signature) of JSON data, checked when built: canonical JSON takes it as is.
     if (
       entry.id !== id ||
       canonicalJson(entry.manifest as unknown as CanonicalValue) !==

@@ -305,6 +305,7 @@ function checkMeta(value: unknown, where: string, deep: boolean): EntryMeta {
     }
     isoTime(verdict.at, "$.meta.verdict.at", where, deep);
   }
+  // cast: every member of `meta` was checked above, field by field: it is an EntryMeta.
   return meta as unknown as EntryMeta;
 }
 

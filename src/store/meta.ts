@@ -52,6 +52,7 @@ export function storedMetaOf(
       problem: `${key}: the entry says id ${entry.id.slice(0, 12)} occurrence ${entry.meta.occurrence}, the key says otherwise; delete it or re-record`,
     };
   }
+  // cast: read the manifest's members by name (an interface has no index signature); the entry was validated above.
   const manifest = entry.manifest as unknown as Record<string, unknown>;
   const meta: StoredMeta = {
     ...base,

@@ -208,6 +208,7 @@ export function mixedStatsRows(ns: string, tag = ns): Array<{ key: string; value
     const entry = entryOf(spec, prompt);
     rows.push({
       key: entryKey(ns, entry.id, entry.meta.occurrence),
+      // cast: an Entry is an interface (no index signature) of JSON data: stored as the JSON value it is.
       value: entry as unknown as JsonValue,
     });
   }

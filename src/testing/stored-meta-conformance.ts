@@ -68,6 +68,7 @@ export function storedMetaConformance(store: () => Store, prefix: () => string):
         "2026-01-02T00:00:00.000Z",
       ].entries()) {
         const e = entryAt(`${prefix()}prompt ${i}`, at, i === 0 ? "builder" : "planner");
+        // cast: an Entry is an interface (no index signature) of JSON data: stored as the JSON value it is.
         rows.push({ key: entryKey(ns, e.id, 0), value: e as unknown as JsonValue });
       }
       rows.push({ key: `${ns}:run:r1`, value: { runId: "r1" } });
@@ -131,6 +132,7 @@ export function storedMetaConformance(store: () => Store, prefix: () => string):
       const rows = await seed();
       const [a, b] = rows;
       const newer = entryAt(`${prefix()}prompt 0`, "2026-02-01T00:00:00.000Z", "builder");
+      // cast: an Entry is an interface (no index signature) of JSON data: stored as the JSON value it is.
       await store().set(a!.key, newer as unknown as JsonValue);
       await store().delete(b!.key);
       await store().deleteIfUnchanged?.(rows[2]!.key, valueDigest(rows[2]!.value));

@@ -167,6 +167,7 @@ export function planRekey(
     for (const m of movers) {
       // Entries are JSON (validated above): widened for jsonEqual.
       const same =
+        // cast: an Entry is an interface (no index signature) of JSON data (validated above): jsonEqual compares it as JSON.
         (occupant !== undefined && jsonEqual(occupant.value, m.value as unknown as JsonValue)) ||
         distinct.some((d) =>
           jsonEqual(d.value as unknown as JsonValue, m.value as unknown as JsonValue),

@@ -200,6 +200,7 @@ export async function createBetterSqliteBackend(
       }),
     has: (key: string) => whenFree(() => getStmt.get(key) !== undefined),
   };
+  // cast: keyv accepts a Map as its store and calls only get/set/delete/clear/has, which `table` implements (awaiting each result).
   const keyv = await createKeyv(table as unknown as Map<string, string>);
   const check = path === ":memory:" ? undefined : fileGuard(path);
   return {

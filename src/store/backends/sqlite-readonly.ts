@@ -82,6 +82,9 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
     set: refuse,
     delete: refuse,
     clear: refuse,
+    // cast: keyv calls only get/set/delete/clear (and the emitter) on an
+    // adapter; the full KeyvStoreAdapter type also names batch methods it
+    // falls back from when absent.
   }) as unknown as KeyvStoreAdapter;
   return {
     keyv: await createKeyv(adapter),

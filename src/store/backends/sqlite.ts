@@ -101,6 +101,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       ? undefined
       : readerOn(own).then((r) => {
           if (r !== undefined) {
+            // cast: keyv's adapter type declares get as a method; it is a plain writable property at run time, swapped for the prepared-statement reader.
             (adapter as unknown as { get: (key: string) => Promise<unknown> }).get = r.get;
           }
           return r;
