@@ -1,14 +1,12 @@
 /**
- * The `invocache/mcp` subpath: tool adapters for optional peers
- * (`@modelcontextprotocol/sdk`, `ai`). Neither is imported at run time here:
- * the adapters are structural, so only the user's own SDK is loaded.
+ * The `invocache/mcp` subpath: the MCP client adapter for the optional peer
+ * `@modelcontextprotocol/sdk`. The SDK is not imported at run time here: the
+ * adapter is structural, so only the user's own SDK is loaded.
+ *
+ * `wrapTool` and `recordAiSdkTools` (no peer loaded either) are exported from
+ * the root `invocache` only: both were also exported here until issue 31
+ * removed the duplicates (docs/tools.md lists where each wrapper lives).
  */
 
-export {
-  type AiSdkToolLike,
-  type RecordAiSdkToolsOptions,
-  recordAiSdkTools,
-} from "./ai-sdk-tool.js";
 export { type McpClientLike, type WrapMcpClientOptions, wrapMcpClient } from "./mcp-client.js";
 export { McpServerIdentityError } from "./mcp-server-identity.js";
-export { type WrapToolOptions, wrapTool } from "./wrap-tool.js";
