@@ -27,9 +27,8 @@ import {
   valueDigest,
 } from "../store/index.js";
 import type { OptionSpec } from "./args.js";
-import { CliError, UsageError } from "./errors.js";
+import { CliError, isStoreError, storeFailure, UsageError } from "./errors.js";
 import type { Io } from "./io.js";
-import { isStoreError, storeFailure } from "./store-errors.js";
 
 /** The options that choose a source, shared by ls, show, stats, prune, stamp, explain. */
 export const SOURCE_OPTIONS = {

@@ -7,6 +7,9 @@ export {
   type NearestEntry,
   ReplayMissError,
   StaleEntryError,
+  ToolCallError,
+  ToolDivergenceError,
+  ToolResultError,
   UnknownInvocationError,
 } from "./errors.js";
 export type { Listener, RecorderEvents } from "./events.js";
@@ -36,7 +39,6 @@ export {
   type ServedStep,
 } from "./run-scope.js";
 export { streamCall } from "./stream-call.js";
-export { ToolCallError, ToolDivergenceError, ToolResultError } from "./tool-errors.js";
 export { checkToolPolicy, isCacheSafe, type ToolEffects, type ToolPolicy } from "./tool-policy.js";
 export type {
   CallOptions,

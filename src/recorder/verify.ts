@@ -19,8 +19,8 @@ import { validateEntry } from "../store/index.js";
 import { countResponseDivergence } from "./call-events.js";
 import type { Upstream } from "./core.js";
 import { type Answer, type CallContext, type Core, storable, TRUSTED } from "./core.js";
+import { ToolDivergenceError } from "./errors.js";
 import { withoutTiming } from "./recorded-stream.js";
-import { ToolDivergenceError } from "./tool-errors.js";
 
 /** What verifying reads: the store, redaction, the counters, and whether the model is strictly replayed. */
 export type VerifyDeps = Pick<Core, "store" | "failOpen" | "secrets" | "stats" | "events" | "mode">;

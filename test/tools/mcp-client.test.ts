@@ -9,14 +9,14 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cassetteStore } from "../../src/cassette/store.js";
 import { toolIdentity } from "../../src/identity/tool-manifest.js";
-import { ReplayMissError } from "../../src/recorder/errors.js";
-import { createRecorder } from "../../src/recorder/recorder.js";
-import { runContentHash } from "../../src/recorder/run-scope.js";
 import {
+  ReplayMissError,
   ToolCallError,
   ToolDivergenceError,
   ToolResultError,
-} from "../../src/recorder/tool-errors.js";
+} from "../../src/recorder/errors.js";
+import { createRecorder } from "../../src/recorder/recorder.js";
+import { runContentHash } from "../../src/recorder/run-scope.js";
 import { wrapMcpClient } from "../../src/tools/mcp-client.js";
 import { startHttpServer } from "./fixtures/mcp-server.js";
 import {

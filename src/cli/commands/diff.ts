@@ -12,11 +12,10 @@ import { parseRunKey, runKey, type Store, validateEntry } from "../../store/inde
 import { diffRuns, type RunTrajectory, type StepSide } from "../../viewer/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
-import { EXIT, UsageError } from "../errors.js";
+import { EXIT, isStoreError, storeFailure, UsageError } from "../errors.js";
 import { renderTable } from "../format.js";
 import type { Io } from "../io.js";
 import { SOURCE_OPTIONS } from "../source.js";
-import { isStoreError, storeFailure } from "../store-errors.js";
 
 /**
  * @example

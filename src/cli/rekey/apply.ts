@@ -18,8 +18,7 @@ import { join } from "node:path";
 import { type CassetteItem, rewriteCassette } from "../../cassette/index.js";
 import type { JsonValue } from "../../json/index.js";
 import { type Store, valueDigest } from "../../store/index.js";
-import { CliError } from "../errors.js";
-import { isStoreError, storeFailure } from "../store-errors.js";
+import { CliError, isStoreError, storeFailure } from "../errors.js";
 import type { Move, RekeyPlan } from "./plan.js";
 
 /** What was written. */
