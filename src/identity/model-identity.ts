@@ -13,6 +13,7 @@ import {
 } from "./canonical-json.js";
 import { type ConversationPieces, escapedPrompts } from "./conversation.js";
 import type { ModelManifest } from "./manifest-types.js";
+import { MANIFEST_FIELDS, REQUIRED_MANIFEST_FIELDS } from "./schema.js";
 import { createSha256, type Sha256, sha256Hex, sha256HexOfText } from "./sha256.js";
 
 /** Domain tag of recipe v1: no other invocache digest starts with these bytes. */
@@ -130,19 +131,10 @@ function smallManifestIdentity(
   return text.isWellFormed() ? sha256HexOfText(text) : sha256Hex(wtf8(text));
 }
 
-/** A model manifest's members in the order invocationManifest adds them, and sorted. */
-const BUILT = ["attempt", "inputs", "model", "prompt", "role", "task"] as const;
-/** Without params the order they are added in is already canonical. */
-const SORTED = BUILT;
-const SORTED_WITH_PARAMS = [
-  "attempt",
-  "inputs",
-  "model",
-  "params",
-  "prompt",
-  "role",
-  "task",
-] as const;
+// A model manifest's members, sorted (schema.ts's lists): invocationManifest
+// adds them in this order, params (when given) last.
+const SORTED: readonly string[] = REQUIRED_MANIFEST_FIELDS;
+const SORTED_WITH_PARAMS: readonly string[] = MANIFEST_FIELDS;
 /** The members' names as canonical JSON strings (none needs escaping). */
 const QUOTED_NAMES = new Map(SORTED_WITH_PARAMS.map((k) => [k as string, `"${k}"`]));
 
@@ -154,7 +146,7 @@ const QUOTED_NAMES = new Map(SORTED_WITH_PARAMS.map((k) => [k as string, `"${k}"
 function builtOrder(keys: readonly string[]): readonly string[] | undefined {
   const n = keys.length;
   if (n !== 6 && !(n === 7 && keys[6] === "params")) return undefined;
-  for (let i = 0; i < 6; i++) if (keys[i] !== BUILT[i]) return undefined;
+  for (let i = 0; i < 6; i++) if (keys[i] !== SORTED[i]) return undefined;
   return n === 6 ? SORTED : SORTED_WITH_PARAMS;
 }
 

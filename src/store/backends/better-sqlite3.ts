@@ -24,7 +24,7 @@ import type { Backend, RawRow } from "../backend.js";
 import { keysetPages } from "./keyset.js";
 import { createKeyv } from "./keyv.js";
 import { LATE } from "./late.js";
-import { SQLITE_DIALECT, statsSqlMeta } from "./sql-meta-stats.js";
+import { statsSqliteMeta } from "./sql-meta-stats.js";
 import {
   BUSY_TIMEOUT_MS,
   fencedRemoval,
@@ -233,15 +233,7 @@ export async function createBetterSqliteBackend(
     keepsMeta: () => keepsMeta,
     metaMissing: () => sqliteMetaMissing(metaQuery),
     listMeta: (q) => listSqliteMeta(metaQuery, q),
-    statsMeta: (q, now, onProgress) =>
-      statsSqlMeta(
-        (sql, params) => metaQuery(sql, ...params),
-        SQLITE_DIALECT,
-        q,
-        now,
-        undefined,
-        onProgress,
-      ),
+    statsMeta: (q, now, onProgress) => statsSqliteMeta(metaQuery, q, now, onProgress),
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(metaQuery, onProgress);
       keepsMeta = true;

@@ -313,3 +313,23 @@ export async function statsSqlMeta(
   }
   return sum.result();
 }
+
+/**
+ * {@link statsSqlMeta} on a SQLite connection (either driver, read-only or
+ * not): `query` takes its parameters spread, as sqlite-meta.ts's readers do.
+ */
+export function statsSqliteMeta(
+  query: (sql: string, ...params: unknown[]) => Promise<Rows>,
+  q: MetaStatsQuery,
+  now: number,
+  onProgress?: (rows: number) => void,
+): Promise<MetaStats> {
+  return statsSqlMeta(
+    (sql, params) => query(sql, ...params),
+    SQLITE_DIALECT,
+    q,
+    now,
+    undefined,
+    onProgress,
+  );
+}

@@ -11,7 +11,7 @@ import type { KeyvStoreAdapter } from "keyv";
 import type { Backend, RawRow } from "../backend.js";
 import { keysetPages } from "./keyset.js";
 import { createKeyv } from "./keyv.js";
-import { SQLITE_DIALECT, statsSqlMeta } from "./sql-meta-stats.js";
+import { statsSqliteMeta } from "./sql-meta-stats.js";
 import { listSqliteRows, SQLITE_VALUES_TABLE } from "./sqlite.js";
 import { listSqliteMeta, sqliteMetaMissing } from "./sqlite-meta.js";
 
@@ -93,15 +93,7 @@ export async function createReadOnlySqliteBackend(path: string): Promise<Backend
     // Stored metadata is read as it is; a file without it is reported, never migrated here.
     metaMissing: () => sqliteMetaMissing(query),
     listMeta: (q) => listSqliteMeta(query, q),
-    statsMeta: (q, now, onProgress) =>
-      statsSqlMeta(
-        (sql, params) => query(sql, ...params),
-        SQLITE_DIALECT,
-        q,
-        now,
-        undefined,
-        onProgress,
-      ),
+    statsMeta: (q, now, onProgress) => statsSqliteMeta(query, q, now, onProgress),
     async *listRawByRecordedAt(prefix: string): AsyncIterable<RawRow | null> {
       // The order is built in a TEMP table (the connection's own temp
       // database: allowed on a read-only file, kept by SQLite in its page

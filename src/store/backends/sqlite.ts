@@ -12,7 +12,7 @@ import type { Backend, RawRow } from "../backend.js";
 import { keysetPages } from "./keyset.js";
 import { prepareKeyv } from "./keyv.js";
 import { LATE } from "./late.js";
-import { SQLITE_DIALECT, statsSqlMeta } from "./sql-meta-stats.js";
+import { statsSqliteMeta } from "./sql-meta-stats.js";
 import {
   listSqliteMeta,
   migrateSqliteMeta,
@@ -133,15 +133,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     keepsMeta: () => keepsMeta,
     metaMissing: () => sqliteMetaMissing(query),
     listMeta: (q) => listSqliteMeta(query, q),
-    statsMeta: (q, now, onProgress) =>
-      statsSqlMeta(
-        (sql, params) => query(sql, ...params),
-        SQLITE_DIALECT,
-        q,
-        now,
-        undefined,
-        onProgress,
-      ),
+    statsMeta: (q, now, onProgress) => statsSqliteMeta(query, q, now, onProgress),
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(query, onProgress);
       keepsMeta = true;
