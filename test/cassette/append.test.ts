@@ -5,7 +5,7 @@
  * rewrites it once into the normal form. Readers take the appended records;
  * a torn tail is cut off with a warning, never silently.
  */
-import { mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -117,6 +117,25 @@ describe("append-only recording", () => {
       await reader.close();
       expect(warnings, damage).toHaveLength(1);
     }
+  });
+
+  it("a cassette deleted while a handle records: the next write makes a whole, readable file again", async () => {
+    const path = join(dir, "deleted.yaml");
+    const rec = recordingCassetteStore(path, { parseCache: false });
+    for (let i = 0; i < 3; i++) await rec.set(`k${i}`, value(i));
+    rmSync(path);
+    // An append to the deleted file would leave a record with no first
+    // document (or fail on the missing path): the write must start a new file.
+    await rec.set("k9", value(9));
+    const warnings: string[] = [];
+    const other = cassetteStore(path, { parseCache: false, onWarning: (m) => warnings.push(m) });
+    expect([...(await all(other)).keys()]).toStrictEqual(["k9"]);
+    await other.close();
+    expect(warnings).toStrictEqual([]);
+    await rec.set("k10", value(10));
+    expect(readFileSync(path, "utf8")).toContain(MARK); // appending again once the file exists
+    await rec.close();
+    expect((await readCassette(path)).map((i) => i.key)).toStrictEqual(["k9", "k10"]);
   });
 
   it("two recording handles on one file, writes interleaved: every acknowledged write is kept", async () => {
