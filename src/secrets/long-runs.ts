@@ -18,7 +18,9 @@ export interface CharRun {
  * The first maximal run of characters whose ASCII code has `table[c] === 1`
  * (non-ASCII never belongs), starting at or after `from` (a run crossing
  * `from` is clipped to it) and at least `min` (≥ 1) long; undefined when
- * there is none.
+ * there is none. Only `text[from, to)` is read (default: to the end; a run
+ * crossing `to` is clipped to it), so the runs of a subclass inside one run
+ * of a wider class are found without reading past it (shared-runs.ts).
  *
  * @example
  * nextLongRun("ab abcdef", 0, LETTERS, 4) // { start: 3, end: 9 }
@@ -28,8 +30,9 @@ export function nextLongRun(
   from: number,
   table: Uint8Array,
   min: number,
+  to: number = text.length,
 ): CharRun | undefined {
-  const n = text.length;
+  const n = to;
   // The class test is written out at each use, not a function: a process's
   // first scans run this in the interpreter, where a call per character
   // costs more than the test, and a small function called that often was the

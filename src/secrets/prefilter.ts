@@ -92,8 +92,10 @@ export interface PatternFilter {
    * For each pattern (by index): may it match `text`? False only when its
    * required literal occurs nowhere in the text. `undefined` for a pattern
    * without a readable literal (the caller decides, as before).
+   * `tokenRuns`, when given, holds what `longTokenRuns(text, text.length >>> 1)`
+   * returns, found by the caller (shared-runs.ts finds it beside the base64 runs).
    */
-  candidates(text: string): (boolean | undefined)[];
+  candidates(text: string, tokenRuns?: { tokenText: string | undefined }): (boolean | undefined)[];
 }
 
 /** Build the filter for `regexes` (one per pattern, in order). */
@@ -108,10 +110,14 @@ export function patternFilter(regexes: readonly RegExp[]): PatternFilter {
   let all: PatternFilter | undefined; // only mostly-one-token texts use it: built on the first
   const anyInRun = inRun.includes(true);
   return {
-    candidates(text) {
+    candidates(text, tokenRuns) {
       // Text that is mostly one long token (a base64 blob) gains nothing from the
       // split: the in-run literals would be searched in nearly all of it anyway.
-      const runText = anyInRun ? longTokenRuns(text, text.length >>> 1) : "";
+      const runText = !anyInRun
+        ? ""
+        : tokenRuns !== undefined
+          ? tokenRuns.tokenText
+          : longTokenRuns(text, text.length >>> 1);
       if (runText === undefined) {
         all ??= literalSearch(lits);
         return all.candidates(text);

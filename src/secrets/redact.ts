@@ -23,6 +23,7 @@ import {
   type SecretPattern,
 } from "./patterns.js";
 import { type PatternFilter, patternFilter } from "./prefilter.js";
+import { type SharedRuns, sharedRuns } from "./shared-runs.js";
 
 /** Shorter texts (a decoded run, a header) take the single anchor test: the filter's set-up costs more. */
 const PREFILTER_MIN = 256;
@@ -128,6 +129,7 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
   /** Key shapes only (no env values): the raw text, then what percent- and base64-encoding hide. */
   const shapes = (text: string, path: string, found: SecretFinding[], depth: number): string => {
     let out = text;
+    let runs: SharedRuns | undefined;
     if (!precheck || out.length < PREFILTER_MIN) {
       if (!precheck || SECRET_ANCHORS.test(out)) {
         for (const p of compiled) out = applyPattern(out, p, path, found);
@@ -137,7 +139,13 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
       // placeholder written by an earlier pattern adds no literal a later one
       // can match on; the property test against the unfiltered scan checks it.
       builtInFilter ??= patternFilter(SECRET_PATTERNS.map((p) => p.regex));
-      const on = builtInFilter.candidates(out);
+      // The prefilter's token runs and the base64 runs decoded below, from one
+      // sampled pass (shared-runs.ts); the base64 runs are used only if nothing
+      // before them changed the text.
+      if (depth > 0 && compiled.length > 0) {
+        runs = sharedRuns(out, BASE64_CHARS, BASE64_MIN_RUN, out.length >>> 1);
+      }
+      const on = builtInFilter.candidates(out, runs);
       const anchors = on.includes(undefined) && SECRET_ANCHORS.test(out);
       for (let i = 0; i < compiled.length; i++) {
         if (on[i] ?? anchors) out = applyPattern(out, compiled[i]!, path, found);
@@ -147,7 +155,19 @@ export function createSecretScanner(opts: SecretOptions = {}): SecretScanner {
       if (out.includes("%"))
         out = decodedRuns(out, PERCENT_RUN, "%", decodePercent, path, found, shapes, depth);
       const skip = precheck ? cannotHoldAnchor : undefined;
-      out = decodedRuns(out, BASE64_RUN, undefined, decodeBase64, path, found, shapes, depth, skip);
+      const known = out === text ? runs?.base64 : undefined;
+      out = decodedRuns(
+        out,
+        BASE64_RUN,
+        undefined,
+        decodeBase64,
+        path,
+        found,
+        shapes,
+        depth,
+        skip,
+        known,
+      );
     }
     return out;
   };
@@ -453,7 +473,18 @@ function decodeBase64(run: string): string | undefined {
  * made per call: the bundle's keepNames gives every named closure a
  * defineProperty each time it is made, 3 % of a memory hit.)
  */
-function nextRun(text: string, from: number, seed: RegExp, table: Uint8Array): CharRun | undefined {
+function nextRun(
+  text: string,
+  from: number,
+  seed: RegExp,
+  table: Uint8Array,
+  known: readonly number[] | undefined,
+  k: number,
+): CharRun | undefined {
+  // Runs found already (shared-runs.ts): the k-th pair of start, end.
+  if (known !== undefined) {
+    return k < known.length ? { start: known[k]!, end: known[k + 1]! } : undefined;
+  }
   if (seed === PERCENT_RUN) {
     seed.lastIndex = from;
     const m = seed.exec(text);
@@ -472,15 +503,17 @@ function decodedRuns(
   shapes: (text: string, path: string, found: SecretFinding[], depth: number) => string,
   depth: number,
   skip?: (text: string, start: number, end: number) => boolean,
+  known?: readonly number[],
 ): string {
   const table = seed === PERCENT_RUN ? PERCENT_CHARS : BASE64_CHARS;
   let out = "";
   let last = 0;
   let from = 0;
+  let k = 0; // the next run of `known`
   for (
-    let m = nextRun(text, from, seed, table);
+    let m = nextRun(text, from, seed, table, known, k);
     m !== undefined;
-    m = nextRun(text, from, seed, table)
+    m = nextRun(text, from, seed, table, known, (k += 2))
   ) {
     // Extend left (never past the previous run) and right over the run's characters.
     let start = m.start;
