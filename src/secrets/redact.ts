@@ -509,12 +509,11 @@ function decodedRuns(
   let out = "";
   let last = 0;
   let from = 0;
-  let k = 0; // the next run of `known`
-  for (
-    let m = nextRun(text, from, seed, table, known, k);
-    m !== undefined;
-    m = nextRun(text, from, seed, table, known, (k += 2))
-  ) {
+  let k = -2; // the run of `known` taken last
+  for (;;) {
+    k += 2;
+    const m = nextRun(text, from, seed, table, known, k);
+    if (m === undefined) break;
     // Extend left (never past the previous run) and right over the run's characters.
     let start = m.start;
     while (start > last) {
