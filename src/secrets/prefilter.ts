@@ -163,6 +163,34 @@ export function longTokenRuns(text: string, limit = text.length): string | undef
  */
 const FEW_LITERALS = 8;
 
+const probes = new Map<string, string | undefined>();
+
+/**
+ * A part of an exact-case literal that is searched first, because the
+ * literal cannot occur where it does not: its longest run of letters and
+ * digits, when that is at least 3 long and shorter than the literal. Why:
+ * V8 searches a literal by its first character, or from its last for a
+ * long one, and `-----BEGIN ` has a common character at both ends (`-` in
+ * every flag and date, the space after every word): 41 µs on the 100 KiB
+ * bench prompt, against 3 µs for `BEGIN`, which does not occur there.
+ *
+ * @example
+ * probeOf("-----BEGIN ") // "BEGIN"
+ * probeOf("Bearer") // undefined: the literal itself
+ */
+export function probeOf(lit: string): string | undefined {
+  let probe = probes.get(lit);
+  if (probe === undefined && !probes.has(lit)) {
+    const longest = (lit.match(/[A-Za-z0-9]+/g) ?? []).reduce(
+      (a, b) => (b.length > a.length ? b : a),
+      "",
+    );
+    probe = longest.length >= 3 && longest.length < lit.length ? longest : undefined;
+    probes.set(lit, probe);
+  }
+  return probe;
+}
+
 /** Where the given literals occur (patterns without one: undefined), one native search at a time. */
 function literalSearch(lits: readonly (RequiredLiterals | undefined)[]): PatternFilter {
   // Literals by case rule (exact, or folded for `i` patterns), each with the patterns needing it.
@@ -192,6 +220,8 @@ function literalSearch(lits: readonly (RequiredLiterals | undefined)[]): Pattern
         if (g.patternsOf.size === 0) continue;
         if (!g.fold && g.patternsOf.size <= FEW_LITERALS) {
           for (const [lit, ps] of g.patternsOf) {
+            const probe = probeOf(lit);
+            if (probe !== undefined && !text.includes(probe)) continue;
             if (text.includes(lit)) for (const p of ps) on[p] = true;
           }
           continue;

@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SECRET_PATTERNS } from "../../src/secrets/patterns.js";
-import { patternFilter, requiredLiterals } from "../../src/secrets/prefilter.js";
+import { patternFilter, probeOf, requiredLiterals } from "../../src/secrets/prefilter.js";
 import { minTokenRun, TOKEN_RUN_MIN } from "../../src/secrets/token-runs.js";
 
 describe("literal prefilter (whole-text literals)", () => {
@@ -19,6 +19,13 @@ describe("literal prefilter (whole-text literals)", () => {
     // Other classes only start the search after them, as before.
     expect(requiredLiterals(/[A-Za-z]key=/g)).toEqual({ any: ["key="], fold: false });
     expect(requiredLiterals(/[ab]?cd/g)).toBeUndefined();
+  });
+
+  it("searches a literal's longest alphanumeric part first, only when it is a proper part", () => {
+    expect(probeOf("-----BEGIN ")).toBe("BEGIN");
+    expect(probeOf("Bearer")).toBeUndefined();
+    expect(probeOf("://")).toBeUndefined();
+    expect(probeOf("a-b")).toBeUndefined(); // too short to be worth a search of its own
   });
 
   const filter = patternFilter(SECRET_PATTERNS.map((p) => p.regex));
