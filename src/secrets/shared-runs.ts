@@ -80,7 +80,7 @@ export function sharedRuns(
   const min = Math.min(tokenMin, base64Min);
   const parts: string[] = [];
   const base64: number[] = [];
-  let total = 0;
+  let total = 0; // once past the limit, the runs are only counted: the text is not wanted
   for (let u = nextLongRun(text, 0, union, min); u !== undefined; ) {
     const end = u.end;
     // Every character of [u.start, end) is in the union: one of the three kinds.
@@ -92,7 +92,7 @@ export function sharedRuns(
       if (k === BASE64_ONLY) {
         if (i - tokenFrom >= tokenMin) {
           total += i - tokenFrom;
-          parts.push(text.slice(tokenFrom, i));
+          if (total <= tokenLimit) parts.push(text.slice(tokenFrom, i));
         }
         tokenFrom = i + 1;
       } else {
@@ -102,7 +102,7 @@ export function sharedRuns(
     }
     if (end - tokenFrom >= tokenMin) {
       total += end - tokenFrom;
-      parts.push(text.slice(tokenFrom, end));
+      if (total <= tokenLimit) parts.push(text.slice(tokenFrom, end));
     }
     if (end - base64From >= base64Min) base64.push(base64From, end);
     u = nextLongRun(text, end, union, min);
