@@ -17,9 +17,9 @@ import {
   prepareNormalizer,
   reuseToken,
 } from "../normalize/internal.js";
-import { canonicalJson, canonicalString } from "./canonical-json.js";
+import { canonicalJson, canonicalString, sortNames } from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
-import { reuseIsOn, reusing, type Written } from "./normalized-reuse.js";
+import { ReusingLookup, reuseIsOn, type Written } from "./normalized-reuse.js";
 
 /**
  * Strings up to this length are normalized once per conversation: roles,
@@ -130,34 +130,54 @@ function normalizer(
  * answer, so the written form is kept across calls (normalized-reuse.ts):
  * an agent re-sends every earlier message on each turn. Kept written, not
  * only normalized: escaping a reused string again would be most of what is
- * left of its cost.
+ * left of its cost. One object per request (no closures: the bundle's
+ * keepNames gives a named one a defineProperty each time it is made).
  */
-function written(
-  prepared: PreparedNormalizer,
-  counts?: Record<string, number>,
-): (s: string) => Piece {
-  // Anonymous arrows, not named consts: the bundle's keepNames gives every
-  // named closure a defineProperty each time it is made (once per request).
-  if (counts !== undefined) {
-    const text = normalizer(prepared, counts);
-    return (s) => pieceOf(text(s));
+function written(prepared: PreparedNormalizer, counts?: Record<string, number>): Pieces {
+  if (counts !== undefined) return new CountedPieces(normalizer(prepared, counts));
+  if (reuseIsOn()) return new ReusedPieces(prepared);
+  return new MemoPieces(prepared);
+}
+
+/** Where the writer gets each string's piece. */
+interface Pieces {
+  lookup(s: string): Piece;
+}
+
+/** Counting the rules that fire (miss reports): nothing reused. */
+class CountedPieces implements Pieces {
+  constructor(private readonly text: (s: string) => string) {}
+  lookup(s: string): Piece {
+    return pieceOf(this.text(s));
   }
-  const piece = reusing(
-    () => reuseToken(prepared),
-    (s) => pieceOf(prepared.normalize(s)),
-  );
-  if (reuseIsOn()) return piece;
-  // Reuse is off: short strings (roles, part types, tool names) once per request.
-  const memo = new Map<string, Piece>();
-  return (s) => {
-    if (s.length > MEMO_MAX) return piece(s);
-    let out = memo.get(s);
+}
+
+/** Reuse on: each string's piece from the cache across calls. */
+class ReusedPieces extends ReusingLookup implements Pieces {
+  constructor(private readonly prepared: PreparedNormalizer) {
+    super();
+  }
+  protected token(): object | undefined {
+    return reuseToken(this.prepared);
+  }
+  protected compute(s: string): Piece {
+    return pieceOf(this.prepared.normalize(s));
+  }
+}
+
+/** Reuse off: short strings (roles, part types, tool names) once per request. */
+class MemoPieces implements Pieces {
+  readonly #memo = new Map<string, Piece>();
+  constructor(private readonly prepared: PreparedNormalizer) {}
+  lookup(s: string): Piece {
+    if (s.length > MEMO_MAX) return pieceOf(this.prepared.normalize(s));
+    let out = this.#memo.get(s);
     if (out === undefined) {
-      out = piece(s);
-      memo.set(s, out);
+      out = pieceOf(this.prepared.normalize(s));
+      this.#memo.set(s, out);
     }
     return out;
-  };
+  }
 }
 
 /** A normalized string as the prompt writes it, and that escaped again. */
@@ -196,7 +216,7 @@ interface FusedWriter {
   /** `out` piece by piece, escaped again (see ConversationPieces). */
   out2: string[];
   /** A string's normalized canonical JSON, and that escaped again. */
-  piece: (s: string) => Piece;
+  piece: Pieces;
 }
 
 /**
@@ -217,7 +237,7 @@ const MAX_DEPTH = 256;
 function write(v: unknown, w: FusedWriter, depth: number): boolean {
   switch (typeof v) {
     case "string": {
-      const p = w.piece(v);
+      const p = w.piece.lookup(v);
       w.out.push(p[0]);
       w.out2.push(p[1]);
       return true;
@@ -254,7 +274,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
   const o = v as Record<string, unknown>;
   // The keys Object.entries gives (own, enumerable, string), distinct, sorted by UTF-16 code units.
   const keys = Object.keys(o);
-  if (keys.length > 1) keys.sort();
+  sortNames(keys);
   push(w, "{");
   let first = true;
   for (let i = 0; i < keys.length; i++) {

@@ -102,6 +102,8 @@ let hits = 0;
 let misses = 0;
 /** Option sets by token, least recently used first (each one's maps are in use order too). */
 let sets = new Map<object, Outputs>();
+/** The last token of {@link sets} (most recently used), or undefined when not known. */
+let newest: object | undefined;
 
 /**
  * Set the bound of the cache that identities keep normalized strings in
@@ -136,6 +138,7 @@ export function configureNormalizationReuse(opts: NormalizationReuseOptions): nu
 /** Forget every kept string (the bound stays). */
 export function clearNormalizationReuse(): void {
   sets = new Map();
+  newest = undefined;
   bytes = 0;
   entries = 0;
 }
@@ -151,60 +154,58 @@ export function normalizationReuseStats(): NormalizationReuseStats {
 }
 
 /**
- * The normalizer of one request with reuse: `normalize` for each string,
- * its output taken from, or put in, the cache of the option set `token()`
- * stands for. The token is asked for on the first string (resolving the
- * options then, as `normalize` itself would: errors keep their order). With
- * reuse off this returns `normalize` itself; without a token each string
- * goes to `normalize`.
+ * One request's reuse: {@link ReusingLookup.lookup} gives each string's
+ * output from the cache of the option set `token()` stands for, or computes
+ * it (`compute`) and keeps it. The token is asked for on the first string
+ * (resolving the options then, as normalizing would: errors keep their
+ * order). With reuse off when the request starts, or without a token, each
+ * string is computed. A class its caller extends, rather than closures
+ * handed in: a request makes this one object (a tiny identity is mostly
+ * such fixed costs).
  */
-export function reusing(
-  token: () => object | undefined,
-  normalize: (s: string) => Written,
-): (s: string) => Written {
-  if (maxBytes === 0) return normalize;
-  return new Reusing(token, normalize).lookup;
-}
-
-/**
- * One request's reuse (see {@link reusing}): a class, so a request makes
- * one object and one bound function rather than a closure per state.
- */
-class Reusing {
+export abstract class ReusingLookup {
   #own: Outputs | undefined;
   #tok: object | undefined;
-  #started = false;
+  #started: boolean;
   /** Bytes of the strings this request found or kept (see the insert below). */
   #mine = 0;
-  readonly lookup: (s: string) => Written;
 
-  constructor(
-    private readonly token: () => object | undefined,
-    private readonly normalize: (s: string) => Written,
-  ) {
-    this.lookup = (s) => this.#lookup(s);
+  constructor() {
+    // Off: as if already started without a token.
+    this.#started = maxBytes === 0;
   }
 
-  #lookup(s: string): Written {
+  /** The option set's token (undefined: nothing is reused). */
+  protected abstract token(): object | undefined;
+  /** A string's output, worked out. */
+  protected abstract compute(s: string): Written;
+
+  lookup(s: string): Written {
     if (!this.#started) {
       this.#started = true;
       const tok = this.token();
       this.#tok = tok;
       if (tok !== undefined) {
         let own = sets.get(tok);
-        if (own === undefined)
-          own = { short: new Map(), long: new Map(), head: undefined, tail: undefined };
-        else sets.delete(tok); // re-inserted: most recently used
-        sets.set(tok, own);
+        // Most programs use one option set: when it is already the most
+        // recently used, the Map is left alone (a delete and a set per
+        // request made V8 rebuild it every so often).
+        if (own === undefined || tok !== newest) {
+          if (own === undefined)
+            own = { short: new Map(), long: new Map(), head: undefined, tail: undefined };
+          else sets.delete(tok); // re-inserted: most recently used
+          sets.set(tok, own);
+          newest = tok;
+        }
         this.#own = own;
       }
     }
     const own = this.#own;
-    if (own === undefined) return this.normalize(s);
+    if (own === undefined) return this.compute(s);
     const long = s.length > LONG_KEY;
     // The digest reads UTF-8, which spells every lone surrogate as U+FFFD:
     // two such texts could share a digest, so they are not kept.
-    if (long && !s.isWellFormed()) return this.normalize(s);
+    if (long && !s.isWellFormed()) return this.compute(s);
     const map = long ? own.long : own.short;
     const key = long ? sha256HexOfText(s) : s;
     const kept = map.get(key);
@@ -216,7 +217,7 @@ class Reusing {
       return kept.out;
     }
     misses++;
-    const out = this.normalize(s);
+    const out = this.compute(s);
     const size = cost(key, out);
     // One string larger than a quarter of the bound would push out most of
     // the rest for a text unlikely to come back whole: not kept. Nor after
@@ -262,6 +263,12 @@ function cost(key: string, out: Written): number {
   return ENTRY_OVERHEAD + 2 * (key.length + out[0].length + escaped);
 }
 
+/** Drop an option set that holds nothing any more. */
+function forget(token: object): void {
+  sets.delete(token);
+  if (token === newest) newest = undefined;
+}
+
 /** Drop the least recently used strings until the bound holds. */
 function evict(): void {
   while (bytes > maxBytes) {
@@ -270,14 +277,14 @@ function evict(): void {
     const [token, outputs] = first.value;
     const oldest = outputs.head;
     if (oldest === undefined) {
-      sets.delete(token);
+      forget(token);
       continue;
     }
     unlink(outputs, oldest);
     (oldest.long ? outputs.long : outputs.short).delete(oldest.key);
     bytes -= oldest.size;
     entries--;
-    if (outputs.head === undefined) sets.delete(token);
+    if (outputs.head === undefined) forget(token);
   }
   if (maxBytes === 0) clearNormalizationReuse();
 }
