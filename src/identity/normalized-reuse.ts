@@ -39,8 +39,25 @@ import { sha256HexOfText } from "./sha256.js";
 export const DEFAULT_REUSE_BYTES = 32 * 1024 * 1024;
 /** Longer strings are keyed by their SHA-256 (see the header). */
 export const LONG_KEY = 16_383;
-/** Map entry, key and value headers: an estimate, so the bound is never underestimated by much. */
-const ENTRY_OVERHEAD = 96;
+/**
+ * What a kept string costs besides its three strings' characters: its list
+ * node (a six-field object), the output pair (an array), the Map entry and
+ * its share of the table, measured on V8 12 (64-bit, no pointer compression:
+ * test/identity/reuse-accounting.test.ts holds the count against the heap).
+ */
+const ENTRY_OVERHEAD = 160;
+/** A flat V8 string's header: map, hash and length (16 bytes); the characters follow, the whole rounded up to 8. */
+const STRING_HEADER = 16;
+/** A sliced string (the escaped output is a slice of its quoted form): its own header besides its parent. */
+const SLICE_HEADER = 32;
+/**
+ * A character outside ASCII: the string is counted at two bytes per code
+ * unit, else one. V8 stores a string with one byte per code unit when every
+ * unit is Latin-1, but not always (how the string was made decides: a text
+ * with an "é" was found held at two bytes per unit under one runner and one
+ * under another), so only pure ASCII is counted at one.
+ */
+const BEYOND_ASCII = /[^\u0000-\u007f]/;
 
 /** Options of {@link configureNormalizationReuse}. */
 export interface NormalizationReuseOptions {
@@ -257,10 +274,25 @@ function append(own: Outputs, k: Kept): void {
   own.tail = k;
 }
 
+/**
+ * The bytes a kept string holds in the heap: the key and the two outputs as
+ * V8 stores them (one byte per code unit for ASCII, two otherwise, plus a
+ * header), and the entry around them. Counted once, on
+ * insert (a regular-expression scan of each: cheap beside normalizing).
+ */
 function cost(key: string, out: Written): number {
-  // The escaped form is often the written one itself (nothing to escape again).
-  const escaped = out[1] === out[0] ? 0 : out[1].length;
-  return ENTRY_OVERHEAD + 2 * (key.length + out[0].length + escaped);
+  // The escaped form is the written one itself when nothing needs escaping
+  // again; otherwise a slice of its quoted form (two more code units).
+  const escaped = out[1] === out[0] ? 0 : SLICE_HEADER + stringBytes(out[1], out[1].length + 2);
+  return (
+    ENTRY_OVERHEAD + stringBytes(key, key.length) + stringBytes(out[0], out[0].length) + escaped
+  );
+}
+
+/** A flat string's size in V8's heap, `units` code units of `s`'s width. */
+function stringBytes(s: string, units: number): number {
+  const width = BEYOND_ASCII.test(s) ? 2 : 1;
+  return (STRING_HEADER + units * width + 7) & ~7;
 }
 
 /** Drop an option set that holds nothing any more. */
