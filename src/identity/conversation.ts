@@ -54,12 +54,17 @@ export function preparedConversationPrompt(
   prepared: PreparedNormalizer,
   counts?: Record<string, number>,
 ): string {
-  return preparedConversationPieces(value, prepared, counts).prompt;
+  // The prompt is asked for: it is there.
+  return preparedConversationPieces(value, prepared, counts).prompt!;
 }
 
 /** The manifest prompt of a conversation, with that prompt as the manifest's canonical JSON spells it. */
 export interface ConversationPieces {
-  prompt: string;
+  /**
+   * The prompt; undefined only when it was not asked for (`withPrompt`
+   * false: a caller that hashes `escaped` and never needs the text itself).
+   */
+  prompt: string | undefined;
   /**
    * The prompt's inside as a canonical JSON string (escaped again, without
    * the quotes), in pieces whose concatenation it is; undefined when it was
@@ -80,18 +85,26 @@ export const escapedPrompts = new WeakMap<object, ConversationPieces>();
  * as the manifest's canonical JSON holds it, string by string (escaping
  * is per code unit, so escaping the pieces is escaping the whole): the
  * identity hashes those pieces instead of escaping a prompt of the whole
- * conversation once more on every call (identity.ts).
+ * conversation once more on every call (identity.ts). Without `withPrompt`
+ * only the escaped pieces are written (the prompt is undefined): a long
+ * conversation's prompt is a string as large as the conversation, built on
+ * every call, which an identity that hashes the escaped pieces never reads.
  */
 export function preparedConversationPieces(
   value: unknown,
   prepared: PreparedNormalizer,
   counts?: Record<string, number>,
+  withPrompt = true,
 ): ConversationPieces {
   // One pass: each string normalized and written as canonical JSON where it
   // stands, members in canonical order, no copy of the tree.
   const before = counts === undefined ? undefined : { ...counts };
-  const w: FusedWriter = { out: [], out2: [], piece: written(prepared, counts) };
-  if (write(value, w, 0)) return { prompt: w.out.join(""), escaped: w.out2 };
+  const w: FusedWriter = {
+    out: withPrompt ? [] : undefined,
+    out2: [],
+    piece: written(prepared, counts),
+  };
+  if (write(value, w, 0)) return { prompt: w.out?.join(""), escaped: w.out2 };
   // Anything the fast writer does not take (not plain JSON, a hole, a cycle,
   // very deep nesting) goes the original two passes: they name the first bad
   // member in the conversation's own order, or refuse the hole after the
@@ -212,7 +225,8 @@ function namePiece(k: string): Piece {
 }
 
 interface FusedWriter {
-  out: string[];
+  /** The prompt's pieces; undefined when the prompt is not wanted. */
+  out: string[] | undefined;
   /** `out` piece by piece, escaped again (see ConversationPieces). */
   out2: string[];
   /** A string's normalized canonical JSON, and that escaped again. */
@@ -238,7 +252,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
   switch (typeof v) {
     case "string": {
       const p = w.piece.lookup(v);
-      w.out.push(p[0]);
+      w.out?.push(p[0]);
       w.out2.push(p[1]);
       return true;
     }
@@ -284,7 +298,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
     if (!first) push(w, ",");
     first = false;
     const n = namePiece(k);
-    w.out.push(n[0]);
+    w.out?.push(n[0]);
     w.out2.push(n[1]);
     if (!write(x, w, depth + 1)) return false;
   }
@@ -294,7 +308,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
 
 /** A structural piece: JSON punctuation and literals need no escaping again. */
 function push(w: FusedWriter, p: string): void {
-  w.out.push(p);
+  w.out?.push(p);
   w.out2.push(p);
 }
 
