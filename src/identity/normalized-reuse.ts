@@ -25,10 +25,13 @@
  * them in full, one by one; a 64-character digest costs one SHA-256 pass
  * (several times cheaper than normalizing the text) and hashes properly.
  *
- * The bound: an LRU by (estimated) bytes, two per UTF-16 code unit of each
- * kept key and its two outputs (the written form and that escaped again)
- * plus a fixed overhead per entry, over all option sets together; default
- * {@link DEFAULT_REUSE_BYTES}. `configureNormalizationReuse({ maxBytes: 0 })`
+ * The bound: an LRU by bytes over all option sets together, each kept
+ * string counted as what it holds in V8's heap (its key and two outputs at
+ * one byte per code unit when ASCII, two otherwise, with their headers, and
+ * the entry around them: see `cost`; test/identity/reuse-accounting.test.ts
+ * holds the count against the live heap); default {@link DEFAULT_REUSE_BYTES}.
+ * The bound is on those bytes, not the process's RSS: V8 grows its heap to a
+ * multiple of what is live, the cache's strings as any others. `configureNormalizationReuse({ maxBytes: 0 })`
  * turns reuse off (and empties it); identities are the same either way
  * (test/identity/normalized-reuse.test.ts).
  */
@@ -62,8 +65,9 @@ const BEYOND_ASCII = /[^\u0000-\u007f]/;
 /** Options of {@link configureNormalizationReuse}. */
 export interface NormalizationReuseOptions {
   /**
-   * Bound of the reuse cache in bytes (estimated: two per character of each
-   * kept string). 0 turns reuse off. Default 32 MiB.
+   * Bound of the reuse cache in bytes of heap its kept strings hold (one or
+   * two per character, as V8 stores them, with headers and entries). 0 turns
+   * reuse off. Default 32 MiB.
    */
   maxBytes?: number | undefined;
 }
@@ -72,7 +76,7 @@ export interface NormalizationReuseOptions {
 export interface NormalizationReuseStats {
   /** The bound in force (0: off). */
   maxBytes: number;
-  /** Estimated bytes held now. */
+  /** Bytes held now (as counted for the bound). */
   bytes: number;
   /** Strings held now. */
   entries: number;
