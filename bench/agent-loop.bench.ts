@@ -21,7 +21,8 @@
  * few-word message, as createFetch describes it) beside stringify + SHA-256
  * of its body (part `tiny`); and memory (part `rss`): the peak RSS of a
  * 1,000-turn loop's identities with the reuse cache at its default bound,
- * beside a process doing the same loop without the identities (two child
+ * beside a process doing the same loop without the identities, and a
+ * control doing that while holding the strings the cache keeps (three child
  * processes, bench/support/agent-loop-rss.ts; target: within the bound).
  *
  * Sizes (for quick checks): BENCH_AGENT_TURNS=10,40 (default 10,40,100),
