@@ -21,7 +21,8 @@
  * few-word message, as createFetch describes it) beside stringify + SHA-256
  * of its body (part `tiny`); and memory (part `rss`): the peak RSS of a
  * 1,000-turn loop's identities with the reuse cache at its default bound,
- * beside a process doing the same loop without the identities (two child
+ * beside a process doing the same loop without the identities, and a
+ * control doing that while holding the strings the cache keeps (three child
  * processes, bench/support/agent-loop-rss.ts; target: within the bound).
  *
  * Sizes (for quick checks): BENCH_AGENT_TURNS=10,40 (default 10,40,100),
@@ -351,14 +352,15 @@ async function tinyRow(ctx: BenchContext): Promise<BenchRow> {
   );
 }
 
-/** One child of the memory row: its peak RSS (MiB) and what the reuse cache held. */
+/** One child of the memory row: its peak RSS (MiB), what the reuse cache held (its count), and the live heap it held. */
 function rssChild(
-  mode: "identity" | "baseline",
+  mode: "identity" | "baseline" | "held",
   nodeFlags: readonly string[] = [],
 ): {
   peakMiB: number;
   reuseBytes: number;
   reuseEntries: number;
+  heldBytes: number;
 } {
   const script = join(dirname(fileURLToPath(import.meta.url)), "support", "agent-loop-rss.ts");
   const r = spawnSync(
@@ -371,11 +373,13 @@ function rssChild(
     peakRssKiB: number;
     reuseBytes: number;
     reuseEntries: number;
+    heldBytes: number;
   };
   return {
     peakMiB: out.peakRssKiB / 1024,
     reuseBytes: out.reuseBytes,
     reuseEntries: out.reuseEntries,
+    heldBytes: out.heldBytes,
   };
 }
 
@@ -391,15 +395,24 @@ function rssChild(
  */
 const PINNED_YOUNG_GENERATION = ["--max-semi-space-size=1"] as const;
 
-/** Peak RSS of a long loop's identities beside the same loop without them: within the reuse bound? */
+/**
+ * Peak RSS of a long loop's identities beside the same loop without them:
+ * within the reuse bound? Beside them a control: the loop without
+ * identities holding the strings the cache keeps in a plain array (about
+ * its bytes). V8 grows its old generation to a multiple of what is live
+ * between full collections, so any data the size of the cache raises the
+ * peak by more than its size; the control shows how much for this loop.
+ */
 function rssRow(ctx: BenchContext, nodeFlags: readonly string[] = []): BenchRow {
   const base = rssChild("baseline", nodeFlags);
+  const held = rssChild("held", nodeFlags);
   const ours = rssChild("identity", nodeFlags);
   const boundMiB = DEFAULT_REUSE_BYTES / 2 ** 20;
+  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
   const flags =
     nodeFlags.length === 0 ? "default V8 flags" : `both children ${nodeFlags.join(" ")}`;
   ctx.log(
-    `agent loop ${RSS_TURNS} turns, peak RSS (${flags}): identities ${ours.peakMiB.toFixed(0)} MiB, without ${base.peakMiB.toFixed(0)} MiB (reuse cache ${(ours.reuseBytes / 2 ** 20).toFixed(1)} MiB estimated, ${ours.reuseEntries} strings; bound ${boundMiB} MiB)`,
+    `agent loop ${RSS_TURNS} turns, peak RSS (${flags}): identities ${ours.peakMiB.toFixed(0)} MiB, without ${base.peakMiB.toFixed(0)} MiB, without but holding the cache's strings ${held.peakMiB.toFixed(0)} MiB (reuse cache ${mib(ours.reuseBytes)} MiB by its count, ${mib(ours.heldBytes)} MiB of live heap, ${ours.reuseEntries} strings; the control's strings ${mib(held.heldBytes)} MiB of live heap; bound ${boundMiB} MiB)`,
   );
   return compare(
     {
@@ -413,7 +426,7 @@ function rssRow(ctx: BenchContext, nodeFlags: readonly string[] = []): BenchRow 
       baselineName: "the same loop without identities (a child process each)",
       // Within the bound plus the process's own: identity ≤ baseline + bound.
       target: (base.peakMiB + boundMiB) / base.peakMiB,
-      note: `target: the baseline's peak plus the ${boundMiB} MiB bound; the cache held ${(ours.reuseBytes / 2 ** 20).toFixed(1)} MiB (its estimate) in ${ours.reuseEntries} strings at the end; ${flags}`,
+      note: `target: the baseline's peak plus the ${boundMiB} MiB bound; the cache held ${mib(ours.reuseBytes)} MiB by its count, ${mib(ours.heldBytes)} MiB of live heap, in ${ours.reuseEntries} strings at the end; the loop without identities holding the same strings (${mib(held.heldBytes)} MiB live) peaked at ${held.peakMiB.toFixed(0)} MiB; ${flags}`,
     },
     ours.peakMiB,
     base.peakMiB,

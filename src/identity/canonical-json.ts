@@ -38,6 +38,32 @@ const SHORT_ESCAPES: Record<number, string> = {
 
 const CONTROL = /[\u0000-\u001f]/;
 
+/** Up to this many names are sorted by insertion (see {@link sortNames}). */
+const INSERTION_MAX = 12;
+
+/**
+ * Sort distinct member names in place by UTF-16 code units (RFC 8785
+ * §3.2.3), as `Array.prototype.sort()` does: `<` compares strings by code
+ * units too, and names of one object never tie. Why not `sort()` itself:
+ * a request's objects have two to a few members, and the built-in's call
+ * costs more than sorting them here (about a tenth of a tiny identity went
+ * to sorting the few members of a message and of the params).
+ */
+export function sortNames(keys: string[]): string[] {
+  const n = keys.length;
+  if (n > INSERTION_MAX) return keys.sort();
+  for (let i = 1; i < n; i++) {
+    const k = keys[i]!;
+    let j = i - 1;
+    while (j >= 0 && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+  return keys;
+}
+
 /**
  * From this length on, strings are escaped with two `replaceAll` passes
  * rather than `JSON.stringify`: about 2.5x faster on an 8 KiB prompt, slower
@@ -200,7 +226,7 @@ function writeValue(value: CanonicalValue, w: Writer): void {
         return;
       }
       const obj = value as { readonly [key: string]: CanonicalValue };
-      const keys = Object.keys(obj).sort(); // UTF-16 code unit order, RFC 8785 §3.2.3
+      const keys = sortNames(Object.keys(obj)); // UTF-16 code unit order, RFC 8785 §3.2.3
       push(w, "{");
       for (let i = 0; i < keys.length; i++) {
         if (i > 0) push(w, ",");
@@ -273,7 +299,7 @@ function small(value: CanonicalValue, budget: number): string | undefined {
         return `${text}]`;
       }
       const obj = value as { readonly [key: string]: CanonicalValue };
-      const keys = Object.keys(obj).sort(); // as writeValue: UTF-16 code unit order
+      const keys = sortNames(Object.keys(obj)); // as writeValue: UTF-16 code unit order
       text = "{";
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i]!;

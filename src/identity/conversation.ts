@@ -17,9 +17,9 @@ import {
   prepareNormalizer,
   reuseToken,
 } from "../normalize/internal.js";
-import { canonicalJson, canonicalString } from "./canonical-json.js";
+import { canonicalJson, canonicalString, sortNames } from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
-import { reuseIsOn, reusing, type Written } from "./normalized-reuse.js";
+import { ReusingLookup, reuseIsOn, type Written } from "./normalized-reuse.js";
 
 /**
  * Strings up to this length are normalized once per conversation: roles,
@@ -54,12 +54,17 @@ export function preparedConversationPrompt(
   prepared: PreparedNormalizer,
   counts?: Record<string, number>,
 ): string {
-  return preparedConversationPieces(value, prepared, counts).prompt;
+  // The prompt is asked for: it is there.
+  return preparedConversationPieces(value, prepared, counts).prompt!;
 }
 
 /** The manifest prompt of a conversation, with that prompt as the manifest's canonical JSON spells it. */
 export interface ConversationPieces {
-  prompt: string;
+  /**
+   * The prompt; undefined only when it was not asked for (`withPrompt`
+   * false: a caller that hashes `escaped` and never needs the text itself).
+   */
+  prompt: string | undefined;
   /**
    * The prompt's inside as a canonical JSON string (escaped again, without
    * the quotes), in pieces whose concatenation it is; undefined when it was
@@ -80,18 +85,26 @@ export const escapedPrompts = new WeakMap<object, ConversationPieces>();
  * as the manifest's canonical JSON holds it, string by string (escaping
  * is per code unit, so escaping the pieces is escaping the whole): the
  * identity hashes those pieces instead of escaping a prompt of the whole
- * conversation once more on every call (identity.ts).
+ * conversation once more on every call (identity.ts). Without `withPrompt`
+ * only the escaped pieces are written (the prompt is undefined): a long
+ * conversation's prompt is a string as large as the conversation, built on
+ * every call, which an identity that hashes the escaped pieces never reads.
  */
 export function preparedConversationPieces(
   value: unknown,
   prepared: PreparedNormalizer,
   counts?: Record<string, number>,
+  withPrompt = true,
 ): ConversationPieces {
   // One pass: each string normalized and written as canonical JSON where it
   // stands, members in canonical order, no copy of the tree.
   const before = counts === undefined ? undefined : { ...counts };
-  const w: FusedWriter = { out: [], out2: [], piece: written(prepared, counts) };
-  if (write(value, w, 0)) return { prompt: w.out.join(""), escaped: w.out2 };
+  const w: FusedWriter = {
+    out: withPrompt ? [] : undefined,
+    out2: [],
+    piece: written(prepared, counts),
+  };
+  if (write(value, w, 0)) return { prompt: w.out?.join(""), escaped: w.out2 };
   // Anything the fast writer does not take (not plain JSON, a hole, a cycle,
   // very deep nesting) goes the original two passes: they name the first bad
   // member in the conversation's own order, or refuse the hole after the
@@ -130,34 +143,54 @@ function normalizer(
  * answer, so the written form is kept across calls (normalized-reuse.ts):
  * an agent re-sends every earlier message on each turn. Kept written, not
  * only normalized: escaping a reused string again would be most of what is
- * left of its cost.
+ * left of its cost. One object per request (no closures: the bundle's
+ * keepNames gives a named one a defineProperty each time it is made).
  */
-function written(
-  prepared: PreparedNormalizer,
-  counts?: Record<string, number>,
-): (s: string) => Piece {
-  // Anonymous arrows, not named consts: the bundle's keepNames gives every
-  // named closure a defineProperty each time it is made (once per request).
-  if (counts !== undefined) {
-    const text = normalizer(prepared, counts);
-    return (s) => pieceOf(text(s));
+function written(prepared: PreparedNormalizer, counts?: Record<string, number>): Pieces {
+  if (counts !== undefined) return new CountedPieces(normalizer(prepared, counts));
+  if (reuseIsOn()) return new ReusedPieces(prepared);
+  return new MemoPieces(prepared);
+}
+
+/** Where the writer gets each string's piece. */
+interface Pieces {
+  lookup(s: string): Piece;
+}
+
+/** Counting the rules that fire (miss reports): nothing reused. */
+class CountedPieces implements Pieces {
+  constructor(private readonly text: (s: string) => string) {}
+  lookup(s: string): Piece {
+    return pieceOf(this.text(s));
   }
-  const piece = reusing(
-    () => reuseToken(prepared),
-    (s) => pieceOf(prepared.normalize(s)),
-  );
-  if (reuseIsOn()) return piece;
-  // Reuse is off: short strings (roles, part types, tool names) once per request.
-  const memo = new Map<string, Piece>();
-  return (s) => {
-    if (s.length > MEMO_MAX) return piece(s);
-    let out = memo.get(s);
+}
+
+/** Reuse on: each string's piece from the cache across calls. */
+class ReusedPieces extends ReusingLookup implements Pieces {
+  constructor(private readonly prepared: PreparedNormalizer) {
+    super();
+  }
+  protected token(): object | undefined {
+    return reuseToken(this.prepared);
+  }
+  protected compute(s: string): Piece {
+    return pieceOf(this.prepared.normalize(s));
+  }
+}
+
+/** Reuse off: short strings (roles, part types, tool names) once per request. */
+class MemoPieces implements Pieces {
+  readonly #memo = new Map<string, Piece>();
+  constructor(private readonly prepared: PreparedNormalizer) {}
+  lookup(s: string): Piece {
+    if (s.length > MEMO_MAX) return pieceOf(this.prepared.normalize(s));
+    let out = this.#memo.get(s);
     if (out === undefined) {
-      out = piece(s);
-      memo.set(s, out);
+      out = pieceOf(this.prepared.normalize(s));
+      this.#memo.set(s, out);
     }
     return out;
-  };
+  }
 }
 
 /** A normalized string as the prompt writes it, and that escaped again. */
@@ -192,11 +225,12 @@ function namePiece(k: string): Piece {
 }
 
 interface FusedWriter {
-  out: string[];
+  /** The prompt's pieces; undefined when the prompt is not wanted. */
+  out: string[] | undefined;
   /** `out` piece by piece, escaped again (see ConversationPieces). */
   out2: string[];
   /** A string's normalized canonical JSON, and that escaped again. */
-  piece: (s: string) => Piece;
+  piece: Pieces;
 }
 
 /**
@@ -217,8 +251,8 @@ const MAX_DEPTH = 256;
 function write(v: unknown, w: FusedWriter, depth: number): boolean {
   switch (typeof v) {
     case "string": {
-      const p = w.piece(v);
-      w.out.push(p[0]);
+      const p = w.piece.lookup(v);
+      w.out?.push(p[0]);
       w.out2.push(p[1]);
       return true;
     }
@@ -254,7 +288,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
   const o = v as Record<string, unknown>;
   // The keys Object.entries gives (own, enumerable, string), distinct, sorted by UTF-16 code units.
   const keys = Object.keys(o);
-  if (keys.length > 1) keys.sort();
+  sortNames(keys);
   push(w, "{");
   let first = true;
   for (let i = 0; i < keys.length; i++) {
@@ -264,7 +298,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
     if (!first) push(w, ",");
     first = false;
     const n = namePiece(k);
-    w.out.push(n[0]);
+    w.out?.push(n[0]);
     w.out2.push(n[1]);
     if (!write(x, w, depth + 1)) return false;
   }
@@ -274,7 +308,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
 
 /** A structural piece: JSON punctuation and literals need no escaping again. */
 function push(w: FusedWriter, p: string): void {
-  w.out.push(p);
+  w.out?.push(p);
   w.out2.push(p);
 }
 

@@ -39,6 +39,7 @@ export function manifestIdentity(manifest: Manifest): string {
  * );
  */
 export function invocationIdentity(req: InvocationRequest, opts: IdentityOptions = {}): string {
-  const { manifest, paramsText, pieces } = buildManifest(req, opts);
-  return builtManifestIdentity(manifest, pieces, paramsText);
+  // The conversation's prompt is not built: its escaped pieces are what is hashed.
+  const { manifest, paramsText, pieces } = buildManifest(req, opts, true);
+  return builtManifestIdentity(manifest, pieces?.escaped, paramsText);
 }

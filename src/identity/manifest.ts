@@ -93,8 +93,15 @@ export interface BuiltManifest {
  * Only for a caller that hashes the manifest at once, before anyone else can
  * see or change it (invocationIdentity): nothing here is checked against the
  * manifest again, and nothing is kept for it (no entry in escapedPrompts).
+ * With `promptLater`, a conversation's prompt is left "" and only its
+ * escaped pieces are made: the hash reads those (builtManifestIdentity
+ * fills the prompt in from them if it ever needs the text).
  */
-export function buildManifest(req: InvocationRequest, opts: IdentityOptions): BuiltManifest {
+export function buildManifest(
+  req: InvocationRequest,
+  opts: IdentityOptions,
+  promptLater = false,
+): BuiltManifest {
   if (req === null || typeof req !== "object") {
     throw new TypeError("request must be an object like { role, prompt, model?, task?, params? }");
   }
@@ -138,12 +145,14 @@ export function buildManifest(req: InvocationRequest, opts: IdentityOptions): Bu
   const normalize = normalizeOptions(projectPath, opts);
   const inputHashes = inputs(opts.inputArtifactHashes);
   const pieces =
-    req.prompt === undefined ? preparedConversationPieces(req.conversation, normalize) : undefined;
+    req.prompt === undefined
+      ? preparedConversationPieces(req.conversation, normalize, undefined, !promptLater)
+      : undefined;
   const manifest: ModelManifest = {
     attempt,
     inputs: inputHashes,
     model,
-    prompt: pieces === undefined ? normalize.normalize(req.prompt!) : pieces.prompt,
+    prompt: pieces === undefined ? normalize.normalize(req.prompt!) : (pieces.prompt ?? ""),
     role: req.role,
     task: task === "" ? "" : normalize.normalize(task),
   };

@@ -21,38 +21,46 @@ export const IDENTITY_DOMAIN_V1 = "invocache/invocation/v1\n";
 
 /** The identity of a model manifest (recipe v1). */
 export function modelManifestIdentity(manifest: ModelManifest): string {
-  return builtManifestIdentity(manifest, escapedPrompts.get(manifest), undefined);
+  // A prompt made from a conversation comes with its pieces escaped again
+  // (conversation.ts): used while the manifest's prompt is still that text.
+  const pieces: ConversationPieces | undefined = escapedPrompts.get(manifest);
+  const escaped =
+    pieces?.prompt !== undefined && manifest.prompt === pieces.prompt ? pieces.escaped : undefined;
+  return builtManifestIdentity(manifest, escaped, undefined);
 }
 
 /**
  * {@link modelManifestIdentity} of a manifest just made, with what was
- * worked out on the way: `pieces`, the conversation's prompt escaped again
- * (used only while the manifest's prompt is that text), and `paramsText`,
- * the canonical JSON of `manifest.params`, from a caller that made the
- * manifest and hashes it at once (invocationIdentity): not checked.
+ * worked out on the way, from a caller that made the manifest and hashes it
+ * at once (invocationIdentity), not checked: `escaped`, the manifest's
+ * prompt as its canonical JSON holds it (the inside of its quotes, in
+ * pieces: a conversation's, conversation.ts), and `paramsText`, the
+ * canonical JSON of `manifest.params`. With `escaped`, the manifest's
+ * prompt may be "" (buildManifest's promptLater): it is filled in from the
+ * pieces only if the general path runs.
  */
 export function builtManifestIdentity(
   manifest: ModelManifest,
-  pieces: ConversationPieces | undefined,
+  escaped: readonly string[] | undefined,
   paramsText: string | undefined,
 ): string {
-  // A prompt made from a conversation comes with its pieces escaped again
-  // (conversation.ts): hashed as they are, while the prompt is that text.
-  // Shorter manifests are written as one string (smallManifestIdentity).
-  if (
-    pieces?.escaped !== undefined &&
-    pieces.prompt.length >= ESCAPED_MIN &&
-    manifest.prompt === pieces.prompt
-  ) {
-    const id = escapedPromptIdentity(manifest, pieces.escaped);
+  if (escaped !== undefined) {
+    // Short: written as one string (smallManifestIdentity); else, or when
+    // that does not take it, the pieces hashed between the other members.
+    if (shorterThan(escaped, SMALL_MAX)) {
+      const id = smallManifestIdentity(manifest, escaped, paramsText);
+      if (id !== undefined) return id;
+    }
+    const id = escapedPromptIdentity(manifest, escaped);
+    if (id !== undefined) return id;
+    // The general path reports what is wrong; it reads the prompt itself.
+    // JSON.parse undoes exactly the canonical escaping (lone surrogates
+    // are written as they are, and read back as they are).
+    if (manifest.prompt === "") manifest.prompt = JSON.parse(`"${escaped.join("")}"`) as string;
+  } else {
+    const id = smallManifestIdentity(manifest, undefined, paramsText);
     if (id !== undefined) return id;
   }
-  const id = smallManifestIdentity(
-    manifest,
-    pieces?.escaped !== undefined && manifest.prompt === pieces.prompt ? pieces.escaped : undefined,
-    paramsText,
-  );
-  if (id !== undefined) return id;
   // Hash the canonical text piece by piece: the same bytes as
   // manifestBytes(manifest), without ever building a copy of a large prompt
   // (docs/performance.md, "Identity core"). Well-formed pieces go in as text
@@ -150,8 +158,15 @@ function builtOrder(keys: readonly string[]): readonly string[] | undefined {
   return n === 6 ? SORTED : SORTED_WITH_PARAMS;
 }
 
-/** Prompts from this length on are hashed from their escaped pieces (see modelManifestIdentity). */
-const ESCAPED_MIN = 2048;
+/** Is the pieces' total length under `max` (read only as far as it takes)? */
+function shorterThan(pieces: readonly string[], max: number): boolean {
+  let n = 0;
+  for (let i = 0; i < pieces.length; i++) {
+    n += pieces[i]!.length;
+    if (n >= max) return false;
+  }
+  return true;
+}
 
 /** Hash in slices of about this many code units (as writeCanonicalJson cuts its pieces). */
 const SLICE = 8192;

@@ -25,10 +25,13 @@
  * them in full, one by one; a 64-character digest costs one SHA-256 pass
  * (several times cheaper than normalizing the text) and hashes properly.
  *
- * The bound: an LRU by (estimated) bytes, two per UTF-16 code unit of each
- * kept key and its two outputs (the written form and that escaped again)
- * plus a fixed overhead per entry, over all option sets together; default
- * {@link DEFAULT_REUSE_BYTES}. `configureNormalizationReuse({ maxBytes: 0 })`
+ * The bound: an LRU by bytes over all option sets together, each kept
+ * string counted as what it holds in V8's heap (its key and two outputs at
+ * one byte per code unit when ASCII, two otherwise, with their headers, and
+ * the entry around them: see `cost`; test/identity/reuse-accounting.test.ts
+ * holds the count against the live heap); default {@link DEFAULT_REUSE_BYTES}.
+ * The bound is on those bytes, not the process's RSS: V8 grows its heap to a
+ * multiple of what is live, the cache's strings as any others. `configureNormalizationReuse({ maxBytes: 0 })`
  * turns reuse off (and empties it); identities are the same either way
  * (test/identity/normalized-reuse.test.ts).
  */
@@ -39,14 +42,32 @@ import { sha256HexOfText } from "./sha256.js";
 export const DEFAULT_REUSE_BYTES = 32 * 1024 * 1024;
 /** Longer strings are keyed by their SHA-256 (see the header). */
 export const LONG_KEY = 16_383;
-/** Map entry, key and value headers: an estimate, so the bound is never underestimated by much. */
-const ENTRY_OVERHEAD = 96;
+/**
+ * What a kept string costs besides its three strings' characters: its list
+ * node (a six-field object), the output pair (an array), the Map entry and
+ * its share of the table, measured on V8 12 (64-bit, no pointer compression:
+ * test/identity/reuse-accounting.test.ts holds the count against the heap).
+ */
+const ENTRY_OVERHEAD = 160;
+/** A flat V8 string's header: map, hash and length (16 bytes); the characters follow, the whole rounded up to 8. */
+const STRING_HEADER = 16;
+/** A sliced string (the escaped output is a slice of its quoted form): its own header besides its parent. */
+const SLICE_HEADER = 32;
+/**
+ * A character outside ASCII: the string is counted at two bytes per code
+ * unit, else one. V8 stores a string with one byte per code unit when every
+ * unit is Latin-1, but not always (how the string was made decides: a text
+ * with an "é" was found held at two bytes per unit under one runner and one
+ * under another), so only pure ASCII is counted at one.
+ */
+const BEYOND_ASCII = /[^\u0000-\u007f]/;
 
 /** Options of {@link configureNormalizationReuse}. */
 export interface NormalizationReuseOptions {
   /**
-   * Bound of the reuse cache in bytes (estimated: two per character of each
-   * kept string). 0 turns reuse off. Default 32 MiB.
+   * Bound of the reuse cache in bytes of heap its kept strings hold (one or
+   * two per character, as V8 stores them, with headers and entries). 0 turns
+   * reuse off. Default 32 MiB.
    */
   maxBytes?: number | undefined;
 }
@@ -55,7 +76,7 @@ export interface NormalizationReuseOptions {
 export interface NormalizationReuseStats {
   /** The bound in force (0: off). */
   maxBytes: number;
-  /** Estimated bytes held now. */
+  /** Bytes held now (as counted for the bound). */
   bytes: number;
   /** Strings held now. */
   entries: number;
@@ -102,6 +123,8 @@ let hits = 0;
 let misses = 0;
 /** Option sets by token, least recently used first (each one's maps are in use order too). */
 let sets = new Map<object, Outputs>();
+/** The last token of {@link sets} (most recently used), or undefined when not known. */
+let newest: object | undefined;
 
 /**
  * Set the bound of the cache that identities keep normalized strings in
@@ -136,6 +159,7 @@ export function configureNormalizationReuse(opts: NormalizationReuseOptions): nu
 /** Forget every kept string (the bound stays). */
 export function clearNormalizationReuse(): void {
   sets = new Map();
+  newest = undefined;
   bytes = 0;
   entries = 0;
 }
@@ -151,60 +175,58 @@ export function normalizationReuseStats(): NormalizationReuseStats {
 }
 
 /**
- * The normalizer of one request with reuse: `normalize` for each string,
- * its output taken from, or put in, the cache of the option set `token()`
- * stands for. The token is asked for on the first string (resolving the
- * options then, as `normalize` itself would: errors keep their order). With
- * reuse off this returns `normalize` itself; without a token each string
- * goes to `normalize`.
+ * One request's reuse: {@link ReusingLookup.lookup} gives each string's
+ * output from the cache of the option set `token()` stands for, or computes
+ * it (`compute`) and keeps it. The token is asked for on the first string
+ * (resolving the options then, as normalizing would: errors keep their
+ * order). With reuse off when the request starts, or without a token, each
+ * string is computed. A class its caller extends, rather than closures
+ * handed in: a request makes this one object (a tiny identity is mostly
+ * such fixed costs).
  */
-export function reusing(
-  token: () => object | undefined,
-  normalize: (s: string) => Written,
-): (s: string) => Written {
-  if (maxBytes === 0) return normalize;
-  return new Reusing(token, normalize).lookup;
-}
-
-/**
- * One request's reuse (see {@link reusing}): a class, so a request makes
- * one object and one bound function rather than a closure per state.
- */
-class Reusing {
+export abstract class ReusingLookup {
   #own: Outputs | undefined;
   #tok: object | undefined;
-  #started = false;
+  #started: boolean;
   /** Bytes of the strings this request found or kept (see the insert below). */
   #mine = 0;
-  readonly lookup: (s: string) => Written;
 
-  constructor(
-    private readonly token: () => object | undefined,
-    private readonly normalize: (s: string) => Written,
-  ) {
-    this.lookup = (s) => this.#lookup(s);
+  constructor() {
+    // Off: as if already started without a token.
+    this.#started = maxBytes === 0;
   }
 
-  #lookup(s: string): Written {
+  /** The option set's token (undefined: nothing is reused). */
+  protected abstract token(): object | undefined;
+  /** A string's output, worked out. */
+  protected abstract compute(s: string): Written;
+
+  lookup(s: string): Written {
     if (!this.#started) {
       this.#started = true;
       const tok = this.token();
       this.#tok = tok;
       if (tok !== undefined) {
         let own = sets.get(tok);
-        if (own === undefined)
-          own = { short: new Map(), long: new Map(), head: undefined, tail: undefined };
-        else sets.delete(tok); // re-inserted: most recently used
-        sets.set(tok, own);
+        // Most programs use one option set: when it is already the most
+        // recently used, the Map is left alone (a delete and a set per
+        // request made V8 rebuild it every so often).
+        if (own === undefined || tok !== newest) {
+          if (own === undefined)
+            own = { short: new Map(), long: new Map(), head: undefined, tail: undefined };
+          else sets.delete(tok); // re-inserted: most recently used
+          sets.set(tok, own);
+          newest = tok;
+        }
         this.#own = own;
       }
     }
     const own = this.#own;
-    if (own === undefined) return this.normalize(s);
+    if (own === undefined) return this.compute(s);
     const long = s.length > LONG_KEY;
     // The digest reads UTF-8, which spells every lone surrogate as U+FFFD:
     // two such texts could share a digest, so they are not kept.
-    if (long && !s.isWellFormed()) return this.normalize(s);
+    if (long && !s.isWellFormed()) return this.compute(s);
     const map = long ? own.long : own.short;
     const key = long ? sha256HexOfText(s) : s;
     const kept = map.get(key);
@@ -216,7 +238,7 @@ class Reusing {
       return kept.out;
     }
     misses++;
-    const out = this.normalize(s);
+    const out = this.compute(s);
     const size = cost(key, out);
     // One string larger than a quarter of the bound would push out most of
     // the rest for a text unlikely to come back whole: not kept. Nor after
@@ -256,10 +278,31 @@ function append(own: Outputs, k: Kept): void {
   own.tail = k;
 }
 
+/**
+ * The bytes a kept string holds in the heap: the key and the two outputs as
+ * V8 stores them (one byte per code unit for ASCII, two otherwise, plus a
+ * header), and the entry around them. Counted once, on
+ * insert (a regular-expression scan of each: cheap beside normalizing).
+ */
 function cost(key: string, out: Written): number {
-  // The escaped form is often the written one itself (nothing to escape again).
-  const escaped = out[1] === out[0] ? 0 : out[1].length;
-  return ENTRY_OVERHEAD + 2 * (key.length + out[0].length + escaped);
+  // The escaped form is the written one itself when nothing needs escaping
+  // again; otherwise a slice of its quoted form (two more code units).
+  const escaped = out[1] === out[0] ? 0 : SLICE_HEADER + stringBytes(out[1], out[1].length + 2);
+  return (
+    ENTRY_OVERHEAD + stringBytes(key, key.length) + stringBytes(out[0], out[0].length) + escaped
+  );
+}
+
+/** A flat string's size in V8's heap, `units` code units of `s`'s width. */
+function stringBytes(s: string, units: number): number {
+  const width = BEYOND_ASCII.test(s) ? 2 : 1;
+  return (STRING_HEADER + units * width + 7) & ~7;
+}
+
+/** Drop an option set that holds nothing any more. */
+function forget(token: object): void {
+  sets.delete(token);
+  if (token === newest) newest = undefined;
 }
 
 /** Drop the least recently used strings until the bound holds. */
@@ -270,14 +313,14 @@ function evict(): void {
     const [token, outputs] = first.value;
     const oldest = outputs.head;
     if (oldest === undefined) {
-      sets.delete(token);
+      forget(token);
       continue;
     }
     unlink(outputs, oldest);
     (oldest.long ? outputs.long : outputs.short).delete(oldest.key);
     bytes -= oldest.size;
     entries--;
-    if (outputs.head === undefined) sets.delete(token);
+    if (outputs.head === undefined) forget(token);
   }
   if (maxBytes === 0) clearNormalizationReuse();
 }

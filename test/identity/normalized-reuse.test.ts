@@ -247,6 +247,32 @@ describe("normalization reuse across calls", () => {
     expect(normalizationReuseStats().misses - before.misses).toBe(1);
   });
 
+  it("evicts from the option set least recently used, a set used again counting as used", () => {
+    // Two projects: two option sets. The cache leaves its list of sets alone
+    // when a request's set is already the most recent; it must still move a
+    // set used again to the end, or the wrong set's strings would go first.
+    clearNormalizationReuse();
+    const text = (c: string) => c.repeat(200);
+    const once = (project: string, c: string) =>
+      invocationIdentity({ role: "r", conversation: [text(c)], projectPath: project });
+    once("/p", "a");
+    const size = normalizationReuseStats().bytes;
+    configureNormalizationReuse({ maxBytes: 4 * size });
+    clearNormalizationReuse();
+    once("/p", "a");
+    once("/q", "b");
+    once("/q", "c");
+    once("/p", "a"); // found: its set is now the most recently used
+    once("/p", "d");
+    expect(normalizationReuseStats().entries).toBe(4);
+    once("/p", "e"); // room for it: the other set's oldest, "b", goes
+    const before = normalizationReuseStats();
+    once("/p", "a");
+    expect(normalizationReuseStats().hits - before.hits).toBe(1);
+    once("/q", "b");
+    expect(normalizationReuseStats().misses - before.misses).toBe(1);
+  });
+
   it("refuses a bound that is not a byte count, naming it", () => {
     expect(() => configureNormalizationReuse({ maxBytes: -1 })).toThrow(InvalidOptionError);
     expect(() => configureNormalizationReuse({ maxBytes: 1.5 })).toThrow(

@@ -96,6 +96,36 @@ describe("small manifests: one string, the same bytes", () => {
     );
   });
 
+  it("gives the plain hash for conversations of any length beside params of any size", () => {
+    // invocationIdentity never builds a conversation's prompt: it hashes the
+    // escaped pieces, written as one string when short, else between the
+    // other members, whether the size comes from the prompt or the params.
+    fc.assert(
+      fc.property(
+        fc.array(text, { minLength: 1, maxLength: 6 }),
+        fc.nat(3),
+        fc.nat(3),
+        fc.dictionary(text, json, { maxKeys: 3 }),
+        (contents, promptRepeat, paramsRepeat, params) => {
+          const big = (t: string, n: number) => (n === 0 ? t : `${t}${'x\n"y'.repeat(700 * n)}`);
+          const messages = contents.map((c, i) => ({
+            role: i % 2 === 0 ? "user" : "assistant",
+            content: big(c, i === 0 ? promptRepeat : 0),
+          }));
+          const req = {
+            role: "r",
+            conversation: { messages },
+            params: { ...params, tools: big("t", paramsRepeat) },
+          };
+          const m = invocationManifest(req as never);
+          expect(invocationIdentity(req as never)).toBe(plain(m));
+          expect(manifestIdentity(m)).toBe(plain(m));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
   it("hashes redacted params, not the text checked before redaction", () => {
     const req = {
       role: "r",
