@@ -151,6 +151,7 @@ export interface JsonAnswer {
 
 /** A request body already parsed by the caller of {@link FetchAnswerer.answer}: `JSON.parse(init.body)`. */
 export interface ParsedBody {
+  /** The parsed body; used only when `init.body` is the string it was parsed from. */
   readonly value: unknown;
 }
 
