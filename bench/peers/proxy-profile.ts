@@ -4,7 +4,8 @@
  * the real openai SDK in this process, printing wall and CPU time per phase.
  * Run as `node --import tsx bench/peers/proxy-profile.ts [--store sqlite|cassette]
  * [--calls N] [--passes P] [--concurrency C] [--profile DIR] [--undici]
- * [--driver sqlite3|better-sqlite3]`: `--driver` opens the SQLite store with
+ * [--driver sqlite3|better-sqlite3] [--streams]`: `--streams` makes every tenth call
+ * streamed, as bench:peers does (without it no call streams); `--driver` opens the SQLite store with
  * that binding (better-sqlite3 must resolve, e.g. through NODE_PATH); `--undici`
  * records through undici's global fetch upstream instead of the proxy's
  * node:http one (src/proxy/upstream-fetch.ts), to compare the two; `--concurrency`
@@ -21,7 +22,7 @@ import { createFetch } from "../../src/adapters/index.js";
 import { cassetteStore, createRecorder, openStore, type Store } from "../../src/index.js";
 import { createProxy } from "../../src/proxy/index.js";
 import { startFakeProvider } from "../../test/fake-provider/index.js";
-import { type ChatRequest, client, request } from "./workload.js";
+import { type ChatRequest, call, client, request } from "./workload.js";
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -34,6 +35,7 @@ const profileDir = arg("profile", "");
 const concurrency = Number(arg("concurrency", "1"));
 const undici = process.argv.includes("--undici");
 const driver = arg("driver", "sqlite3") as "sqlite3" | "better-sqlite3";
+const withStreams = process.argv.includes("--streams");
 const inspector = profileDir === "" ? undefined : new Session();
 inspector?.connect();
 await inspector?.post("Profiler.enable");
@@ -43,13 +45,19 @@ function plain(i: number): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
   return body as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 }
 
+/** Call `i` as bench:peers makes it (every tenth streamed) with --streams, else never streamed. */
+async function callOf(openai: OpenAI, i: number): Promise<void> {
+  if (withStreams) await call(openai, request(i));
+  else await openai.chat.completions.create(plain(i));
+}
+
 async function phase(name: string, openai: OpenAI, clients = 1): Promise<void> {
   await inspector?.post("Profiler.start");
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: clients }, async (_, c) => {
-      for (let i = c; i < calls; i += clients) await openai.chat.completions.create(plain(i));
+      for (let i = c; i < calls; i += clients) await callOf(openai, i);
     }),
   );
   const ms = performance.now() - t0;

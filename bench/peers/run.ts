@@ -22,7 +22,8 @@
  * `--rounds N` (replay rounds), `--record-rounds N`, `--json`, `--no-docs`,
  * `--keep` (keep the recordings, path printed), `--verbose` (children's output),
  * `--sources`, `--servers-only` (just the proxy servers table, bench/peers/servers.ts),
- * `--server-calls N` (its calls, default 300), `--servers` (add it to a quick run).
+ * `--server-calls N` (its calls, default 300), `--cassette-first` (its proxy rows with
+ * the cassette measured before SQLite), `--servers` (add it to a quick run).
  * Exit code 1 when a correctness check fails; a missed target is reported,
  * not fatal (timings depend on the machine).
  */
@@ -85,7 +86,9 @@ const fromSources = flag("--sources");
 /** `--servers-only`: just the proxy servers table (bench/peers/servers.ts). */
 async function serversTable(): Promise<boolean> {
   const { renderServers, runServers } = await import("./servers.js");
-  const result = await runServers(num("--server-calls", quick ? 30 : 300), log);
+  const result = await runServers(num("--server-calls", quick ? 30 : 300), log, {
+    cassetteFirst: flag("--cassette-first"),
+  });
   process.stdout.write(`${renderServers(result)}\n`);
   for (const f of result.failures) log(`FAILED: ${f}`);
   return result.failures.length === 0;

@@ -140,6 +140,7 @@ function check(
 export async function runServers(
   calls: number,
   log: (line: string) => void,
+  options: { cassetteFirst?: boolean } = {},
 ): Promise<ServersResult> {
   const dir = mkdtempSync(join(tmpdir(), "invocache-servers-"));
   const failures: string[] = [];
@@ -174,10 +175,16 @@ export async function runServers(
     // invocache proxy on SQLite and on a cassette: record, then replay.
     const sqliteUrl = `sqlite://${join(dir, "proxy.sqlite")}`;
     const recordedOn: Record<string, OpenAI.Chat.ChatCompletion[]> = {};
-    for (const [name, store, spare] of [
+    const stores = [
       ["SQLite", sqliteUrl, `sqlite://${join(dir, "proxy-first.sqlite")}`],
       ["cassette", join(dir, "proxy.yaml"), join(dir, "proxy-first.yaml")],
-    ] as const) {
+    ] as const;
+    // `--cassette-first` measures the two stores in the other order, to tell
+    // a store's own cost from the cost of coming first (docs/performance.md,
+    // "Proxy SQLite replay and recording (twelfth session)").
+    for (const [name, store, spare] of options.cassetteFirst === true
+      ? [...stores].reverse()
+      : stores) {
       // Recorded twice, each time into a fresh store (every call a miss), the
       // faster kept: a single pass mostly measures a cold process. aimock's
       // recording is measured the same way.

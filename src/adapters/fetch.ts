@@ -149,6 +149,12 @@ export interface JsonAnswer {
   toResponse(): Response;
 }
 
+/** A request body already parsed by the caller of {@link FetchAnswerer.answer}: `JSON.parse(init.body)`. */
+export interface ParsedBody {
+  /** The parsed body; used only when `init.body` is the string it was parsed from. */
+  readonly value: unknown;
+}
+
 /** {@link createFetch}'s fetch, and the same call answering JSON as a {@link JsonAnswer}. */
 export interface FetchAnswerer {
   /** Exactly what {@link createFetch} returns. */
@@ -160,8 +166,15 @@ export interface FetchAnswerer {
    * `createFetch` (`invocache proxy`) writes it to its socket without
    * building a WHATWG Response and reading it back. Streams, misses,
    * pass-through calls and answers not stored come back as a Response.
+   * `parsedBody`: a server that has already parsed `init.body` (a string)
+   * hands it over as `{ value: JSON.parse(init.body) }`, so the call does
+   * not decode and parse it again; everything else is read as `fetch` reads it.
    */
-  answer(input: string | URL, init?: RequestInit): Promise<Response | JsonAnswer>;
+  answer(
+    input: string | URL,
+    init?: RequestInit,
+    parsedBody?: ParsedBody,
+  ): Promise<Response | JsonAnswer>;
 }
 
 /**
@@ -196,8 +209,9 @@ export function createFetchAnswerer(options: CreateFetchOptions): FetchAnswerer 
     input: string | URL | Request,
     init: RequestInit | undefined,
     raw: boolean,
+    parsedBody?: ParsedBody,
   ): Promise<Response | JsonAnswer> => {
-    const seen = await readJsonPost(input, init);
+    const seen = await readJsonPost(input, init, parsedBody);
     if (seen === undefined || !shouldRecord(seen.url, seen.body)) return base(input, init);
     if (onMiss === "throw") return recorded(seen, input, init, raw);
     try {
@@ -273,7 +287,7 @@ export function createFetchAnswerer(options: CreateFetchOptions): FetchAnswerer 
   };
   return {
     fetch: invocacheFetch as typeof globalThis.fetch,
-    answer: (input, init) => call(input, init, true),
+    answer: (input, init, parsedBody) => call(input, init, true, parsedBody),
   };
 }
 
@@ -484,6 +498,7 @@ function asRecording(value: unknown, recordErrors: ReadonlySet<number>): HttpRec
 async function readJsonPost(
   input: string | URL | Request,
   init: RequestInit | undefined,
+  parsedBody?: ParsedBody,
 ): Promise<{ url: URL; body: Record<string, JsonValue> } | undefined> {
   const isRequest = typeof Request !== "undefined" && input instanceof Request;
   const method = (init?.method ?? (isRequest ? input.method : "GET")).toUpperCase();
@@ -500,15 +515,19 @@ async function readJsonPost(
     return undefined;
   }
   if (contentType !== null && !isJsonType(mediaType(contentType))) return undefined;
-  let text: string | undefined;
-  if (init?.body !== undefined && init.body !== null) text = bodyText(init.body);
-  else if (isRequest && input.body !== null) text = await input.clone().text();
-  if (text === undefined) return undefined;
   let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return undefined; // malformed: the API will say so; nothing is stored
+  if (parsedBody !== undefined && typeof init?.body === "string") {
+    body = parsedBody.value; // the caller's JSON.parse(init.body): not parsed twice
+  } else {
+    let text: string | undefined;
+    if (init?.body !== undefined && init.body !== null) text = bodyText(init.body);
+    else if (isRequest && input.body !== null) text = await input.clone().text();
+    if (text === undefined) return undefined;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return undefined; // malformed: the API will say so; nothing is stored
+    }
   }
   if (body === null || typeof body !== "object" || Array.isArray(body)) return undefined;
   return { url, body: body as Record<string, JsonValue> };

@@ -25,6 +25,7 @@ export {
   type HttpRecording,
   type HttpResponseView,
   type JsonAnswer,
+  type ParsedBody,
 } from "./fetch.js";
 export {
   SAFE_RESPONSE_HEADER_PREFIXES,

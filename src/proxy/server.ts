@@ -25,6 +25,7 @@ import {
   MISS_HEADERS,
   MISS_STATUS,
   missErrorBody,
+  type ParsedBody,
   withInvocation,
 } from "../adapters/index.js";
 import { InvocacheError, StoreError } from "../errors.js";
@@ -443,18 +444,11 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       if (key === "accept-encoding") continue;
       for (const v of Array.isArray(value) ? value : [value]) headers.append(key, v);
     }
+    // A JSON body is decoded and parsed here, once: createFetch is handed
+    // the text and the parsed value (answer's parsedBody), not the bytes.
+    let json: { text: string; parsed: ParsedBody } | undefined;
     if (body !== undefined && isJsonType(headers.get("content-type")) && body.length > 0) {
-      try {
-        JSON.parse(body.toString("utf8"));
-      } catch (error) {
-        // Decided: a body that says JSON and is not is refused here, never
-        // forwarded: in replay it would otherwise become a live call.
-        throw new ProxyError(
-          "ERR_PROXY_BODY",
-          "body",
-          `the request body is not valid JSON (${(error as Error).message}); send the JSON the provider's API expects`,
-        );
-      }
+      json = readJsonBody(body);
     }
     const lane = laneFor(ctx.mode ?? mode, ctx.cassette);
     const abort = new AbortController();
@@ -462,8 +456,8 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       if (!res.writableFinished) abort.abort(new Error("the client closed the connection"));
     });
     const init: RequestInit = { method, headers, signal: abort.signal };
-    if (body !== undefined) init.body = body;
-    const call = () => lane.answer(target.href, init);
+    if (body !== undefined) init.body = json === undefined ? body : json.text;
+    const call = () => lane.answer(target.href, init, json?.parsed);
     const scoped =
       ctx.run === undefined
         ? call
@@ -619,6 +613,39 @@ function parseControlJson(body: Buffer): unknown {
       "ERR_PROXY_BODY",
       "body",
       `the control request body is not JSON (${(error as Error).message}); send e.g. {"attempt":1}`,
+    );
+  }
+}
+
+/** Strict UTF-8 (as createFetch reads a body), a byte order mark kept (JSON.parse then refuses it). */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/**
+ * A body that says JSON, as text and parsed. Decided: a body that says JSON
+ * and is not (or is not UTF-8) is refused, never forwarded: createFetch
+ * would read it as no model call and pass it through, so in replay it would
+ * become a live call.
+ *
+ * @throws ProxyError (400) naming what is wrong with the body.
+ */
+function readJsonBody(body: Buffer): { text: string; parsed: ParsedBody } {
+  let text: string;
+  try {
+    text = STRICT_UTF8.decode(body);
+  } catch {
+    throw new ProxyError(
+      "ERR_PROXY_BODY",
+      "body",
+      "the request body says JSON but is not valid UTF-8; send the JSON the provider's API expects, encoded as UTF-8",
+    );
+  }
+  try {
+    return { text, parsed: { value: JSON.parse(text) } };
+  } catch (error) {
+    throw new ProxyError(
+      "ERR_PROXY_BODY",
+      "body",
+      `the request body is not valid JSON (${(error as Error).message}); send the JSON the provider's API expects`,
     );
   }
 }

@@ -133,6 +133,25 @@ describe("proxy safety", () => {
     expect(provider.calls).toBe(0);
   });
 
+  it("answers a JSON body that is not UTF-8 with a 400, never forwarding it (in replay it would go live)", async () => {
+    // Valid JSON once decoded leniently (U+FFFD in a string), not valid UTF-8:
+    // createFetch reads such a body as no JSON call at all and passes it
+    // through, so only the proxy's refusal keeps it from the upstream.
+    const p = await proxy({ mode: "replay" });
+    const body = Buffer.concat([
+      Buffer.from('{"model":"gpt-fake","messages":[{"role":"user","content":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}]}'),
+    ]);
+    const res = await post(`${p.url}/openai/v1/chat/completions`, body);
+    expect(res.status).toBe(400);
+    expect(res.headers.get("x-should-retry")).toBe("false");
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain(
+      "not valid UTF-8",
+    );
+    expect(provider.calls).toBe(0);
+  });
+
   it("answers an unknown upstream with a 404 naming the known ones and the --upstream fix", async () => {
     const p = await proxy();
     const res = await post(`${p.url}/ollama/v1/chat/completions`, chat);

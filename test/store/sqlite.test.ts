@@ -64,6 +64,25 @@ describe("sqlite://", () => {
     await store.close();
   });
 
+  it("reads another handle's write at once, through the full and the hit read alike", async () => {
+    // Both reads are statements on one connection: neither may leave the
+    // connection's read snapshot open for the other (a stepped statement
+    // holds it until it finishes or is reset), or it would serve old values.
+    const path = join(dir, "snapshots.sqlite");
+    const reader = openStore(`sqlite://${path}`);
+    const writer = openStore(`sqlite://${path}`);
+    const hit = (key: string) => (reader.getHit as NonNullable<typeof reader.getHit>)(key);
+    for (let round = 0; round < 6; round++) {
+      await writer.set("k", { round });
+      expect(round % 2 === 0 ? await reader.get("k") : await hit("k")).toStrictEqual({ round });
+      expect(round % 2 === 0 ? await hit("k") : await reader.get("k")).toStrictEqual({ round });
+    }
+    await writer.delete("k");
+    expect(await hit("k")).toBeUndefined();
+    expect(await reader.get("k")).toBeUndefined();
+    await Promise.all([reader.close(), writer.close()]);
+  });
+
   it("reports a file it cannot open as StoreError, never as a miss", async () => {
     // A directory where the database file should be.
     const store = openStore(`sqlite://${dir}`);

@@ -289,22 +289,25 @@ async function readerOn(db: RawDatabase): Promise<Reader | undefined> {
         error ? reject(error) : resolve(st),
       );
     });
+    // `all`, not `get` + `reset`: a keyed read finds at most one row, and
+    // `all` steps the statement to its end, where SQLite ends the read
+    // (the snapshot is released as a reset would), in one thread-pool task.
+    // A stepped `get` holds the connection's read snapshot until it is
+    // reset, and with two statements on this connection the other one's
+    // next read would see that old snapshot: the reset was a second task,
+    // and a second wakeup of the main thread, on every hit. The callback
+    // also settles a read whose statement was finalized meanwhile (the file
+    // deleted or replaced: the store closes its reader) with an error.
     const read =
       (st: RawStatement) =>
       (key: string): Promise<string | undefined> =>
         new Promise((resolve, reject) =>
-          st.get([key], (error, row) => {
-            // Reset before settling: a stepped statement holds the connection's
-            // read snapshot open until it is reset, and with two statements on
-            // this connection the other one's next read would see that old
-            // snapshot. With a callback, so that a statement finalized meanwhile
-            // (the file deleted or replaced: the store closes its reader) gives
-            // the callback an error instead of throwing an uncaught one, which
-            // left this read unsettled; the read's own outcome is what counts.
-            st.reset(() => {
-              if (error) reject(error);
-              else resolve(row === undefined ? undefined : String(row.value));
-            });
+          st.all([key], (error, rows) => {
+            if (error) reject(error);
+            else {
+              const row = rows[0];
+              resolve(row === undefined ? undefined : String(row.value));
+            }
           }),
         );
     return {
@@ -413,11 +416,10 @@ interface RawDatabase {
 }
 
 interface RawStatement {
-  get(
+  all(
     params: unknown[],
-    callback: (error: Error | null, row: { value: unknown } | undefined) => void,
+    callback: (error: Error | null, rows: Array<{ value: unknown }>) => void,
   ): void;
-  reset(callback?: () => void): void;
   finalize(callback: () => void): void;
 }
 
