@@ -6,8 +6,13 @@
  * the store's timeout at any size). Only each page's groups (a few dozen
  * rows) cross to the caller, never the rows. One statement per page gives
  * the groups, the exact token counts asked for, the other kinds of rows,
- * and the distinct ids (an entry whose namespace and id differ from the
- * entry before it, in key order: occurrences of one id are adjacent).
+ * and the page's distinct ids. An id's entries are adjacent in key order
+ * (`ns:e:<64 hex>:<n>`, no ":" in a namespace: every key between two of
+ * them starts with the same `ns:e:<id>:`), so the distinct ids of a page
+ * are its runs of one id, and only a run cut by a page boundary is
+ * counted twice, which the sum joins (`MetaStatsSum.addIds`). Counted
+ * DISTINCT rather than by comparing each entry with the one before it
+ * (a window in key order): that sorted every page again.
  */
 import { StoreError } from "../../errors.js";
 import { decodeMeta } from "../meta.js";
@@ -193,22 +198,24 @@ function pageStatement(
   const page = cols ? d.pageCols : d.page;
   return `WITH page AS (${page("@limit", "@after", prefixed ? "@prefix" : undefined, bounded ? "@upper" : undefined)}),
     r AS MATERIALIZED (${fields}),
-    e AS MATERIALIZED (SELECT r.*, CASE WHEN (ns || ':' || id) ${d.differs}
-        lag(ns || ':' || id) OVER (ORDER BY key${c}) THEN 1 ELSE 0 END AS new_id
-      FROM r WHERE kind = 'entry')
+    e AS NOT MATERIALIZED (SELECT * FROM r WHERE kind = 'entry')
     SELECT 'g' AS part, 'entry' AS kind, ${key}, count(*) AS n, sum(bytes) AS bytes,
       sum(dur_us) AS dur_us,
       sum(CASE WHEN verdict = 'accepted' THEN 1 ELSE 0 END) AS accepted,
       sum(CASE WHEN verdict = 'rejected' THEN 1 ELSE 0 END) AS rejected,
       sum(in_t) AS in_t, sum(out_t) AS out_t, sum(cr_t) AS cr_t, sum(cw_t) AS cw_t,
-      sum(new_id) AS new_ids, min(key${c}) AS first_key, max(key${c}) AS last_key,
+      0 AS new_ids, min(key${c}) AS first_key, max(key${c}) AS last_key,
       min(at) AS oldest, max(at) AS newest
     FROM e GROUP BY ${key}
     ${detail}
     UNION ALL
     SELECT 'o', kind, ${none}, count(*), 0, 0, 0, 0, 0, 0, 0, 0, 0,
       min(key${c}), max(key${c}), NULL, NULL
-    FROM r WHERE kind ${d.differs} 'entry' GROUP BY kind`;
+    FROM r WHERE kind ${d.differs} 'entry' GROUP BY kind
+    UNION ALL
+    SELECT 'i', 'entry', ${none}, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      count(DISTINCT ns || ':' || id), min(key${c}), max(key${c}), NULL, NULL
+    FROM e`;
 }
 
 /**
@@ -298,10 +305,21 @@ export async function statsSqlMeta(
     const rows = await run(sql, params);
     let count = 0;
     let last: string | undefined;
-    // Ids: the page's groups are joined in key order of their first entries.
-    const idPages: Array<{ n: number; first: string; last: string }> = [];
+    // Ids: the page's, joined to the pages before by its first and last entries.
+    let idPage: { n: number; first: string; last: string } | undefined;
     for (const row of rows) {
       const n = Number(row.n);
+      if (row.part === "i") {
+        // The page's distinct ids, and its first and last entry (none: no entry).
+        if (row.first_key != null) {
+          idPage = {
+            n: Number(row.new_ids),
+            first: String(row.first_key),
+            last: String(row.last_key),
+          };
+        }
+        continue;
+      }
       if (row.part === "u") {
         // Entries the `g` rows count too: not part of the page's count.
         sum.addUsage({ ...statsKeyOfRow(row), ...tokensOfRow(row), entries: n });
@@ -336,18 +354,8 @@ export async function statsSqlMeta(
         rejected: Number(row.rejected),
       });
       sum.addTimes(String(row.oldest), String(row.newest));
-      idPages.push({
-        n: Number(row.new_ids),
-        first: String(row.first_key),
-        last: String(row.last_key),
-      });
     }
-    if (idPages.length > 0) {
-      const first = idPages.reduce((a, b) => (b.first < a.first ? b : a)).first;
-      const lastEntry = idPages.reduce((a, b) => (b.last > a.last ? b : a)).last;
-      const n = idPages.reduce((s, p) => s + p.n, 0);
-      sum.addIds(n, pairOfKey(first), pairOfKey(lastEntry));
-    }
+    if (idPage !== undefined) sum.addIds(idPage.n, pairOfKey(idPage.first), pairOfKey(idPage.last));
     seen += count;
     onProgress?.(seen);
     if (count < pageSize || last === undefined) break;
