@@ -169,12 +169,20 @@ export function pgMetaPage(
   const prefix = q.prefix ?? "";
   const order = q.order ?? "key";
   if (order === "key") {
+    // Entries recorded before a time (prune's dry run): passed over in the
+    // database, by `m_at`, which every writer of `m_meta` writes with it.
+    const before = q.recordedBefore === undefined ? "" : " AND m_at < $4";
     return {
       // `>= $2`: the first page of a prefix starts at the prefix, not at the table's first key.
       sql: `SELECT key, m_meta FROM ${T}
-         WHERE key COLLATE "C" > $1 AND key COLLATE "C" >= $2 AND left(key, char_length($2)) = $2
+         WHERE key COLLATE "C" > $1 AND key COLLATE "C" >= $2 AND left(key, char_length($2)) = $2${before}
          ORDER BY key COLLATE "C" LIMIT $3`,
-      params: [after?.key ?? "", prefix, page],
+      params: [
+        after?.key ?? "",
+        prefix,
+        page,
+        ...(q.recordedBefore === undefined ? [] : [q.recordedBefore]),
+      ],
     };
   }
   const desc = order === "recordedAtDesc";

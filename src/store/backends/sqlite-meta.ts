@@ -109,6 +109,14 @@ async function sqliteHasColumns(query: SqliteQuery): Promise<boolean> {
   return columns.some((c) => c.name === "m_cols");
 }
 
+/** Whether the columns are filled and indexed (the index is made last). */
+async function sqliteHasColumnsIndex(query: SqliteQuery): Promise<boolean> {
+  const [row] = await query(
+    `SELECT 1 AS one FROM sqlite_master WHERE type = 'index' AND name = 'invocache_meta_cols'`,
+  );
+  return row !== undefined;
+}
+
 /** Whether the table has the metadata columns. */
 export async function sqliteHasMetaColumns(query: SqliteQuery): Promise<boolean> {
   const columns = await query(`PRAGMA table_info(${T})`);
@@ -194,10 +202,25 @@ export async function* listSqliteMeta(query: SqliteQuery, q: MetaQuery): AsyncIt
   const order = q.order ?? "key";
   let left = q.limit ?? Number.POSITIVE_INFINITY;
   let after = q.after;
+  // Entries recorded before a time, in key order (prune's dry run): the
+  // columns' index holds m_at, so the rows that do not match are passed
+  // over there and only the matches' metadata is read from the table.
+  const narrowed =
+    order === "key" && q.recordedBefore !== undefined && (await sqliteHasColumnsIndex(query));
   while (left > 0) {
     const page = Math.min(META_PAGE, left);
     let rows: Array<Record<string, unknown>>;
-    if (order === "key") {
+    if (narrowed) {
+      rows = await query(
+        `SELECT key, m_meta FROM ${T} INDEXED BY invocache_meta_cols
+         WHERE key > ? AND substr(key, 1, length(?)) = ? AND m_at < ? ORDER BY key LIMIT ?`,
+        after?.key ?? "",
+        prefix,
+        prefix,
+        q.recordedBefore,
+        page,
+      );
+    } else if (order === "key") {
       rows = await query(
         `SELECT key, m_meta FROM ${T} INDEXED BY invocache_meta_key
          WHERE key > ? AND substr(key, 1, length(?)) = ? ORDER BY key LIMIT ?`,
