@@ -151,11 +151,13 @@ Examples:
         const bar = progress(io, `reading ${source.url}`);
         let answered = true;
         try {
-          // Where the store sums its metadata itself, the counts come from
-          // there and only entries recorded near or before the cutoff are
-          // listed (narrowed in the store, by recordedAt as text): no row
-          // of the rest crosses to this process.
-          const summed = await source.metaStats?.();
+          // On the SQL stores the counts come from the store's sums and
+          // only the entries recorded near or before the cutoff are listed
+          // (narrowed in the database, by recordedAt as text): no row of the
+          // rest crosses to this process. They are the stores that list in
+          // key order; elsewhere (Redis) the narrowed listing would still
+          // read every row, after a pass for the sums: one pass instead.
+          const summed = source.listsInKeyOrder ? await source.metaStats?.() : undefined;
           let rows = metaRows;
           if (summed !== undefined) {
             seen = summed.groups.reduce((n, g) => n + g.entries, 0);
