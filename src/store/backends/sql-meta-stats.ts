@@ -176,6 +176,15 @@ function pageStatement(
   const at = cols
     ? `(CASE WHEN ok THEN m_at${c} ELSE ${d.text(["recordedAt"])}${c} END)`
     : `${d.text(["recordedAt"])}${c}`;
+  // The page is a subquery of the one materialized CTE, not a CTE of its
+  // own: SQLite materialized it too, a copy of every row more (a fifth of
+  // the statement's time at 57,000 rows).
+  const page = (cols ? d.pageCols : d.page)(
+    "@limit",
+    "@after",
+    prefixed ? "@prefix" : undefined,
+    bounded ? "@upper" : undefined,
+  );
   // Every field read once per row, into narrow rows (the JSON goes no further).
   const fields = `SELECT key, ${kind} AS kind,
       ${col("m_ns")} AS ns, ${col("m_id")} AS id, ${col("m_role")} AS role,
@@ -186,7 +195,7 @@ function pageStatement(
       coalesce(${col("m_in")}, 0) AS in_t, coalesce(${col("m_out")}, 0) AS out_t,
       coalesce(${col("m_cr")}, 0) AS cr_t, coalesce(${col("m_cw")}, 0) AS cw_t,
       ${at} AS at
-    FROM page`;
+    FROM (${page}) AS page`;
   const key = `ns, role, model, tool_server, tool_name, tool_version, usage_model, usage_class`;
   const none = `NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
   const detailIn = Array.from({ length: details }, (_, i) => `@d${i}`).join(", ");
@@ -195,9 +204,7 @@ function pageStatement(
     SELECT 'u', 'entry', ${key}, count(*), 0, 0, 0, 0, in_t, out_t, cr_t, cw_t, 0, NULL, NULL, NULL, NULL
     FROM e WHERE usage_class = 'over' OR (usage_class = 'ok' AND (in_t > @above${byModel}))
     GROUP BY ${key}, in_t, out_t, cr_t, cw_t`;
-  const page = cols ? d.pageCols : d.page;
-  return `WITH page AS (${page("@limit", "@after", prefixed ? "@prefix" : undefined, bounded ? "@upper" : undefined)}),
-    r AS MATERIALIZED (${fields}),
+  return `WITH r AS MATERIALIZED (${fields}),
     e AS NOT MATERIALIZED (SELECT * FROM r WHERE kind = 'entry')
     SELECT 'g' AS part, 'entry' AS kind, ${key}, count(*) AS n, sum(bytes) AS bytes,
       sum(dur_us) AS dur_us,
