@@ -11,10 +11,12 @@
  *   processes under /usr/bin/time: wall time and peak RSS, and how both
  *   grow with N;
  * - the viewer's first page: `invocache view --json` started as a process
- *   until its overview is served over HTTP (start-up of node and tsx
- *   included: compare with the 1,000-entry row), and `startViewer` in this
- *   process until the same page is served; "†" marks a page that went out
- *   before its totals were counted (it waits for them up to 0.5 s).
+ *   until its overview is served over HTTP, through tsx (the sources: node
+ *   and tsx start-up included, compare with the 1,000-entry row) and as the
+ *   built package (`dist/cli/main.js`, after `npm run build`: how an
+ *   installed invocache starts), and `startViewer` in this process until
+ *   the same page is served; "†" marks a page that went out before its
+ *   totals were counted (it waits for them up to 0.5 s).
  *
  * The stores are built by one SQL statement copying one real recorded
  * entry, with its stored metadata, under fresh random ids (SQLite: a
@@ -24,7 +26,9 @@
  * models, one of them with a tiered price, tokens and durations), so
  * `stats` sums realistic groups; the values stay copies.
  * `--baseline <checkout>` also runs `stats` with the CLI of another checkout
- * (the code before a change) on the same stores, for an old/new ratio. `--legacy` copies the
+ * (the code before a change) on the same stores, for an old/new ratio, and
+ * `stats` and `prune --dry-run` of both alternated three times each (medians
+ * of wall and CPU seconds: the ratio to read on a shared machine). `--legacy` copies the
  * values only, as a store made before stored metadata: the commands then
  * read every value (the figures before issue 34), and say how to migrate.
  * Not part of `npm run bench` (it writes hundreds of MB to os.tmpdir()).
@@ -38,6 +42,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRecorder, invocationIdentity } from "../src/index.js";
 import { PG_VALUES_TABLE } from "../src/store/backends/postgres.js";
+import { META_COLUMN_NAMES, META_COLUMNS } from "../src/store/backends/sql-meta-columns.js";
+import { PG_DIALECT, SQLITE_DIALECT } from "../src/store/backends/sql-meta-stats.js";
 import { SQLITE_VALUES_TABLE } from "../src/store/backends/sqlite.js";
 import { startViewer } from "../src/viewer/index.js";
 import { type PostgresServer, startPostgresServer } from "../test/helpers/postgres-server.js";
@@ -113,13 +119,17 @@ async function buildSqlite(file: string, n: number): Promise<void> {
       '$.model', ${pick(VARIED.models)}, '$.usage.model', ${pick(VARIED.models)},
       '$.usage.inputTokens', 100 + ids.i % 997, '$.usage.outputTokens', 50 + ids.i % 499,
       '$.durationMs', (ids.i % 100000) / 1000.0)`;
+  // The metadata's columns (sql-meta-columns.ts) from the copy's metadata
+  // `m`, as the migration fills them: what this version writes.
+  const cols = META_COLUMNS.map((c) => c.json(SQLITE_DIALECT)).join(", ");
   await exec(`WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ${n - 1}),
     ids(i, id) AS MATERIALIZED (SELECT i, lower(hex(randomblob(32))) FROM c)
-    INSERT INTO ${SQLITE_VALUES_TABLE} (key, value, m_meta, m_at, m_rev)
-    SELECT ${legacy ? "'default'" : pick(VARIED.namespaces)} || ':e:' || ids.id || ':0',
-      replace(t.value, '${id}', ids.id),
-      ${legacy ? "NULL, NULL, NULL" : `${meta}, t.m_at, 1`}
-    FROM ids, (SELECT value, m_meta, m_at FROM ${SQLITE_VALUES_TABLE} WHERE key = 'default:e:${id}:0') t`);
+    INSERT INTO ${SQLITE_VALUES_TABLE} (key, value, m_meta, m_at, m_rev${legacy ? "" : `, m_cols, ${META_COLUMN_NAMES}`})
+    SELECT k, v, m, at, rev${legacy ? "" : `, 1, ${cols}`} FROM (
+    SELECT ${legacy ? "'default'" : pick(VARIED.namespaces)} || ':e:' || ids.id || ':0' AS k,
+      replace(t.value, '${id}', ids.id) AS v,
+      ${legacy ? "NULL AS m, NULL AS at, NULL AS rev" : `${meta} AS m, t.m_at AS at, 1 AS rev`}
+    FROM ids, (SELECT value, m_meta, m_at FROM ${SQLITE_VALUES_TABLE} WHERE key = 'default:e:${id}:0') t)`);
   await new Promise<void>((resolve) => db.close(() => resolve()));
 }
 
@@ -167,14 +177,21 @@ async function buildPostgres(server: PostgresServer, db: string, n: number): Pro
   ] as const) {
     meta = set(meta, path, value);
   }
+  // The metadata's columns from the copy's metadata `m`, as buildSqlite.
+  // OFFSET 0 keeps the subquery from being pulled up into the INSERT, where
+  // each column could build the copy's JSON again (a 1M build with the
+  // columns ran over 9 minutes on a busy machine; not measured since).
+  const cols = META_COLUMNS.map((c) => c.json(PG_DIALECT)).join(", ");
   await pgQuery(
     url,
-    `INSERT INTO ${T} (key, value${legacy ? "" : ", m_meta, m_at, m_rev"})
-     SELECT ${legacy ? "'default'" : pick(VARIED.namespaces)} || ':e:' || ids.id || ':0',
-       replace(t.value, '${id}', ids.id)${legacy ? "" : `, (${meta})::text, t.m_at, 1`}
+    `INSERT INTO ${T} (key, value${legacy ? "" : `, m_meta, m_at, m_rev, m_cols, ${META_COLUMN_NAMES}`})
+     SELECT k, v${legacy ? "" : `, m::text, at, 1, 1, ${cols}`} FROM (
+     SELECT ${legacy ? "'default'" : pick(VARIED.namespaces)} || ':e:' || ids.id || ':0' AS k,
+       replace(t.value, '${id}', ids.id) AS v, ${legacy ? "NULL::jsonb AS m, NULL AS at" : `(${meta}) AS m, t.m_at AS at`}
      FROM (SELECT i, md5(random()::text || i) || md5(i || random()::text) AS id
            FROM generate_series(1, ${n - 1}) i) ids,
-          (SELECT value, m_meta, m_at FROM ${T} WHERE key = 'default:e:${id}:0') t`,
+          (SELECT value, m_meta, m_at FROM ${T} WHERE key = 'default:e:${id}:0') t
+     OFFSET 0) s`,
   );
   if (legacy) await pgQuery(url, `UPDATE ${T} SET m_meta = NULL, m_at = NULL`);
   await pgQuery(url, `VACUUM ANALYZE ${T}`);
@@ -230,12 +247,15 @@ function lsFirstPage(url: string): Promise<number> {
 }
 
 /** One CLI command as a whole process: wall seconds, peak RSS (MiB) and its stdout. */
-function cli(args: string[], checkout = root): { seconds: number; rssMiB: number; stdout: string } {
+function cli(
+  args: string[],
+  checkout = root,
+): { seconds: number; cpu: number; rssMiB: number; stdout: string } {
   const r = spawnSync(
     "/usr/bin/time",
     [
       "-f",
-      "%e %M",
+      "%e %M %U %S",
       process.execPath,
       "--import",
       "tsx",
@@ -248,9 +268,41 @@ function cli(args: string[], checkout = root): { seconds: number; rssMiB: number
   const last = r.stderr.trim().split("\n").at(-1)!.split(" ");
   return {
     seconds: Number(last[0]),
+    // User and system CPU seconds: steadier than wall time on a shared machine.
+    cpu: Number(last[2]) + Number(last[3]),
     rssMiB: Math.round(Number(last[1]) / 1024),
     stdout: r.stdout,
   };
+}
+
+/**
+ * `args` with this checkout's CLI and `baseline`'s, alternated over three
+ * rounds (old first, then new first, then old first): the medians of wall
+ * and CPU seconds of each, and the outputs of the last round.
+ */
+function alternated(args: string[], checkout: string) {
+  const runs = {
+    old: [] as Array<ReturnType<typeof cli>>,
+    new: [] as Array<ReturnType<typeof cli>>,
+  };
+  for (const oldFirst of [true, false, true]) {
+    for (const which of oldFirst ? (["old", "new"] as const) : (["new", "old"] as const)) {
+      runs[which].push(cli(args, which === "old" ? checkout : root));
+    }
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[1]!;
+  const of = (rs: Array<ReturnType<typeof cli>>) => ({
+    seconds: median(rs.map((r) => r.seconds)),
+    cpu: median(rs.map((r) => r.cpu)),
+    stdout: rs.at(-1)!.stdout,
+  });
+  return { old: of(runs.old), new: of(runs.new) };
+}
+
+/** "new s / old s (ratio), CPU new / old (ratio)" of {@link alternated}. */
+function ratioText(r: ReturnType<typeof alternated>): string {
+  const x = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : "—");
+  return `${r.new.seconds.toFixed(1)} / ${r.old.seconds.toFixed(1)} s (${x(r.new.seconds, r.old.seconds)}), CPU ${r.new.cpu.toFixed(1)} / ${r.old.cpu.toFixed(1)} s (${x(r.new.cpu, r.old.cpu)})`;
 }
 
 interface Backend {
@@ -345,12 +397,25 @@ async function viewerInProcess(url: string): Promise<number> {
   return seconds;
 }
 
-/** Seconds from spawning `invocache view --json` to its first page served. */
-async function viewerProcess(url: string): Promise<number> {
+/** The built CLI (`npm run build`), when there is one. */
+const builtCli = join(root, "dist/cli/main.js");
+
+/**
+ * Seconds from spawning `invocache view --json` to its first page served:
+ * through tsx (the sources), or `built`: the built package's `dist/cli/main.js`,
+ * as an installed invocache starts.
+ */
+async function viewerProcess(url: string, built = false): Promise<number> {
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", join(root, "src/cli/main.ts"), "view", "--store", url, "--json"],
+    [
+      ...(built ? [builtCli] : ["--import", "tsx", join(root, "src/cli/main.ts")]),
+      "view",
+      "--store",
+      url,
+      "--json",
+    ],
     { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
   );
   try {
@@ -385,16 +450,19 @@ try {
   try {
     const small = await backend.build(1_000);
     const lines = [
-      `| ${backendName} entries | size | build | hit p50 (vs 1k) | ls first page | ls --json | stats --json${baseline === undefined ? "" : " (baseline, new/old)"} | prune --dry-run | viewer first page (process / in process) |`,
+      `| ${backendName} entries | size | build | hit p50 (vs 1k) | ls first page | ls --json | stats --json${baseline === undefined ? "" : " (baseline, new/old)"} | prune --dry-run | viewer first page (process through tsx / built process / in process) |`,
       "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ];
     // The floor the viewer rows compare with: the same, on the 1,000-entry store
     // (after one unmeasured round: tsx compiles on the first start, the first
     // viewer in this process loads its modules).
+    const built = existsSync(builtCli);
     await viewerProcess(small);
     await viewerInProcess(small);
     const floorProcess = firstPageText(await viewerProcess(small));
-    const floor = `${floorProcess} / ${firstPageText(await viewerInProcess(small))}`;
+    const floorBuilt = built ? firstPageText(await viewerProcess(small, true)) : "— (no dist/)";
+    const floor = `${floorProcess} / ${floorBuilt} / ${firstPageText(await viewerInProcess(small))}`;
+    const compared: string[] = [];
     process.stderr.write(`[scale] viewer first page at 1,000 entries: ${floor}\n`);
     for (const n of sizes) {
       const t0 = performance.now();
@@ -419,8 +487,20 @@ try {
         const old = cli(["stats", "--store", url, "--json"], baseline);
         sameStats(old.stdout, stats.stdout);
         statsText += ` (${old.seconds.toFixed(1)} s, ${(stats.seconds / old.seconds).toFixed(2)}×)`;
+        // Alternated, with CPU time: the figures the ratio is read from.
+        const s = alternated(["stats", "--store", url, "--json"], baseline);
+        sameStats(s.old.stdout, s.new.stdout);
+        const pruneArgs = ["prune", "--store", url, "--older-than", "3650d", "--dry-run", "--json"];
+        const p = alternated(pruneArgs, baseline);
+        if (p.old.stdout !== p.new.stdout) throw new Error("prune --dry-run reports differ");
+        compared.push(
+          `| ${n.toLocaleString("en")} | ${ratioText(s)} | ${ratioText(p)} | ${loadavg()[0]!.toFixed(2)} |`,
+        );
+        process.stderr.write(`[scale] ${compared.at(-1)}\n`);
       }
-      const viewProc = firstPageText(await viewerProcess(url));
+      const viewProc = `${firstPageText(await viewerProcess(url))} / ${
+        built ? firstPageText(await viewerProcess(url, true)) : "—"
+      }`;
       const viewIn = firstPageText(await viewerInProcess(url));
       const mb = ((await backend.bytes(n)) / 1e6).toFixed(0);
       lines.push(
@@ -432,6 +512,11 @@ try {
     process.stdout.write(
       `${lines.join("\n")}\n\nViewer first page at 1,000 entries: ${floor}. †: the page went out before its totals were counted (cards "…").\n`,
     );
+    if (compared.length > 0) {
+      process.stdout.write(
+        `\nAgainst ${baseline}, alternated (3 runs each, medians; new / old):\n\n| entries | stats --json | prune --dry-run --older-than 3650d | load |\n| ---: | ---: | ---: | ---: |\n${compared.join("\n")}\n`,
+      );
+    }
   } finally {
     await backend.close();
   }

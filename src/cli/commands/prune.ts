@@ -5,7 +5,7 @@
 import { parseMaxAge } from "../../cassette/index.js";
 import { MetadataMissingError } from "../../errors.js";
 import { isIdentityPrefix, shortId } from "../../identity/index.js";
-import { isEntryKey, valueDigest } from "../../store/index.js";
+import { isEntryKey, type MetaQuery, valueDigest } from "../../store/index.js";
 import { parseCommandArgs } from "../args.js";
 import { type Command, printJson } from "../command.js";
 import { EXIT, UsageError } from "../errors.js";
@@ -151,14 +151,31 @@ Examples:
         const bar = progress(io, `reading ${source.url}`);
         let answered = true;
         try {
-          for await (const m of metaRows) {
+          // On the SQL stores the counts come from the store's sums and
+          // only the entries recorded near or before the cutoff are listed
+          // (narrowed in the database, by recordedAt as text): no row of the
+          // rest crosses to this process. They are the stores that list in
+          // key order; elsewhere (Redis) the narrowed listing would still
+          // read every row, after a pass for the sums: one pass instead.
+          const summed = source.listsInKeyOrder ? await source.metaStats?.() : undefined;
+          let rows = metaRows;
+          if (summed !== undefined) {
+            seen = summed.groups.reduce((n, g) => n + g.entries, 0);
+            problemCount = summed.problems;
+            if (summed.firstProblem !== undefined) {
+              const { key, problem } = summed.firstProblem;
+              problems.push(metaProblem(source.url, { key, kind: "problem", bytes: 0, problem }));
+            }
+            rows = source.metaRows!(entriesBefore(now - maxAgeMs!)) ?? metaRows;
+          }
+          for await (const m of rows) {
             bar.tick();
-            if (m.kind === "problem") {
+            if (summed === undefined && m.kind === "problem") {
               if (problemCount++ === 0) problems.push(metaProblem(source.url, m));
               continue;
             }
             if (m.kind !== "entry") continue;
-            seen++;
+            if (summed === undefined) seen++;
             if (now - Date.parse(m.recordedAt!) <= maxAgeMs!) continue;
             batch.push({
               key: m.key,
@@ -231,6 +248,20 @@ Examples:
  * are not exported).
  */
 export const pruneSeams: { beforeDelete?: (keys: readonly string[]) => Promise<void> } = {};
+
+/**
+ * The listing of the entries that may be recorded before `cutoffMs`
+ * (epoch ms): those whose recordedAt, as text, sorts before the cutoff
+ * two days on. A recordedAt is ISO-8601 with an offset under a day
+ * (envelope.ts), so its text is never more than a day past its instant;
+ * the exact test (`Date.parse`) stays the caller's.
+ */
+export function entriesBefore(cutoffMs: number): MetaQuery {
+  const bound = cutoffMs + 2 * 86_400_000;
+  // Past the dates JavaScript can write: every entry may be older.
+  if (!(Math.abs(bound) <= 8.64e15)) return { entriesOnly: true };
+  return { recordedBefore: new Date(bound).toISOString() };
+}
 
 /** Keys deleted per batch while a store is scanned. */
 const BATCH = 256;

@@ -40,7 +40,8 @@ import {
   listSqliteMeta,
   migrateSqliteMeta,
   prepareSqliteMeta,
-  SQLITE_FENCED_SET_META,
+  type SqliteMetaLayout,
+  sqliteFencedSetMeta,
   sqliteMetaMissing,
   sqliteMetaParams,
 } from "./sqlite-meta.js";
@@ -63,6 +64,8 @@ interface Statement {
   get(...params: unknown[]): Record<string, unknown> | undefined;
   all(...params: unknown[]): Array<Record<string, unknown>>;
   run(...params: unknown[]): { changes: number };
+  /** The statement's SQL text. */
+  readonly source: string;
 }
 interface Database {
   prepare(sql: string): Statement;
@@ -146,14 +149,14 @@ export async function createBetterSqliteBackend(
       }
       return statement.all(...params);
     });
-  let keepsMeta: boolean;
+  let layout: SqliteMetaLayout;
   try {
-    keepsMeta = await prepareSqliteMeta(metaQuery);
+    layout = await prepareSqliteMeta(metaQuery);
   } catch (error) {
     db.close();
     throw error;
   }
-  // Prepared once the columns exist (a file migrated while open gets them then).
+  // Prepared once the columns exist, again when a migration adds the metadata's own columns.
   let fencedSetMetaStmt: Statement | undefined;
   const getStmt = db.prepare(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
   const getHitStmt = db.prepare(SQLITE_HIT_SELECT);
@@ -225,18 +228,20 @@ export async function createBetterSqliteBackend(
     async setRecord(key, record, _ttlMs, notAfter, meta) {
       const rows = await whenFree(() => {
         if (meta === undefined) return fencedSetStmt.all(key, record, notAfter).length;
-        fencedSetMetaStmt ??= db.prepare(SQLITE_FENCED_SET_META);
-        return fencedSetMetaStmt.all(key, record, ...sqliteMetaParams(meta), notAfter).length;
+        const sql = sqliteFencedSetMeta(layout);
+        if (fencedSetMetaStmt?.source !== sql) fencedSetMetaStmt = db.prepare(sql);
+        return fencedSetMetaStmt.all(key, record, ...sqliteMetaParams(meta, layout), notAfter)
+          .length;
       });
       if (rows !== 1) throw new Error(LATE);
     },
-    keepsMeta: () => keepsMeta,
+    keepsMeta: () => layout !== "none",
     metaMissing: () => sqliteMetaMissing(metaQuery),
     listMeta: (q) => listSqliteMeta(metaQuery, q),
     statsMeta: (q, now, onProgress) => statsSqliteMeta(metaQuery, q, now, onProgress),
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(metaQuery, onProgress);
-      keepsMeta = true;
+      layout = "cols";
       return filled;
     },
     async deleteRecord(key, notAfter) {

@@ -18,6 +18,8 @@ import {
   type StoredMeta,
   storedMetaOf,
 } from "../meta.js";
+import { META_COLUMN_NAMES, META_COLUMNS, metaColumnValues } from "./sql-meta-columns.js";
+import { PG_DIALECT } from "./sql-meta-stats.js";
 
 /** One statement with `$n` parameters (postgres.ts's `Query`). */
 type Query = (sql: string, values?: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -31,6 +33,36 @@ const COLUMNS = [
   `ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS m_at TEXT COLLATE "C"`,
   `ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS m_rev BIGINT`,
 ];
+/** Which metadata a table keeps (sqlite-meta.ts's `SqliteMetaLayout`). */
+export type PgMetaLayout = "none" | "meta" | "cols";
+
+const PG_TYPE = { text: "TEXT", num: "FLOAT8", int: "BIGINT" } as const;
+/** The columns of sql-meta-columns.ts, and `m_cols` (the `m_rev` they were written for). */
+const META_COLS = [
+  `ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS m_cols BIGINT`,
+  ...META_COLUMNS.map(
+    (c) => `ALTER TABLE ${T} ADD COLUMN IF NOT EXISTS ${c.name} ${PG_TYPE[c.type]}`,
+  ),
+];
+/**
+ * Made after the columns are filled: the trigger's function also clears
+ * `m_cols` (replaced in place: no moment without it), and an index in key
+ * order that carries what `stats` reads.
+ */
+const COLS_SCHEMA = [
+  `CREATE OR REPLACE FUNCTION public.invocache_meta_stale() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     IF NEW.m_rev IS NOT DISTINCT FROM OLD.m_rev THEN
+       NEW.m_meta := NULL; NEW.m_at := NULL; NEW.m_cols := NULL;
+     END IF;
+     RETURN NEW;
+   END $$`,
+  `CREATE INDEX IF NOT EXISTS invocache_meta_cols ON ${T} (key COLLATE "C")
+   INCLUDE (m_cols, m_rev, ${META_COLUMN_NAMES}, m_at)`,
+];
+/** Rows per statement while the columns are filled from `m_meta`. */
+const FILL_BATCH = 5000;
+
 const SCHEMA = [
   `CREATE INDEX IF NOT EXISTS invocache_meta_key ON ${T} (key COLLATE "C") INCLUDE (m_meta)`,
   `CREATE INDEX IF NOT EXISTS invocache_meta_at ON ${T} (m_at, key COLLATE "C") INCLUDE (m_meta) WHERE m_at IS NOT NULL`,
@@ -54,31 +86,55 @@ export const PG_FENCED_SET_META = `WITH fence AS (SELECT clock_timestamp() <= to
       m_at = excluded.m_at, m_rev = coalesce(invocache_entries.m_rev, 0) + 1)
   SELECT (SELECT ok FROM fence) AS ok`;
 
-/** $4 and $5 of `PG_FENCED_SET_META`. */
-export function pgMetaParams(meta: StoredMeta): [string, string | null] {
-  // Problems sort first in the time order (sqlite-meta.ts's m_at): "" before every time.
-  const at = meta.kind === "entry" ? meta.recordedAt! : meta.kind === "problem" ? "" : null;
-  return [encodeMeta(meta), at];
+/**
+ * The fenced write with the metadata's columns too: $6 on, the columns of
+ * sql-meta-columns.ts; `m_cols` is set to the row's new `m_rev`.
+ */
+export const PG_FENCED_SET_COLS = `WITH fence AS (SELECT clock_timestamp() <= to_timestamp($3::float8 / 1000) AS ok),
+  up AS (
+    INSERT INTO ${T} (key, value, m_meta, m_at, m_rev, m_cols, ${META_COLUMN_NAMES})
+    SELECT $1, $2, $4, $5, 1, 1, ${META_COLUMNS.map((c, i) => `$${i + 6}::${PG_TYPE[c.type]}`).join(", ")} FROM fence WHERE fence.ok
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value, m_meta = excluded.m_meta,
+      m_at = excluded.m_at, m_rev = coalesce(invocache_entries.m_rev, 0) + 1,
+      m_cols = coalesce(invocache_entries.m_rev, 0) + 1,
+      ${META_COLUMNS.map((c) => `${c.name} = excluded.${c.name}`).join(", ")})
+  SELECT (SELECT ok FROM fence) AS ok`;
+
+/** The fenced write of `layout` ("meta" or "cols"). */
+export function pgFencedSetMeta(layout: PgMetaLayout): string {
+  return layout === "cols" ? PG_FENCED_SET_COLS : PG_FENCED_SET_META;
 }
 
-async function hasColumns(query: Query): Promise<boolean> {
+/** $4 and $5 of `PG_FENCED_SET_META`; on "cols", the columns' values after them. */
+export function pgMetaParams(
+  meta: StoredMeta,
+  layout: PgMetaLayout = "meta",
+): Array<string | number | null> {
+  // Problems sort first in the time order (sqlite-meta.ts's m_at): "" before every time.
+  const at = meta.kind === "entry" ? meta.recordedAt! : meta.kind === "problem" ? "" : null;
+  const params = [encodeMeta(meta), at];
+  return layout === "cols" ? [...params, ...metaColumnValues(meta)] : params;
+}
+
+async function hasColumns(query: Query, column = "m_meta"): Promise<boolean> {
   const rows = await query(
     `SELECT 1 FROM information_schema.columns
-     WHERE table_schema = 'public' AND table_name = 'invocache_entries' AND column_name = 'm_meta'`,
+     WHERE table_schema = 'public' AND table_name = 'invocache_entries' AND column_name = $1`,
+    [column],
   );
   return rows.length > 0;
 }
 
 /** A fresh (empty) table gets the metadata layout on open; one with rows waits for a migration. */
-export async function preparePgMeta(query: Query): Promise<boolean> {
-  if (await hasColumns(query)) return true;
-  if ((await query(`SELECT 1 FROM ${T} LIMIT 1`)).length > 0) return false;
-  await addSchema(query);
-  return true;
+export async function preparePgMeta(query: Query): Promise<PgMetaLayout> {
+  if (await hasColumns(query)) return (await hasColumns(query, "m_cols")) ? "cols" : "meta";
+  if ((await query(`SELECT 1 FROM ${T} LIMIT 1`)).length > 0) return "none";
+  await addSchema(query, [...COLUMNS, ...META_COLS, ...SCHEMA, ...COLS_SCHEMA]);
+  return "cols";
 }
 
-async function addSchema(query: Query): Promise<void> {
-  for (const statement of [...COLUMNS, ...SCHEMA]) {
+async function addSchema(query: Query, statements: readonly string[]): Promise<void> {
+  for (const statement of statements) {
     try {
       await query(statement);
     } catch (error) {
@@ -113,12 +169,20 @@ export function pgMetaPage(
   const prefix = q.prefix ?? "";
   const order = q.order ?? "key";
   if (order === "key") {
+    // Entries recorded before a time (prune's dry run): passed over in the
+    // database, by `m_at`, which every writer of `m_meta` writes with it.
+    const before = q.recordedBefore === undefined ? "" : " AND m_at < $4";
     return {
       // `>= $2`: the first page of a prefix starts at the prefix, not at the table's first key.
       sql: `SELECT key, m_meta FROM ${T}
-         WHERE key COLLATE "C" > $1 AND key COLLATE "C" >= $2 AND left(key, char_length($2)) = $2
+         WHERE key COLLATE "C" > $1 AND key COLLATE "C" >= $2 AND left(key, char_length($2)) = $2${before}
          ORDER BY key COLLATE "C" LIMIT $3`,
-      params: [after?.key ?? "", prefix, page],
+      params: [
+        after?.key ?? "",
+        prefix,
+        page,
+        ...(q.recordedBefore === undefined ? [] : [q.recordedBefore]),
+      ],
     };
   }
   const desc = order === "recordedAtDesc";
@@ -180,6 +244,8 @@ export async function migratePgMeta(
   onProgress?: (done: number) => void,
 ): Promise<number> {
   for (const statement of COLUMNS) await query(statement);
+  // Before any filling: writers from here on write the columns too.
+  await addSchema(query, META_COLS);
   let filled = 0;
   let after = "";
   while (true) {
@@ -213,6 +279,42 @@ export async function migratePgMeta(
     onProgress?.(filled);
     if (rows.length < MIGRATE_BATCH) break;
   }
-  await addSchema(query);
-  return filled;
+  await addSchema(query, SCHEMA);
+  // Every row with metadata gains its columns: the count of rows given anything.
+  const cols = await fillPgColumns(query, (done) => onProgress?.(done));
+  await addSchema(query, COLS_SCHEMA);
+  return cols;
+}
+
+/**
+ * Fill the columns from `m_meta` in SQL, a key range at a time (see
+ * sqlite-meta.ts's `fillSqliteColumns`). A row rewritten between the
+ * statement's read and its write (its `m_rev` moved on) is left to its
+ * writer, who wrote its columns or left them for the next migration.
+ */
+async function fillPgColumns(query: Query, onProgress: (done: number) => void): Promise<number> {
+  const set = META_COLUMNS.map((c) => `${c.name} = ${c.json(PG_DIALECT)}`).join(",\n    ");
+  let filled = 0;
+  let after = "";
+  while (true) {
+    const [end] = await query(
+      `SELECT key FROM ${T} WHERE key COLLATE "C" > $1 ORDER BY key COLLATE "C" LIMIT 1 OFFSET $2`,
+      [after, FILL_BATCH - 1],
+    );
+    const upper = end === undefined ? undefined : String(end.key);
+    const done = await query(
+      `UPDATE ${T} AS e SET ${set}, m_cols = s.rev
+       FROM (SELECT key AS k, m_rev AS rev, m_meta::jsonb AS m FROM ${T}
+         WHERE key COLLATE "C" > $1${upper === undefined ? "" : ` AND key COLLATE "C" <= $2`}
+           AND m_meta IS NOT NULL AND m_cols IS DISTINCT FROM m_rev) AS s
+       WHERE e.key = s.k AND e.m_rev IS NOT DISTINCT FROM s.rev
+         AND ${PG_DIALECT.int(["mv"])} = 1
+       RETURNING e.key`,
+      upper === undefined ? [after] : [after, upper],
+    );
+    filled += done.length;
+    onProgress(filled);
+    if (upper === undefined) return filled;
+    after = upper;
+  }
 }

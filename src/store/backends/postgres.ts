@@ -14,7 +14,8 @@ import { importOptional } from "./optional.js";
 import {
   listPgMeta,
   migratePgMeta,
-  PG_FENCED_SET_META,
+  type PgMetaLayout,
+  pgFencedSetMeta,
   pgMetaMissing,
   pgMetaParams,
   preparePgMeta,
@@ -113,9 +114,9 @@ export async function createPostgresBackend(
   const query = adapter.query as Query;
   const keyv = await prepareKeyv(adapter, () => prepare(query));
   const offsetMs = await clockOffset(query);
-  let keepsMeta: boolean;
+  let layout: PgMetaLayout;
   try {
-    keepsMeta = await preparePgMeta(query);
+    layout = await preparePgMeta(query);
   } catch (error) {
     await adapter.disconnect().catch(() => {});
     throw error;
@@ -266,23 +267,23 @@ export async function createPostgresBackend(
       }
     },
     // Stored metadata (postgres-meta.ts): columns written by the same statement as the value.
-    keepsMeta: () => keepsMeta,
+    keepsMeta: () => layout !== "none",
     metaMissing: () => pgMetaMissing(query),
     listMeta: (q) => listPgMeta(query, q),
     statsMeta: (q, now, onProgress) =>
       statsSqlMeta(query, PG_DIALECT, q, now, PG_STATS_PAGE, onProgress),
     async migrateMeta(onProgress) {
       const filled = await migratePgMeta(query, onProgress);
-      keepsMeta = true;
+      layout = "cols";
       return filled;
     },
     async setRecord(key, record, _ttlMs, notAfter, meta) {
       if (meta !== undefined) {
-        const [row] = await query(PG_FENCED_SET_META, [
+        const [row] = await query(pgFencedSetMeta(layout), [
           key,
           record,
           serverDeadline(notAfter),
-          ...pgMetaParams(meta),
+          ...pgMetaParams(meta, layout),
         ]);
         if (row?.ok !== true) throw new Error(LATE);
         return;

@@ -31,6 +31,8 @@ import {
   type StoredMeta,
   storedMetaOf,
 } from "../meta.js";
+import { META_COLUMN_NAMES, META_COLUMNS, metaColumnValues } from "./sql-meta-columns.js";
+import { SQLITE_DIALECT } from "./sql-meta-stats.js";
 
 /** One statement with parameters, its rows (sqlite.ts's `SqliteQuery`; both drivers give one). */
 type SqliteQuery = (sql: string, ...params: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -51,6 +53,46 @@ export const SQLITE_FENCED_SET_META = `INSERT INTO ${T} (key, value, m_meta, m_a
   ON CONFLICT(key) DO UPDATE SET value = excluded.value, m_meta = excluded.m_meta,
     m_at = excluded.m_at, m_rev = coalesce(${T}.m_rev, 0) + 1 RETURNING key`;
 
+/**
+ * Which metadata a file keeps: none (made before stored metadata), `m_meta`
+ * alone (made before the metadata columns, sql-meta-columns.ts), or both.
+ */
+export type SqliteMetaLayout = "none" | "meta" | "cols";
+
+/**
+ * The fenced write of a value, its metadata and the metadata's columns
+ * (parameters: key, value, m_meta, m_at, the columns of sql-meta-columns.ts, notAfter).
+ * `m_cols` is set to the row's new `m_rev`: the columns are this write's.
+ */
+export const SQLITE_FENCED_SET_COLS = `INSERT INTO ${T} (key, value, m_meta, m_at, m_rev, m_cols, ${META_COLUMN_NAMES})
+  SELECT ?, ?, ?, ?, 1, 1, ${META_COLUMNS.map(() => "?").join(", ")} WHERE ${SQLITE_NOW_MS} <= ?
+  ON CONFLICT(key) DO UPDATE SET value = excluded.value, m_meta = excluded.m_meta,
+    m_at = excluded.m_at, m_rev = coalesce(${T}.m_rev, 0) + 1, m_cols = coalesce(${T}.m_rev, 0) + 1,
+    ${META_COLUMNS.map((c) => `${c.name} = excluded.${c.name}`).join(", ")} RETURNING key`;
+
+/** The fenced write of `layout` ("meta" or "cols"). */
+export function sqliteFencedSetMeta(layout: SqliteMetaLayout): string {
+  return layout === "cols" ? SQLITE_FENCED_SET_COLS : SQLITE_FENCED_SET_META;
+}
+
+const SQLITE_TYPE = { text: "TEXT", num: "REAL", int: "INTEGER" } as const;
+const COLUMNS = ["m_cols INTEGER", ...META_COLUMNS.map((c) => `${c.name} ${SQLITE_TYPE[c.type]}`)];
+
+/**
+ * The columns' own index and trigger, made after they are filled: the
+ * index covers what `stats` reads (in key order, as it pages); the trigger
+ * clears `m_cols` where `invocache_meta_stale` clears `m_meta` (a second
+ * trigger, so a file migrated before keeps its first one untouched).
+ */
+const COLS_SCHEMA = [
+  `CREATE TRIGGER IF NOT EXISTS invocache_meta_cols_stale AFTER UPDATE OF value ON ${T}
+     WHEN NEW.m_rev IS OLD.m_rev
+     BEGIN UPDATE ${T} SET m_cols = NULL WHERE key = NEW.key; END`,
+  `CREATE INDEX IF NOT EXISTS invocache_meta_cols ON ${T} (key, m_cols, m_rev, ${META_COLUMN_NAMES}, m_at)`,
+];
+/** Rows per statement while the columns are filled from `m_meta`. */
+const FILL_BATCH = 5000;
+
 const SCHEMA = [
   `CREATE INDEX IF NOT EXISTS invocache_meta_key ON ${T} (key, m_meta)`,
   `CREATE INDEX IF NOT EXISTS invocache_meta_at ON ${T} (m_at, key, m_meta) WHERE m_at IS NOT NULL`,
@@ -60,6 +102,20 @@ const SCHEMA = [
      BEGIN UPDATE ${T} SET m_meta = NULL, m_at = NULL WHERE key = NEW.key; END`,
 ];
 const INDEXES = ["invocache_meta_key", "invocache_meta_at", "invocache_meta_missing"];
+
+/** Whether the table has the columns of sql-meta-columns.ts. */
+async function sqliteHasColumns(query: SqliteQuery): Promise<boolean> {
+  const columns = await query(`PRAGMA table_info(${T})`);
+  return columns.some((c) => c.name === "m_cols");
+}
+
+/** Whether the columns are filled and indexed (the index is made last). */
+async function sqliteHasColumnsIndex(query: SqliteQuery): Promise<boolean> {
+  const [row] = await query(
+    `SELECT 1 AS one FROM sqlite_master WHERE type = 'index' AND name = 'invocache_meta_cols'`,
+  );
+  return row !== undefined;
+}
 
 /** Whether the table has the metadata columns. */
 export async function sqliteHasMetaColumns(query: SqliteQuery): Promise<boolean> {
@@ -72,18 +128,21 @@ export async function sqliteHasMetaColumns(query: SqliteQuery): Promise<boolean>
  * leave a table that has rows as it is (see the header). Resolves whether
  * writes should carry metadata.
  */
-export async function prepareSqliteMeta(query: SqliteQuery): Promise<boolean> {
+export async function prepareSqliteMeta(query: SqliteQuery): Promise<SqliteMetaLayout> {
   // @keyv/sqlite's own statement (sqlite.ts's probe): its table may not be made yet (":memory:").
   await query(`CREATE TABLE IF NOT EXISTS ${T}(key VARCHAR(255) PRIMARY KEY, value TEXT )`);
-  if (await sqliteHasMetaColumns(query)) return true;
+  if (await sqliteHasMetaColumns(query)) {
+    // Columns added by a migration still under way are written too: those rows need no filling.
+    return (await sqliteHasColumns(query)) ? "cols" : "meta";
+  }
   const [row] = await query(`SELECT 1 AS one FROM ${T} LIMIT 1`);
-  if (row !== undefined) return false;
+  if (row !== undefined) return "none";
   await addMetaSchema(query);
-  return true;
+  return "cols";
 }
 
-async function addMetaSchema(query: SqliteQuery): Promise<void> {
-  for (const column of ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER"]) {
+async function addColumns(query: SqliteQuery, columns: readonly string[]): Promise<void> {
+  for (const column of columns) {
     try {
       await query(`ALTER TABLE ${T} ADD COLUMN ${column}`);
     } catch (error) {
@@ -91,14 +150,25 @@ async function addMetaSchema(query: SqliteQuery): Promise<void> {
       if (!/duplicate column name/i.test(String((error as Error).message))) throw error;
     }
   }
-  for (const statement of SCHEMA) await query(statement);
 }
 
-/** The parameters of `SQLITE_FENCED_SET_META` after key and value: m_meta, m_at. */
-export function sqliteMetaParams(meta: StoredMeta): [string, string | null] {
+async function addMetaSchema(query: SqliteQuery): Promise<void> {
+  await addColumns(query, ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER", ...COLUMNS]);
+  for (const statement of [...SCHEMA, ...COLS_SCHEMA]) await query(statement);
+}
+
+/**
+ * The parameters of `sqliteFencedSetMeta(layout)` after key and value:
+ * m_meta, m_at, and on "cols" the columns' values.
+ */
+export function sqliteMetaParams(
+  meta: StoredMeta,
+  layout: SqliteMetaLayout = "meta",
+): Array<string | number | null> {
   // Problems sort first in the time order (sqlite-meta.ts's m_at): "" before every time.
   const at = meta.kind === "entry" ? meta.recordedAt! : meta.kind === "problem" ? "" : null;
-  return [encodeMeta(meta), at];
+  const params = [encodeMeta(meta), at];
+  return layout === "cols" ? [...params, ...metaColumnValues(meta)] : params;
 }
 
 /**
@@ -132,10 +202,25 @@ export async function* listSqliteMeta(query: SqliteQuery, q: MetaQuery): AsyncIt
   const order = q.order ?? "key";
   let left = q.limit ?? Number.POSITIVE_INFINITY;
   let after = q.after;
+  // Entries recorded before a time, in key order (prune's dry run): the
+  // columns' index holds m_at, so the rows that do not match are passed
+  // over there and only the matches' metadata is read from the table.
+  const narrowed =
+    order === "key" && q.recordedBefore !== undefined && (await sqliteHasColumnsIndex(query));
   while (left > 0) {
     const page = Math.min(META_PAGE, left);
     let rows: Array<Record<string, unknown>>;
-    if (order === "key") {
+    if (narrowed) {
+      rows = await query(
+        `SELECT key, m_meta FROM ${T} INDEXED BY invocache_meta_cols
+         WHERE key > ? AND substr(key, 1, length(?)) = ? AND m_at < ? ORDER BY key LIMIT ?`,
+        after?.key ?? "",
+        prefix,
+        prefix,
+        q.recordedBefore,
+        page,
+      );
+    } else if (order === "key") {
       rows = await query(
         `SELECT key, m_meta FROM ${T} INDEXED BY invocache_meta_key
          WHERE key > ? AND substr(key, 1, length(?)) = ? ORDER BY key LIMIT ?`,
@@ -197,16 +282,11 @@ export async function migrateSqliteMeta(
   query: SqliteQuery,
   onProgress?: (done: number) => void,
 ): Promise<number> {
-  const had = await sqliteHasMetaColumns(query);
-  if (!had) {
-    for (const column of ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER"]) {
-      try {
-        await query(`ALTER TABLE ${T} ADD COLUMN ${column}`);
-      } catch (error) {
-        if (!/duplicate column name/i.test(String((error as Error).message))) throw error;
-      }
-    }
+  if (!(await sqliteHasMetaColumns(query))) {
+    await addColumns(query, ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER"]);
   }
+  // Before any filling: writers from here on write the columns too.
+  if (!(await sqliteHasColumns(query))) await addColumns(query, COLUMNS);
   let filled = 0;
   let after = "";
   while (true) {
@@ -250,5 +330,46 @@ export async function migrateSqliteMeta(
     if (rows.length < MIGRATE_BATCH) break;
   }
   for (const statement of SCHEMA) await query(statement);
-  return filled;
+  // Every row with metadata gains its columns (those just filled above too):
+  // the count of rows given anything.
+  const cols = await fillSqliteColumns(query, (done) => onProgress?.(done));
+  for (const statement of COLS_SCHEMA) await query(statement);
+  return cols;
+}
+
+/**
+ * Fill the columns from `m_meta`, in SQL, a key range at a time, on every
+ * row whose columns are not its metadata's (`m_cols` is not `m_rev`): the
+ * same expressions the stats statement falls back on. One statement reads
+ * and writes each row, so a row rewritten meanwhile is filled from what
+ * its writer wrote (or was written with its columns). Resolves how many rows it filled.
+ */
+async function fillSqliteColumns(
+  query: SqliteQuery,
+  onProgress: (done: number) => void,
+): Promise<number> {
+  const set = META_COLUMNS.map((c) => `${c.name} = ${c.json(SQLITE_DIALECT)}`).join(",\n    ");
+  let filled = 0;
+  let after = "";
+  while (true) {
+    const [end] = await query(
+      `SELECT key FROM ${T} WHERE key > ? ORDER BY key LIMIT 1 OFFSET ?`,
+      after,
+      FILL_BATCH - 1,
+    );
+    const upper = end === undefined ? undefined : String(end.key);
+    const done = await query(
+      `UPDATE ${T} SET ${set}, m_cols = ${T}.m_rev
+       FROM (SELECT key AS k, m_meta AS m FROM ${T}
+         WHERE key > ?${upper === undefined ? "" : " AND key <= ?"}) AS s
+       WHERE ${T}.key = s.k AND s.m IS NOT NULL AND ${T}.m_cols IS NOT ${T}.m_rev
+         AND ${SQLITE_DIALECT.int(["mv"])} = 1
+       RETURNING ${T}.key`,
+      ...(upper === undefined ? [after] : [after, upper]),
+    );
+    filled += done.length;
+    onProgress(filled);
+    if (upper === undefined) return filled;
+    after = upper;
+  }
 }

@@ -17,7 +17,8 @@ import {
   listSqliteMeta,
   migrateSqliteMeta,
   prepareSqliteMeta,
-  SQLITE_FENCED_SET_META,
+  type SqliteMetaLayout,
+  sqliteFencedSetMeta,
   sqliteMetaMissing,
   sqliteMetaParams,
 } from "./sqlite-meta.js";
@@ -83,9 +84,9 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     throw error;
   }
   const { adapter, query, keyv } = opened;
-  let keepsMeta: boolean;
+  let layout: SqliteMetaLayout;
   try {
-    keepsMeta = await prepareSqliteMeta(query);
+    layout = await prepareSqliteMeta(query);
   } catch (error) {
     await adapter.disconnect().catch(() => {});
     if (own !== undefined) await closeDatabase(own);
@@ -126,17 +127,23 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       const rows =
         meta === undefined
           ? await query(SQLITE_FENCED_SET, key, record, notAfter)
-          : await query(SQLITE_FENCED_SET_META, key, record, ...sqliteMetaParams(meta), notAfter);
+          : await query(
+              sqliteFencedSetMeta(layout),
+              key,
+              record,
+              ...sqliteMetaParams(meta, layout),
+              notAfter,
+            );
       if (rows.length !== 1) throw new Error(LATE);
     },
     // Stored metadata (sqlite-meta.ts): columns written by the same statement as the value.
-    keepsMeta: () => keepsMeta,
+    keepsMeta: () => layout !== "none",
     metaMissing: () => sqliteMetaMissing(query),
     listMeta: (q) => listSqliteMeta(query, q),
     statsMeta: (q, now, onProgress) => statsSqliteMeta(query, q, now, onProgress),
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(query, onProgress);
-      keepsMeta = true;
+      layout = "cols";
       return filled;
     },
     async deleteRecord(key, notAfter) {
