@@ -4,41 +4,17 @@
  * (reading the values) and says how to migrate; after `migrate-store` it
  * answers from the metadata, with the same numbers, and says nothing more.
  */
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/run.js";
 import { invocationManifest, manifestIdentity } from "../../src/identity/index.js";
 import { INVOCACHE_VERSION, NORMALIZATION_VERSION } from "../../src/index.js";
 import { type Entry, entryKey } from "../../src/store/index.js";
+import { rawSql as sql } from "../helpers/raw-sqlite.js";
 import { tempDir } from "../helpers/tmp.js";
 import { fakeIo } from "./in-process.js";
 
 const dir = tempDir("cli-migrate-store");
-const require = createRequire(createRequire(import.meta.url).resolve("@keyv/sqlite"));
-const sqlite3 = require("sqlite3") as {
-  Database: new (
-    path: string,
-    cb: (e: Error | null) => void,
-  ) => {
-    all(sql: string, params: unknown[], cb: (e: Error | null, rows: unknown[]) => void): void;
-    close(cb: () => void): void;
-  };
-};
-
-async function sql(path: string, text: string, params: unknown[] = []): Promise<unknown[]> {
-  const db = await new Promise<InstanceType<typeof sqlite3.Database>>((resolve, reject) => {
-    const d = new sqlite3.Database(path, (e) => (e ? reject(e) : resolve(d)));
-  });
-  try {
-    return await new Promise((resolve, reject) =>
-      db.all(text, params, (e, rows) => (e ? reject(e) : resolve(rows))),
-    );
-  } finally {
-    await new Promise<void>((resolve) => db.close(() => resolve()));
-  }
-}
-
 function entry(prompt: string, role: string, recordedAt: string): Entry {
   const manifest = invocationManifest(
     { role, model: "gpt-4o", prompt },

@@ -5,7 +5,6 @@
  * a write that changes a value without its metadata (an older invocache)
  * makes the store report missing metadata instead of serving stale rows.
  */
-import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MetadataMissingError } from "../../src/errors.js";
@@ -13,21 +12,10 @@ import { invocationManifest, manifestIdentity } from "../../src/identity/index.j
 import { INVOCACHE_VERSION, NORMALIZATION_VERSION } from "../../src/index.js";
 import { type Entry, entryKey, openStore, type StoredMeta } from "../../src/store/index.js";
 import type { Store } from "../../src/store/types.js";
+import { rawSql as sql } from "../helpers/raw-sqlite.js";
 import { tempDir } from "../helpers/tmp.js";
 
 const dir = tempDir("sqlite-meta");
-const require = createRequire(createRequire(import.meta.url).resolve("@keyv/sqlite"));
-const sqlite3 = require("sqlite3") as {
-  Database: new (
-    path: string,
-    cb: (e: Error | null) => void,
-  ) => {
-    exec(sql: string, cb: (e: Error | null) => void): void;
-    all(sql: string, params: unknown[], cb: (e: Error | null, rows: unknown[]) => void): void;
-    close(cb: () => void): void;
-  };
-};
-
 function entry(prompt: string, recordedAt: string): Entry {
   const manifest = invocationManifest(
     { role: "r", model: "m", prompt },
@@ -47,20 +35,6 @@ function entry(prompt: string, recordedAt: string): Entry {
       attempt: 0,
     },
   };
-}
-
-/** Run SQL on the file directly, as another program (or an older invocache) would. */
-async function sql(path: string, text: string, params: unknown[] = []): Promise<unknown[]> {
-  const db = await new Promise<InstanceType<typeof sqlite3.Database>>((resolve, reject) => {
-    const d = new sqlite3.Database(path, (e) => (e ? reject(e) : resolve(d)));
-  });
-  try {
-    return await new Promise((resolve, reject) =>
-      db.all(text, params, (e, rows) => (e ? reject(e) : resolve(rows))),
-    );
-  } finally {
-    await new Promise<void>((resolve) => db.close(() => resolve()));
-  }
 }
 
 async function listAll(store: Store): Promise<StoredMeta[]> {
