@@ -18,12 +18,18 @@ export type LeaseDeps = Pick<Core, "store" | "namespace" | "owner" | "leaseMs" |
 export interface Lease {
   /** The lease held (release it when done), or undefined: record without one. */
   readonly key: string | undefined;
+  /**
+   * When the request that took (or last renewed) the lease was sent: the
+   * store set its expiry no earlier, so it holds until at least this plus
+   * `leaseMs`. 0 when no lease is held.
+   */
+  readonly takenAt: number;
   /** Recorded by another process while this call missed or waited: serve it. */
   readonly recorded: JsonValue | undefined;
 }
 
 /** No lease and nothing recorded meanwhile: call upstream without single-flight. */
-const NO_LEASE: Lease = Object.freeze({ key: undefined, recorded: undefined });
+export const NO_LEASE: Lease = Object.freeze({ key: undefined, recorded: undefined, takenAt: 0 });
 
 /** Take the entry's lease, or wait for its holder's recording. */
 export async function takeLease(deps: LeaseDeps, c: CallContext): Promise<Lease> {
@@ -32,6 +38,7 @@ export async function takeLease(deps: LeaseDeps, c: CallContext): Promise<Lease>
   let delay = 10;
   for (;;) {
     let acquired: boolean;
+    const sent = Date.now();
     try {
       acquired = await deps.store.acquireLease(leaseKey, deps.owner, deps.leaseMs);
     } catch (error) {
@@ -42,11 +49,21 @@ export async function takeLease(deps: LeaseDeps, c: CallContext): Promise<Lease>
       );
       return NO_LEASE;
     }
-    if (acquired) return holding(deps, c, leaseKey);
+    if (acquired) {
+      const held = await holding(deps, c, leaseKey, sent);
+      // A read after the taking that outlived the lease (a slow or restarting
+      // store) may have let another process take it, record and release it
+      // after our read looked: calling upstream then would not be
+      // single-flight. So a lease half gone by now is taken again (renewed if
+      // still ours) and the read done again, through the wait below, whose
+      // deadline bounds a store that is always this slow. Half, not all: the
+      // first renewal comes a third of a lease later and must find it ours.
+      if (held.recorded !== undefined || Date.now() < sent + deps.leaseMs / 2) return held;
+    }
     await sleep(delay, c.opts.signal);
     delay = Math.min(delay * 2, 250);
     const raw = await deps.failOpen.peek(c.key);
-    if (raw !== undefined) return { key: undefined, recorded: raw };
+    if (raw !== undefined) return { key: undefined, recorded: raw, takenAt: 0 };
     if (Date.now() > deadline) {
       deps.failOpen.warn(
         `gave up waiting for another process to record ${c.key}; calling upstream`,
@@ -59,7 +76,12 @@ export async function takeLease(deps: LeaseDeps, c: CallContext): Promise<Lease>
 }
 
 /** The lease is ours: someone may still have recorded the entry between our miss and our lease. */
-async function holding(deps: LeaseDeps, c: CallContext, leaseKey: string): Promise<Lease> {
+async function holding(
+  deps: LeaseDeps,
+  c: CallContext,
+  leaseKey: string,
+  takenAt: number,
+): Promise<Lease> {
   let raw: JsonValue | undefined;
   try {
     raw = await deps.failOpen.peek(c.key);
@@ -67,7 +89,7 @@ async function holding(deps: LeaseDeps, c: CallContext, leaseKey: string): Promi
     await releaseLease(deps, leaseKey);
     throw error;
   }
-  return { key: leaseKey, recorded: raw };
+  return { key: leaseKey, recorded: raw, takenAt };
 }
 
 /** Release a lease this recorder holds (a failure is left to the lease's expiry). */
@@ -85,13 +107,16 @@ export async function releaseLease(deps: LeaseDeps, leaseKey: string): Promise<v
  */
 export async function renewingLease<T>(
   deps: LeaseDeps,
-  leaseKey: string | undefined,
+  lease: Pick<Lease, "key" | "takenAt">,
   id: string,
   work: () => Promise<T>,
 ): Promise<T> {
+  const leaseKey = lease.key;
   if (leaseKey === undefined) return work();
-  // The lease was taken (or renewed) just before: it holds until at least lastOk + leaseMs.
-  let lastOk = Date.now();
+  // The store set the lease's expiry no earlier than its taking was sent: it
+  // holds until at least lastOk + leaseMs. (Not "now": the taking's answer
+  // and the read after it may have taken a while.)
+  let lastOk = lease.takenAt;
   let lapsed = false;
   const lapse = () => {
     if (lapsed) return;
@@ -107,11 +132,15 @@ export async function renewingLease<T>(
       const sent = Date.now();
       deps.store.acquireLease(leaseKey, deps.owner, deps.leaseMs).then(
         (ok) => {
-          if (!ok || sent > lastOk + deps.leaseMs) lapse();
-          if (ok) lastOk = sent;
+          // A renewal ran somewhere between its sending and its answer: one
+          // answered after lastOk + leaseMs may have run after the lease
+          // expired (and after another process took and released it), so it
+          // proves nothing. At lastOk + leaseMs the lease is already free to take.
+          if (!ok || Date.now() >= lastOk + deps.leaseMs) lapse();
+          if (ok) lastOk = Math.max(lastOk, sent);
         },
         () => {
-          if (Date.now() > lastOk + deps.leaseMs) lapse();
+          if (Date.now() >= lastOk + deps.leaseMs) lapse();
         },
       );
     },
@@ -122,6 +151,6 @@ export async function renewingLease<T>(
     return await work();
   } finally {
     clearInterval(renew);
-    if (Date.now() > lastOk + deps.leaseMs) lapse();
+    if (Date.now() >= lastOk + deps.leaseMs) lapse();
   }
 }

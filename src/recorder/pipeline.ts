@@ -19,7 +19,7 @@
  */
 import { countBypass, countMiss } from "./call-events.js";
 import type { Answer, CallContext, Core } from "./core.js";
-import { releaseLease, renewingLease, takeLease } from "./lease.js";
+import { type Lease, NO_LEASE, releaseLease, renewingLease, takeLease } from "./lease.js";
 import { hitFrom, lookup } from "./lookup.js";
 import { recordAnswer } from "./record.js";
 import { replayMiss } from "./replay-miss.js";
@@ -78,7 +78,7 @@ async function leased(core: Core, c: CallContext): Promise<Answer> {
   const lease = await takeLease(core, c);
   try {
     if (lease.recorded !== undefined) return hitFrom(core, c, lease.recorded);
-    return await upstreamThenRecord(core, c, lease.key);
+    return await upstreamThenRecord(core, c, lease);
   } finally {
     if (lease.key !== undefined) await releaseLease(core, lease.key);
   }
@@ -88,10 +88,10 @@ async function leased(core: Core, c: CallContext): Promise<Answer> {
 async function upstreamThenRecord(
   core: Core,
   c: CallContext,
-  leaseKey: string | undefined,
+  lease: Pick<Lease, "key" | "takenAt">,
 ): Promise<Answer> {
   const started = performance.now();
-  const got = await renewingLease(core, leaseKey, c.id, () => callUpstream(c.fn, c.opts.signal));
+  const got = await renewingLease(core, lease, c.id, () => callUpstream(c.fn, c.opts.signal));
   return recordAnswer(core, c, got, upstreamMs(c.opts.upstreamMs, started));
 }
 
@@ -102,7 +102,7 @@ async function recordAlways(core: Core, flights: SingleFlight, c: CallContext): 
   await core.failOpen.peek(c.key);
   return flights.run(
     c,
-    () => upstreamThenRecord(core, c, undefined),
+    () => upstreamThenRecord(core, c, NO_LEASE),
     (shared) => share(core, c, shared),
   );
 }

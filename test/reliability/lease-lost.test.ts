@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRecorder } from "../../src/index.js";
+import { openStore, type Store } from "../../src/store/index.js";
 import { redisServerBinary } from "../helpers/redis-server.js";
 import { skipUnless } from "../helpers/service.js";
 import { type DurableRedis, sleep, startDurableRedis, tempDir } from "./helpers.js";
@@ -71,5 +72,73 @@ describe.skipIf(skip)("a lease that lapses while its recording is in flight", ()
     expect(lost, JSON.stringify(warnings)).toHaveLength(1);
     expect(lost[0]!.id).toBeDefined();
     await Promise.all([a.close(), b.close()]);
+  }, 30_000);
+});
+
+describe("a lease that lapses between its taking and the holder's upstream call", () => {
+  // The holder's read after taking the lease (did someone record meanwhile?)
+  // answers "no" but only after the lease has expired: another process took
+  // the expired lease, recorded and released it in between. The holder must
+  // not then call upstream on the strength of a lease it no longer had.
+  it("takes the lease again and serves the other process's recording: one upstream call", async () => {
+    const url = `sqlite://${join(tempDir("lease-late"), "store.sqlite")}`;
+    const shared = openStore(url);
+    let slowNextRead = false;
+    let readLate: () => void = () => {};
+    const lateRead = new Promise<void>((resolve) => {
+      readLate = resolve;
+    });
+    // A's store: the same file; its read after taking the lease returns its
+    // (empty) answer only once the lease has expired several times over.
+    const slowAcquire = async (key: string, owner: string, ttlMs: number) => {
+      const got = await shared.acquireLease(key, owner, ttlMs);
+      if (got) slowNextRead = true;
+      return got;
+    };
+    const slowGet = async (key: string) => {
+      const value = await shared.get(key);
+      if (slowNextRead) {
+        slowNextRead = false;
+        readLate();
+        await sleep(LEASE_MS * 4);
+      }
+      return value;
+    };
+    const slow = new Proxy(shared, {
+      get(target, name) {
+        if (name === "acquireLease") return slowAcquire;
+        if (name === "get") return slowGet;
+        const value = Reflect.get(target, name) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Store;
+    const a = createRecorder({ store: slow, mode: "auto", leaseMs: LEASE_MS, identity: IDENTITY });
+    const b = createRecorder({ store: url, mode: "auto", leaseMs: LEASE_MS, identity: IDENTITY });
+    const warnings: Array<{ message: string }> = [];
+    a.on("warning", (w) => warnings.push(w));
+    b.on("warning", (w) => warnings.push(w));
+    const req = { role: "r", model: "m", prompt: "the late read" };
+    const upstream: string[] = [];
+    const first = a.call(req, async () => {
+      upstream.push("a");
+      return { text: "from a" };
+    });
+    await lateRead;
+    await sleep(LEASE_MS * 2);
+    // The lease has expired: b takes it, calls upstream, records, releases.
+    const second = await b.call(req, async () => {
+      upstream.push("b");
+      return { text: "from b" };
+    });
+    expect(second).toStrictEqual({ text: "from b" });
+    const got = await first;
+    // Single-flight held: one upstream call, the recording served, nothing to warn about.
+    expect({ upstream, warnings: warnings.map((w) => w.message) }).toStrictEqual({
+      upstream: ["b"],
+      warnings: [],
+    });
+    expect(got).toStrictEqual({ text: "from b" });
+    await Promise.all([a.close(), b.close()]);
+    await shared.close();
   }, 30_000);
 });
