@@ -503,7 +503,9 @@ export function storeConformance(
       it("can be taken by another owner once expired (a crashed holder never blocks forever)", async () => {
         const start = Date.now();
         expect(await store.acquireLease(`${p}L`, "crashed", 300)).toBe(true);
-        expect(await store.acquireLease(`${p}L`, "bob", 5_000)).toBe(false);
+        const taken = await store.acquireLease(`${p}L`, "bob", 5_000);
+        // Held while live: refused unless a busy machine let 300 ms pass in between.
+        if (Date.now() - start < 300) expect(taken).toBe(false);
         await eventually(() => store.acquireLease(`${p}L`, "bob", 5_000));
         expect(Date.now() - start).toBeGreaterThanOrEqual(250);
         // The old holder lost it: its release is a no-op, its acquire fails.

@@ -60,7 +60,9 @@ describe.skipIf(postgres.skip)("postgres:// listByRecordedAt", () => {
 
   it("orders by recordedAt then key (bytes) across chunks; non-entries and corrupt values first", async () => {
     const prefix = `ord${Math.random().toString(36).slice(2, 8)}:`;
-    const store = openStore(postgres.url());
+    // The order is under test, not the timeout: a busy machine may take more
+    // than the default 5 s for a step of the 12,000-row build.
+    const store = openStore(postgres.url(), { timeoutMs: 60_000 });
     await store.get(`${prefix}x`); // creates the tables
     const db = await sql();
     try {
