@@ -259,7 +259,9 @@ export async function migratePgMeta(
   let after = "";
   while (true) {
     const rows = await query(
-      `SELECT key, value FROM ${T} WHERE key COLLATE "C" > $1 ORDER BY key COLLATE "C" LIMIT $2`,
+      // Only rows without metadata, as sqlite-meta.ts's migration.
+      `SELECT key, value FROM ${T} WHERE key COLLATE "C" > $1 AND m_meta IS NULL
+       ORDER BY key COLLATE "C" LIMIT $2`,
       [after, MIGRATE_BATCH],
     );
     for (const r of rows) {

@@ -232,14 +232,16 @@ function pageStatement(
   const jsonAt = `${d.text(["recordedAt"])}${c}`;
   let rows: string;
   if (layout === "filled") {
-    // The page from the columns' index alone, materialized once: its
-    // filled rows as they are, and the unfilled rows of its key range
-    // (from the partial index: none on a migrated store) from their JSON.
-    // No CASE per field and no `m_meta` on the way.
+    // The page from the columns' index alone, no CASE per field and no
+    // `m_meta` on the way: its filled rows as they are, and the unfilled
+    // rows of its key range (none on a migrated store) from their JSON,
+    // found by the partial index. The page's last key comes from a second
+    // walk of the same index range (keys only): cheaper than materializing
+    // the page to read it back (0.6x the statement on SQLite at 100k).
     const own = (name: string) => name;
-    const unfilled = d.unfilledRows("@after", `(SELECT max(key${c}) FROM p)`, range[2], range[3]);
-    rows = `p AS MATERIALIZED (${d.pageFilled(...range)}),
-    r AS NOT MATERIALIZED (${fields(own, liveOf(own), `m_at${c}`, "p WHERE ok")}
+    const last = `(SELECT max(key${c}) FROM (${d.pageFilled(...range)}) AS q)`;
+    const unfilled = d.unfilledRows("@after", last, range[2], range[3]);
+    rows = `r AS MATERIALIZED (${fields(own, liveOf(own), `m_at${c}`, `(${d.pageFilled(...range)}) AS page WHERE ok`)}
       UNION ALL
       ${fields(json, jsonKind, jsonAt, `(${unfilled}) AS s`)})`;
   } else if (layout === "cols") {

@@ -301,7 +301,10 @@ export async function migrateSqliteMeta(
   while (true) {
     const rows: RawRow[] = (
       await query(
-        `SELECT key, value FROM ${T} WHERE key > ? ORDER BY key LIMIT ?`,
+        // Only rows without metadata (a row with it is left as it is below
+        // anyway): on a migrated store the partial index finds them, no value
+        // is read, and running it again to add an index is quick.
+        `SELECT key, value FROM ${T} WHERE key > ? AND m_meta IS NULL ORDER BY key LIMIT ?`,
         after,
         MIGRATE_BATCH,
       )
