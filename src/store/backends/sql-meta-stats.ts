@@ -75,9 +75,9 @@ interface Dialect {
   pageFilled(limit: string, after: string, prefix?: string, upper?: string): string;
   /**
    * The rows whose columns are not filled (`key`, `m` the metadata), keys
-   * after `after` up to `last`, from the partial index on them.
+   * after `after` up to `last` (when given), from the partial index on them.
    */
-  unfilledRows(after: string, last: string, prefix?: string, upper?: string): string;
+  unfilledRows(after: string, last?: string, prefix?: string, upper?: string): string;
 }
 
 /** The key range of a prefix as both dialects spell it (`c` the binary collation, "" on SQLite). */
@@ -138,7 +138,7 @@ export const SQLITE_DIALECT: Dialect = {
     ORDER BY key LIMIT ${limit}`,
   unfilledRows: (after, last, prefix, upper) => `SELECT key, m_meta AS m FROM ${T_SQLITE}
     INDEXED BY ${UNFILLED_INDEX}
-    WHERE ${UNFILLED} AND key > ${after} AND key <= ${last}${prefixRange("", `substr(key, 1, length(${prefix})) = ${prefix}`, prefix, upper)}`,
+    WHERE ${UNFILLED} AND key > ${after}${last === undefined ? "" : ` AND key <= ${last}`}${prefixRange("", `substr(key, 1, length(${prefix})) = ${prefix}`, prefix, upper)}`,
 };
 
 export const PG_DIALECT: Dialect = {
@@ -180,7 +180,7 @@ export const PG_DIALECT: Dialect = {
     WHERE key COLLATE "C" > ${after}${prefixRange(' COLLATE "C"', `left(key, char_length(${prefix})) = ${prefix}`, prefix, upper)}
     ORDER BY key COLLATE "C" LIMIT ${limit}`,
   unfilledRows: (after, last, prefix, upper) => `SELECT key, m_meta::jsonb AS m FROM ${T_PG}
-    WHERE ${UNFILLED} AND key COLLATE "C" > ${after} AND key COLLATE "C" <= ${last}${prefixRange(' COLLATE "C"', `left(key, char_length(${prefix})) = ${prefix}`, prefix, upper)}`,
+    WHERE ${UNFILLED} AND key COLLATE "C" > ${after}${last === undefined ? "" : ` AND key COLLATE "C" <= ${last}`}${prefixRange(' COLLATE "C"', `left(key, char_length(${prefix})) = ${prefix}`, prefix, upper)}`,
 };
 
 /**
@@ -237,9 +237,13 @@ function pageStatement(
     // rows of its key range (none on a migrated store) from their JSON,
     // found by the partial index. The page's last key comes from a second
     // walk of the same index range (keys only): cheaper than materializing
-    // the page to read it back (0.6x the statement on SQLite at 100k).
+    // the page to read it back (0.6x the statement on SQLite at 100k); and
+    // only when an unfilled row follows `after` at all (CASE is lazy: on a
+    // migrated store the walk is never made, and the answer comes from the
+    // same snapshot as the page, so a row unfilled meanwhile is not missed).
     const own = (name: string) => name;
-    const last = `(SELECT max(key${c}) FROM (${d.pageFilled(...range)}) AS q)`;
+    const any = d.unfilledRows("@after", undefined, range[2], range[3]);
+    const last = `(CASE WHEN EXISTS (${any}) THEN (SELECT max(key${c}) FROM (${d.pageFilled(...range)}) AS q) END)`;
     const unfilled = d.unfilledRows("@after", last, range[2], range[3]);
     rows = `r AS MATERIALIZED (${fields(own, liveOf(own), `m_at${c}`, `(${d.pageFilled(...range)}) AS page WHERE ok`)}
       UNION ALL
