@@ -9,22 +9,36 @@
  *   prebuilt response (no proxy can beat the client's own round trip);
  * - `invocache proxy` replaying from SQLite and from a cassette, every
  *   answer compared with the one recorded through it;
- * - aimock (`@copilotkit/aimock`) replaying its recorded fixtures, a first
- *   pass (a fresh server) and a warm one, every answer's text compared;
+ * - aimock (`@copilotkit/aimock`) replaying its recorded fixtures, every
+ *   answer's text compared;
+ * - in-process `createFetch` on the same SQLite store (the proxy's cost is
+ *   its warm replay's time per call over this one's);
  * - recording through each, as a multiple of calling the upstream (the
- *   loopback fake provider) directly: two rounds into fresh stores, the
- *   faster kept (floor and direct calls likewise measured first and last);
- * - the proxy's cost over in-process `createFetch` on the same SQLite store.
+ *   loopback fake provider) directly, every recording's answer compared
+ *   with the direct call's and every recording one upstream call.
  *
- * Options: `--server-calls N` (default 300). Timings need a quiet machine;
- * each row also gives the process's CPU time per call (client, proxy and
- * upstream all run in this process), which a busy machine disturbs far less
- * than wall time: on a shared machine compare the "× floor (CPU)" column.
+ * Measured in alternated rounds, because one pass per row cannot decide a
+ * ratio on this machine (the floor alone moved 414 → 791 calls/s between
+ * runs a minute apart; docs/performance.md): every replay round measures
+ * the floor and every server once, in an order rotated each round, and each
+ * row's ratio is taken against the floor of the SAME round; the table gives
+ * the median of those per-round ratios and their range. Each server gets a
+ * fresh instance per round (its "first pass" row), then `passes` warm passes
+ * over the same calls (its "warm" row). Recording likewise: each round
+ * records into fresh stores, against the direct calls of that round. One
+ * short round runs first, unmeasured, to warm the process.
+ *
+ * Options: `--server-calls N` (distinct calls, default 300),
+ * `--server-rounds R` (replay rounds, default 7), `--server-record-rounds R`
+ * (default 5), `--server-passes P` (warm passes per round, default 2). Each
+ * row also gives the process's CPU time per call (client, proxy and upstream
+ * all run in this process), which a busy machine disturbs far less than wall
+ * time: on a shared machine compare the "× floor (CPU)" column.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import type OpenAI from "openai";
 import { createFetch } from "../../src/adapters/index.js";
@@ -35,24 +49,49 @@ import { type ChatRequest, client, request } from "./workload.js";
 
 export interface ServerRow {
   name: string;
+  /** Median over the rounds. */
   callsPerSecond: number;
-  /** CPU time of this process per call (user + system), µs. */
+  /** CPU time of this process per call (user + system), µs; median over the rounds. */
   cpuUsPerCall: number;
-  /** Answers checked against the recording (replays) or the upstream's (records). */
+  /** × the floor of the same round, by calls/s, one per round. */
+  ratios: number[];
+  /** × the floor of the same round, by CPU per call (floor CPU / row CPU), one per round. */
+  cpuRatios: number[];
+  /** Answers checked against the recording (replays), over every round. */
   checked: number;
   mismatches: number;
   note: string;
 }
 
+export interface ServersOptions {
+  /** Replay rounds (default 7). */
+  rounds?: number;
+  /** Recording rounds (default 5). */
+  recordRounds?: number;
+  /** Warm passes per server per round (default 2). */
+  passes?: number;
+  /** Start each round's rotation with the cassette before SQLite. */
+  cassetteFirst?: boolean;
+}
+
 export interface ServersResult {
   calls: number;
+  rounds: number;
+  recordRounds: number;
+  passes: number;
   rows: ServerRow[];
-  /** Recording through X, as a multiple of the direct calls' time. */
+  /** Recording through X, as a multiple of the same round's direct calls' time: median. */
   recordMultiple: Record<string, number>;
   /** The same by CPU time of this process (a busy machine disturbs it less; fsync waits are not CPU). */
   recordCpuMultiple: Record<string, number>;
-  /** Proxy replay time per call over in-process createFetch replay, µs. */
+  /** Every round's multiples, wall and CPU. */
+  recordRoundMultiples: Record<string, { wall: number[]; cpu: number[] }>;
+  /** Proxy warm replay time per call over in-process createFetch's, same round, µs: median. */
   proxyCostUs: number;
+  /** The same by CPU per call, µs: median. */
+  proxyCostCpuUs: number;
+  /** 1-minute load average at the start and at the end. */
+  load: [number, number];
   failures: string[];
 }
 
@@ -68,21 +107,34 @@ async function completion(openai: OpenAI, i: number): Promise<OpenAI.Chat.ChatCo
   );
 }
 
-/** Run every call, in order; returns the wall time (ms) and the answers. */
-async function pass(
-  openai: OpenAI,
-  calls: number,
-): Promise<{ ms: number; cpuUs: number; answers: OpenAI.Chat.ChatCompletion[] }> {
+interface Pass {
+  /** Wall time per call, ms. */
+  ms: number;
+  /** CPU time per call, µs. */
+  cpuUs: number;
+  answers: OpenAI.Chat.ChatCompletion[];
+}
+
+/** Run every call, in order, `times` times; per-call wall and CPU time and every answer. */
+async function pass(openai: OpenAI, calls: number, times = 1): Promise<Pass> {
   const answers: OpenAI.Chat.ChatCompletion[] = [];
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  for (let i = 0; i < calls; i++) answers.push(await completion(openai, i));
-  const ms = performance.now() - t0;
+  for (let t = 0; t < times; t++) {
+    for (let i = 0; i < calls; i++) answers.push(await completion(openai, i));
+  }
+  const ms = (performance.now() - t0) / (calls * times);
   const cpu = process.cpuUsage(cpu0);
-  return { ms, cpuUs: (cpu.user + cpu.system) / calls, answers };
+  return { ms, cpuUs: (cpu.user + cpu.system) / (calls * times), answers };
 }
 
 const text = (c: OpenAI.Chat.ChatCompletion) => c.choices[0]?.message.content ?? "";
+
+/** An answer with only its text, the fake provider's reply number cut out. */
+const unnumbered = (c: OpenAI.Chat.ChatCompletion): OpenAI.Chat.ChatCompletion =>
+  ({
+    choices: [{ message: { content: text(c).replace(/^reply #\d+ /, "") } }],
+  }) as OpenAI.Chat.ChatCompletion;
 
 /** A constant server: one prebuilt chat completion for every request. */
 async function startConstant(): Promise<{ url: string; close(): Promise<void> }> {
@@ -121,286 +173,430 @@ async function startConstant(): Promise<{ url: string; close(): Promise<void> }>
   };
 }
 
-/** Compare replayed answers with the recorded ones; exact JSON, or only the text (`loose`). */
+/**
+ * Compare every replayed answer with the recorded one for its call (answer i
+ * is call i mod the calls: passes repeat the calls); exact JSON, or only the
+ * text (`loose`). A missing answer counts.
+ */
 function check(
   recorded: OpenAI.Chat.ChatCompletion[],
   replayed: OpenAI.Chat.ChatCompletion[],
+  calls: number,
   loose = false,
 ): number {
+  if (recorded.length < calls) return replayed.length;
   let mismatches = 0;
-  recorded.forEach((r, i) => {
-    const p = replayed[i];
-    const same =
-      p !== undefined && (loose ? text(p) === text(r) : JSON.stringify(p) === JSON.stringify(r));
+  replayed.forEach((p, i) => {
+    const r = recorded[i % calls] as OpenAI.Chat.ChatCompletion;
+    const same = loose ? text(p) === text(r) : JSON.stringify(p) === JSON.stringify(r);
     if (!same) mismatches++;
   });
   return mismatches;
 }
 
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** One timed sample of a row in a round. */
+interface Sample {
+  row: string;
+  pass: Pass;
+  checked: number;
+  mismatches: number;
+}
+
+/** A contender in a round: measures one or more rows (a fresh instance, then warm passes). */
+interface Contender {
+  name: string;
+  run(calls: number, passes: number): Promise<Sample[]>;
+}
+
+/** Rotate `xs` left by `r`: round r starts with a different contender. */
+function rotate<T>(xs: readonly T[], r: number): T[] {
+  const k = r % xs.length;
+  return [...xs.slice(k), ...xs.slice(0, k)];
+}
+
+const FLOOR = "constant server (floor)";
+const IN_PROCESS = "in-process createFetch replay (SQLite)";
+
 export async function runServers(
   calls: number,
   log: (line: string) => void,
-  options: { cassetteFirst?: boolean } = {},
+  options: ServersOptions = {},
 ): Promise<ServersResult> {
+  const rounds = options.rounds ?? 7;
+  const recordRounds = options.recordRounds ?? 5;
+  const passes = options.passes ?? 2;
+  const load0 = loadavg()[0] as number;
   const dir = mkdtempSync(join(tmpdir(), "invocache-servers-"));
   const failures: string[] = [];
-  const rows: ServerRow[] = [];
-  const recordMultiple: Record<string, number> = {};
-  const recordCpuMultiple: Record<string, number> = {};
-  const rate = (ms: number) => (calls / ms) * 1e3;
   const provider = await startFakeProvider();
+  const constant = await startConstant();
   const upstream = `${provider.url}/v1`;
+  let aimock: typeof import("@copilotkit/aimock").LLMock | undefined;
   try {
-    // The floor and the direct calls are measured first and again last, and
-    // the faster of each kept: measured only first, while the process is
-    // still cold, they read low and flatter every ratio taken against them.
-    const constant = await startConstant();
-    await pass(client(`${constant.url}/v1`), Math.min(20, calls)); // warm the client's sockets
-    const floorFirst = await pass(client(`${constant.url}/v1`), calls);
-    const floorRow: ServerRow = {
-      name: "constant server (floor)",
-      callsPerSecond: rate(floorFirst.ms),
-      cpuUsPerCall: floorFirst.cpuUs,
-      checked: calls,
-      mismatches: floorFirst.answers.filter((a) => text(a) !== "constant").length,
-      note: "one prebuilt response",
-    };
-    rows.push(floorRow);
-    log(`servers: floor ${rate(floorFirst.ms).toFixed(0)} calls/s (first)`);
-
-    // The upstream, directly.
-    const direct = await pass(client(upstream), calls);
-    log(`servers: direct upstream ${rate(direct.ms).toFixed(0)} calls/s (first)`);
-
-    // invocache proxy on SQLite and on a cassette: record, then replay.
+    ({ LLMock: aimock } = await import("@copilotkit/aimock"));
+  } catch {
+    log("servers: aimock is not installed; its rows are left out");
+  }
+  try {
+    // Recording rounds. Round 0's stores are the ones replayed afterwards.
     const sqliteUrl = `sqlite://${join(dir, "proxy.sqlite")}`;
+    const cassettePath = join(dir, "proxy.yaml");
+    const fixtures = join(dir, "aimock");
     const recordedOn: Record<string, OpenAI.Chat.ChatCompletion[]> = {};
+    const recordRoundMultiples: Record<string, { wall: number[]; cpu: number[] }> = {};
     const stores = [
-      ["SQLite", sqliteUrl, `sqlite://${join(dir, "proxy-first.sqlite")}`],
-      ["cassette", join(dir, "proxy.yaml"), join(dir, "proxy-first.yaml")],
+      // r < 0: the warm-up round's throwaway stores.
+      ["SQLite", (r: number) => (r === 0 ? sqliteUrl : `sqlite://${join(dir, `rec-${r}.sqlite`)}`)],
+      ["cassette", (r: number) => (r === 0 ? cassettePath : join(dir, `rec-${r}.yaml`))],
     ] as const;
-    // `--cassette-first` measures the two stores in the other order, to tell
-    // a store's own cost from the cost of coming first (docs/performance.md,
-    // "Proxy SQLite replay and recording (twelfth session)").
-    for (const [name, store, spare] of options.cassetteFirst === true
-      ? [...stores].reverse()
-      : stores) {
-      // Recorded twice, each time into a fresh store (every call a miss), the
-      // faster kept: a single pass mostly measures a cold process. aimock's
-      // recording is measured the same way.
-      let recordedMs = Number.POSITIVE_INFINITY;
-      let recordedCpu = Number.POSITIVE_INFINITY;
-      let recorded: { answers: OpenAI.Chat.ChatCompletion[] } | undefined;
-      for (const into of [spare, store]) {
-        const recordProxy = await createProxy({
-          store: into,
-          mode: "record",
-          upstreams: { bench: provider.url },
-          env: {},
-        });
-        const round = await pass(client(`${recordProxy.url}/bench/v1`), calls);
-        await recordProxy.close();
-        recordedMs = Math.min(recordedMs, round.ms);
-        recordedCpu = Math.min(recordedCpu, round.cpuUs);
-        recorded = round;
+    const ordered = options.cassetteFirst === true ? [...stores].reverse() : stores;
+    await recordingRound(-1, Math.min(30, calls)); // warm-up, unmeasured
+    for (let r = 0; r < recordRounds; r++) await recordingRound(r, calls);
+
+    async function recordingRound(r: number, n: number): Promise<void> {
+      const warmup = r < 0;
+      let direct: Pass | undefined;
+      const taken: Record<string, Pass> = {};
+      const recorders: Contender[] = [
+        {
+          name: "direct",
+          run: async (c) => {
+            direct = await pass(client(upstream), c);
+            return [];
+          },
+        },
+        ...ordered.map(
+          ([name, into]): Contender => ({
+            name: `invocache proxy (${name})`,
+            run: async (c) => {
+              const proxy = await createProxy({
+                store: into(r),
+                mode: "record",
+                upstreams: { bench: provider.url },
+                env: {},
+              });
+              const before = provider.calls;
+              const p = await pass(client(`${proxy.url}/bench/v1`), c);
+              await proxy.close();
+              if (provider.calls - before !== c)
+                failures.push(
+                  `invocache proxy (${name}) record: ${provider.calls - before} upstream calls for ${c}`,
+                );
+              if (r === 0) recordedOn[name] = p.answers;
+              taken[`invocache proxy (${name})`] = p;
+              return [];
+            },
+          }),
+        ),
+        ...(aimock === undefined
+          ? []
+          : [
+              {
+                name: "aimock",
+                run: async (c: number) => {
+                  const LLMock = aimock as typeof import("@copilotkit/aimock").LLMock;
+                  const recorder = new LLMock({
+                    port: 0,
+                    record: {
+                      providers: { openai: provider.url },
+                      fixturePath: r === 0 ? fixtures : join(dir, `aimock-${warmup ? "warm" : r}`),
+                    },
+                  });
+                  await recorder.start();
+                  const before = provider.calls;
+                  const p = await pass(client(`${recorder.url}/v1`), c);
+                  await recorder.stop();
+                  if (provider.calls - before !== c)
+                    failures.push(
+                      `aimock record: ${provider.calls - before} upstream calls for ${c}`,
+                    );
+                  if (r === 0) recordedOn.aimock = p.answers;
+                  taken.aimock = p;
+                  return [];
+                },
+              } satisfies Contender,
+            ]),
+      ];
+      for (const c of rotate(recorders, Math.max(r, 0))) await c.run(n, 1);
+      const base = direct;
+      if (base === undefined) throw new Error("unreachable: the direct calls ran");
+      for (const [name, p] of Object.entries(taken)) {
+        // What the recorder handed back is the upstream's answer. The fake
+        // provider numbers its replies ("reply #n from …"), so the text is
+        // compared without that number.
+        const m = check(base.answers.map(unnumbered), p.answers.map(unnumbered), n, true);
+        if (m > 0)
+          failures.push(
+            `${name} record round ${warmup ? "warm-up" : r + 1}: ${m} answers differ from the upstream's`,
+          );
+        if (warmup) continue;
+        const into = recordRoundMultiples[name] ?? { wall: [], cpu: [] };
+        into.wall.push(p.ms / base.ms);
+        into.cpu.push(p.cpuUs / base.cpuUs);
+        recordRoundMultiples[name] = into;
       }
-      if (recorded === undefined) throw new Error("unreachable: two recording rounds ran");
-      recordedOn[name] = recorded.answers;
-      recordMultiple[`invocache proxy (${name})`] = recordedMs / direct.ms;
-      recordCpuMultiple[`invocache proxy (${name})`] = recordedCpu / direct.cpuUs;
-      const replayProxy = await createProxy({
-        store,
-        mode: "replay",
-        upstreams: { bench: provider.url },
-        env: {},
-      });
-      const before = provider.calls;
-      // A fresh proxy (first pass), then the same one again (warm), as aimock's rows.
-      for (const pass_ of ["first pass", "warm"] as const) {
-        const replayed = await pass(client(`${replayProxy.url}/bench/v1`), calls);
-        const mismatches = check(recorded.answers, replayed.answers);
-        if (mismatches > 0)
-          failures.push(`invocache proxy (${name}, ${pass_}): ${mismatches} answers differ`);
-        rows.push({
-          name: `invocache proxy replay (${name}, ${pass_})`,
-          callsPerSecond: rate(replayed.ms),
-          cpuUsPerCall: replayed.cpuUs,
-          checked: calls,
-          mismatches,
-          note: "every answer equal to the recorded one (JSON)",
-        });
+      if (!warmup)
         log(
-          `servers: invocache proxy (${name}) replay ${pass_} ${rate(replayed.ms).toFixed(0)} calls/s, ${replayed.cpuUs.toFixed(0)} µs CPU/call`,
+          `servers: record round ${r + 1}/${recordRounds} (load ${(loadavg()[0] as number).toFixed(2)}): direct ${(1e3 / base.ms).toFixed(0)} calls/s; ${Object.entries(
+            taken,
+          )
+            .map(
+              ([k, p]) =>
+                `${k} ${(p.ms / base.ms).toFixed(2)}× (CPU ${(p.cpuUs / base.cpuUs).toFixed(2)}×)`,
+            )
+            .join(", ")}`,
         );
+    }
+
+    // Replay rounds.
+    const replayers: Contender[] = [
+      {
+        name: FLOOR,
+        run: async (c, times) => {
+          const p = await pass(client(`${constant.url}/v1`), c, times);
+          const mismatches = p.answers.filter((a) => text(a) !== "constant").length;
+          return [{ row: FLOOR, pass: p, checked: p.answers.length, mismatches }];
+        },
+      },
+      ...ordered.map(
+        ([name]): Contender => ({
+          name: `invocache proxy (${name})`,
+          run: async (c, times) => {
+            const recorded = recordedOn[name] ?? [];
+            const proxy = await createProxy({
+              store: name === "SQLite" ? sqliteUrl : cassettePath,
+              mode: "replay",
+              upstreams: { bench: provider.url },
+              env: {},
+            });
+            const before = provider.calls;
+            const openai = client(`${proxy.url}/bench/v1`);
+            const first = await pass(openai, c);
+            const warm = await pass(openai, c, times);
+            await proxy.close();
+            if (provider.calls !== before)
+              failures.push(`invocache proxy (${name}) replay went upstream`);
+            return [
+              {
+                row: `invocache proxy replay (${name}, first pass)`,
+                pass: first,
+                checked: first.answers.length,
+                mismatches: check(recorded, first.answers, c),
+              },
+              {
+                row: `invocache proxy replay (${name}, warm)`,
+                pass: warm,
+                checked: warm.answers.length,
+                mismatches: check(recorded, warm.answers, c),
+              },
+            ];
+          },
+        }),
+      ),
+      {
+        name: IN_PROCESS,
+        run: async (c, times) => {
+          const recorder = createRecorder({ store: sqliteUrl, mode: "replay", env: {} });
+          // The proxy hands createFetch the upstream URL itself: same origin, same identities.
+          const openai = client(upstream, createFetch({ recorder }));
+          await pass(openai, c); // a fresh recorder's first pass: the warm one is compared
+          const warm = await pass(openai, c, times);
+          await recorder.close();
+          return [
+            {
+              row: IN_PROCESS,
+              pass: warm,
+              checked: warm.answers.length,
+              mismatches: check(recordedOn.SQLite ?? [], warm.answers, c),
+            },
+          ];
+        },
+      },
+      ...(aimock === undefined
+        ? []
+        : [
+            {
+              name: "aimock",
+              run: async (c: number, times: number) => {
+                const LLMock = aimock as typeof import("@copilotkit/aimock").LLMock;
+                const replayer = new LLMock({ port: 0 });
+                replayer.loadFixtureDir(fixtures);
+                await replayer.start();
+                const before = provider.calls;
+                const openai = client(`${replayer.url}/v1`);
+                const first = await pass(openai, c);
+                const warm = await pass(openai, c, times);
+                await replayer.stop();
+                if (provider.calls !== before) failures.push("aimock replay went upstream");
+                const recorded = recordedOn.aimock ?? [];
+                return [
+                  {
+                    row: "aimock replay (first pass)",
+                    pass: first,
+                    checked: first.answers.length,
+                    mismatches: check(recorded, first.answers, c, true),
+                  },
+                  {
+                    row: "aimock replay (warm)",
+                    pass: warm,
+                    checked: warm.answers.length,
+                    mismatches: check(recorded, warm.answers, c, true),
+                  },
+                ];
+              },
+            } satisfies Contender,
+          ]),
+    ];
+
+    const rows = new Map<string, ServerRow & { ms: number[]; cpu: number[] }>();
+    const proxyCost: number[] = [];
+    const proxyCostCpu: number[] = [];
+    for (const c of replayers) await c.run(Math.min(30, calls), 1); // warm-up, unmeasured
+    for (let r = 0; r < rounds; r++) {
+      const samples: Sample[] = [];
+      for (const c of rotate(replayers, r)) samples.push(...(await c.run(calls, passes)));
+      const floor = samples.find((s) => s.row === FLOOR)?.pass;
+      if (floor === undefined) throw new Error("unreachable: the floor ran");
+      for (const s of samples) {
+        const row = rows.get(s.row) ?? {
+          name: s.row,
+          callsPerSecond: Number.NaN,
+          cpuUsPerCall: Number.NaN,
+          ratios: [],
+          cpuRatios: [],
+          checked: 0,
+          mismatches: 0,
+          note: "",
+          ms: [],
+          cpu: [],
+        };
+        row.ms.push(s.pass.ms);
+        row.cpu.push(s.pass.cpuUs);
+        row.ratios.push(floor.ms / s.pass.ms);
+        row.cpuRatios.push(floor.cpuUs / s.pass.cpuUs);
+        row.checked += s.checked;
+        row.mismatches += s.mismatches;
+        rows.set(s.row, row);
       }
-      await replayProxy.close();
-      if (provider.calls !== before)
-        failures.push(`invocache proxy (${name}) replay went upstream`);
-    }
-
-    // In-process createFetch on the same SQLite store, for the proxy's cost.
-    const recorder = createRecorder({ store: sqliteUrl, mode: "replay", env: {} });
-    const inProcess = await pass(
-      // The proxy hands createFetch the upstream URL itself: same origin, same identities.
-      client(upstream, createFetch({ recorder })),
-      calls,
-    );
-    await recorder.close();
-    const inProcessMismatches = check(recordedOn.SQLite ?? [], inProcess.answers);
-    if (inProcessMismatches > 0) {
-      failures.push(`in-process createFetch: ${inProcessMismatches} answers differ`);
-    }
-    const proxyRow = rows.find((r) => r.name === "invocache proxy replay (SQLite, warm)");
-    const proxyMs = proxyRow === undefined ? Number.NaN : (calls / proxyRow.callsPerSecond) * 1e3;
-    const proxyCostUs = ((proxyMs - inProcess.ms) / calls) * 1e3;
-    rows.push({
-      name: "in-process createFetch replay (SQLite)",
-      callsPerSecond: rate(inProcess.ms),
-      cpuUsPerCall: inProcess.cpuUs,
-      checked: calls,
-      mismatches: inProcessMismatches,
-      note: "same store, no proxy hop; answers equal to the proxy's recording",
-    });
-
-    // aimock: record through it, then replay a fresh server (first pass) and again (warm).
-    const beforeAimock = provider.calls;
-    await aimockRows(
-      calls,
-      provider.url,
-      dir,
-      direct,
-      rows,
-      recordMultiple,
-      recordCpuMultiple,
-      failures,
-      log,
-    );
-    if (recordMultiple.aimock !== undefined && provider.calls - beforeAimock !== 2 * calls) {
-      failures.push(
-        `aimock record: ${provider.calls - beforeAimock} upstream calls for ${calls} in each of two rounds`,
+      const warmSqlite = samples.find((s) => s.row === "invocache proxy replay (SQLite, warm)");
+      const inProcess = samples.find((s) => s.row === IN_PROCESS);
+      if (warmSqlite !== undefined && inProcess !== undefined) {
+        proxyCost.push((warmSqlite.pass.ms - inProcess.pass.ms) * 1e3);
+        proxyCostCpu.push(warmSqlite.pass.cpuUs - inProcess.pass.cpuUs);
+      }
+      log(
+        `servers: replay round ${r + 1}/${rounds} (load ${(loadavg()[0] as number).toFixed(2)}): floor ${(1e3 / floor.ms).toFixed(0)} calls/s; ${samples
+          .filter((s) => s.row !== FLOOR)
+          .map(
+            (s) =>
+              `${s.row} ${(floor.ms / s.pass.ms).toFixed(2)}× (CPU ${(floor.cpuUs / s.pass.cpuUs).toFixed(2)}×)`,
+          )
+          .join("; ")}`,
       );
     }
 
-    // The floor and the direct calls again, warm: the faster of each run counts.
-    const floorLast = await pass(client(`${constant.url}/v1`), calls);
-    await constant.close();
-    log(`servers: floor ${rate(floorLast.ms).toFixed(0)} calls/s (last)`);
-    if (floorLast.ms < floorFirst.ms) {
-      floorRow.callsPerSecond = rate(floorLast.ms);
-      floorRow.cpuUsPerCall = floorLast.cpuUs;
-      floorRow.note = `one prebuilt response; the faster of a first (${rate(floorFirst.ms).toFixed(0)}/s) and a last run`;
-    } else {
-      floorRow.note = `one prebuilt response; the faster of a first and a last (${rate(floorLast.ms).toFixed(0)}/s) run`;
+    const order = [
+      FLOOR,
+      ...ordered.flatMap(([name]) => [
+        `invocache proxy replay (${name}, first pass)`,
+        `invocache proxy replay (${name}, warm)`,
+      ]),
+      IN_PROCESS,
+      "aimock replay (first pass)",
+      "aimock replay (warm)",
+    ];
+    const notes: Record<string, string> = {
+      [FLOOR]: "one prebuilt response",
+      [IN_PROCESS]: "same store, no proxy hop, warm; answers equal to the proxy's recording",
+      "aimock replay (first pass)":
+        "a fresh server each round; every answer's text equal to the recorded one",
+      "aimock replay (warm)": "every answer's text equal to the recorded one",
+    };
+    const out: ServerRow[] = [];
+    for (const name of order) {
+      const row = rows.get(name);
+      if (row === undefined) continue;
+      const { ms, cpu, ...rest } = row;
+      if (row.mismatches > 0) failures.push(`${name}: ${row.mismatches} answers differ`);
+      out.push({
+        ...rest,
+        callsPerSecond: 1e3 / median(ms),
+        cpuUsPerCall: median(cpu),
+        note:
+          notes[name] ??
+          (name.endsWith("first pass)")
+            ? "a fresh proxy each round; every answer equal to the recorded one (JSON)"
+            : "every answer equal to the recorded one (JSON)"),
+      });
     }
-    const directLast = await pass(client(upstream), calls);
-    log(`servers: direct upstream ${rate(directLast.ms).toFixed(0)} calls/s (last)`);
-    if (directLast.ms < direct.ms) {
-      for (const k of Object.keys(recordMultiple))
-        recordMultiple[k] = ((recordMultiple[k] as number) * direct.ms) / directLast.ms;
+    if (aimock === undefined)
+      out.push({
+        name: "aimock",
+        callsPerSecond: Number.NaN,
+        cpuUsPerCall: Number.NaN,
+        ratios: [],
+        cpuRatios: [],
+        checked: 0,
+        mismatches: 0,
+        note: "not installed",
+      });
+    const recordMultiple: Record<string, number> = {};
+    const recordCpuMultiple: Record<string, number> = {};
+    for (const [k, v] of Object.entries(recordRoundMultiples)) {
+      recordMultiple[k] = median(v.wall);
+      recordCpuMultiple[k] = median(v.cpu);
     }
-    if (directLast.cpuUs < direct.cpuUs) {
-      for (const k of Object.keys(recordCpuMultiple))
-        recordCpuMultiple[k] = ((recordCpuMultiple[k] as number) * direct.cpuUs) / directLast.cpuUs;
-    }
-
-    return { calls, rows, recordMultiple, recordCpuMultiple, proxyCostUs, failures };
+    return {
+      calls,
+      rounds,
+      recordRounds,
+      passes,
+      rows: out,
+      recordMultiple,
+      recordCpuMultiple,
+      recordRoundMultiples,
+      proxyCostUs: median(proxyCost),
+      proxyCostCpuUs: median(proxyCostCpu),
+      load: [load0, loadavg()[0] as number],
+      failures,
+    };
   } finally {
+    await constant.close();
     await provider.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function aimockRows(
-  calls: number,
-  providerUrl: string,
-  dir: string,
-  direct: { ms: number; cpuUs: number },
-  rows: ServerRow[],
-  recordMultiple: Record<string, number>,
-  recordCpuMultiple: Record<string, number>,
-  failures: string[],
-  log: (line: string) => void,
-): Promise<void> {
-  let LLMock: typeof import("@copilotkit/aimock").LLMock;
-  try {
-    ({ LLMock } = await import("@copilotkit/aimock"));
-  } catch {
-    rows.push({
-      name: "aimock",
-      callsPerSecond: Number.NaN,
-      cpuUsPerCall: Number.NaN,
-      checked: 0,
-      mismatches: 0,
-      note: "not installed",
-    });
-    return;
-  }
-  const rate = (ms: number) => (calls / ms) * 1e3;
-  const fixtures = join(dir, "aimock");
-  // Recorded twice into fresh fixture folders, the faster kept (as the proxy's).
-  let recordedMs = Number.POSITIVE_INFINITY;
-  let recordedCpu = Number.POSITIVE_INFINITY;
-  let recorded: { answers: OpenAI.Chat.ChatCompletion[] } | undefined;
-  for (const into of [join(dir, "aimock-first"), fixtures]) {
-    const recorder = new LLMock({
-      port: 0,
-      record: { providers: { openai: providerUrl }, fixturePath: into },
-    });
-    await recorder.start();
-    const round = await pass(client(`${recorder.url}/v1`), calls);
-    await recorder.stop();
-    recordedMs = Math.min(recordedMs, round.ms);
-    recordedCpu = Math.min(recordedCpu, round.cpuUs);
-    recorded = round;
-  }
-  if (recorded === undefined) throw new Error("unreachable: two recording rounds ran");
-  recordMultiple.aimock = recordedMs / direct.ms;
-  recordCpuMultiple.aimock = recordedCpu / direct.cpuUs;
-  const replayer = new LLMock({ port: 0 });
-  replayer.loadFixtureDir(fixtures);
-  await replayer.start();
-  const first = await pass(client(`${replayer.url}/v1`), calls);
-  const warm = await pass(client(`${replayer.url}/v1`), calls);
-  await replayer.stop();
-  for (const [name, run] of [
-    ["aimock replay (first pass)", first],
-    ["aimock replay (warm)", warm],
-  ] as const) {
-    const mismatches = check(recorded.answers, run.answers, true);
-    if (mismatches > 0) failures.push(`${name}: ${mismatches} answers' text differs`);
-    rows.push({
-      name,
-      callsPerSecond: rate(run.ms),
-      cpuUsPerCall: run.cpuUs,
-      checked: calls,
-      mismatches,
-      note: "every answer's text equal to the recorded one",
-    });
-    log(`servers: ${name} ${rate(run.ms).toFixed(0)} calls/s, ${run.cpuUs.toFixed(0)} µs CPU/call`);
-  }
-}
-
-/** The table, with each replay as a multiple of the floor. */
+/** The table: each row's median over the rounds, its ratio to the same round's floor, and the ratios' range. */
 export function renderServers(r: ServersResult): string {
-  const floor = r.rows[0]?.callsPerSecond ?? Number.NaN;
-  const floorCpu = r.rows[0]?.cpuUsPerCall ?? Number.NaN;
+  const range = (xs: readonly number[], digits = 2) =>
+    xs.length === 0 ? "–" : `${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)}`;
   const lines = [
-    `Proxy servers: ${r.calls} distinct calls, ~4 KiB prompts, real openai SDK, sequential`,
+    `Proxy servers: ${r.calls} distinct calls, ~4 KiB prompts, real openai SDK, sequential; ${r.rounds} replay rounds (each: the floor and every server alternated, order rotated per round, a fresh server then ${r.passes} warm pass(es)), ${r.recordRounds} recording rounds; load average ${r.load[0].toFixed(2)} → ${r.load[1].toFixed(2)}`,
     "",
-    "| server | calls/s | × floor | CPU µs/call | × floor (CPU) | answers checked | mismatches | note |",
-    "| --- | --: | --: | --: | --: | --: | --: | --- |",
+    "Each ratio is taken against the floor of the same round; the median over the rounds, then their range.",
+    "",
+    "| server | calls/s | × floor | CPU µs/call | × floor (CPU) | answers checked | mismatches | × floor, rounds | × floor (CPU), rounds | note |",
+    "| --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |",
     ...r.rows.map(
       (row) =>
-        `| ${row.name} | ${fmt(row.callsPerSecond)} | ${fmt(row.callsPerSecond / floor, 2)} | ${fmt(row.cpuUsPerCall)} | ${fmt(floorCpu / row.cpuUsPerCall, 2)} | ${row.checked} | ${row.mismatches} | ${row.note} |`,
+        `| ${row.name} | ${fmt(row.callsPerSecond)} | ${fmt(median(row.ratios), 2)} | ${fmt(row.cpuUsPerCall)} | ${fmt(median(row.cpuRatios), 2)} | ${row.checked} | ${row.mismatches} | ${range(row.ratios)} | ${range(row.cpuRatios)} | ${row.note} |`,
     ),
     "",
-    "Recording, as a multiple of calling the upstream directly:",
-    ...Object.entries(r.recordMultiple).map(
-      ([k, v]) =>
-        `- ${k}: ${fmt(v, 2)}× (by CPU time: ${fmt(r.recordCpuMultiple[k] ?? Number.NaN, 2)}×)`,
-    ),
+    "Recording, as a multiple of calling the upstream directly in the same round (median; the rounds' range):",
+    ...Object.entries(r.recordMultiple).map(([k, v]) => {
+      const rounds = r.recordRoundMultiples[k] ?? { wall: [], cpu: [] };
+      return `- ${k}: ${fmt(v, 2)}× (by CPU time: ${fmt(r.recordCpuMultiple[k] ?? Number.NaN, 2)}×); rounds ${range(rounds.wall)}× (CPU ${range(rounds.cpu)}×)`;
+    }),
     "",
-    `Proxy cost over in-process createFetch (SQLite replay): ${fmt(r.proxyCostUs)} µs per call`,
+    `Proxy cost over in-process createFetch (SQLite replay): ${fmt(r.proxyCostUs)} µs per call (CPU: ${fmt(r.proxyCostCpuUs)} µs; median of the rounds' differences)`,
   ];
   return lines.join("\n");
 }
