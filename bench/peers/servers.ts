@@ -20,9 +20,10 @@
  * Measured in alternated rounds, because one pass per row cannot decide a
  * ratio on this machine (the floor alone moved 414 → 791 calls/s between
  * runs a minute apart; docs/performance.md): every replay round measures
- * the floor and every server once, in an order rotated each round, and each
- * row's ratio is taken against the floor of the SAME round; the table gives
- * the median of those per-round ratios and their range. Each server gets a
+ * every server once, in an order rotated each round, with a floor pass
+ * before each server and after the last, and each server's ratio is taken
+ * against the floor passes either side of it in the SAME round; the table
+ * gives the median of those per-round ratios and their range. Each server gets a
  * fresh instance per round (its "first pass" row), then `passes` warm passes
  * over the same calls (its "warm" row). Recording likewise: each round
  * records into fresh stores, against the direct calls of that round. One
@@ -199,6 +200,16 @@ export function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
   return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** The mean per-call wall and CPU time of some passes (their answers are checked on their own). */
+function meanPass(passes: readonly (Pass | undefined)[]): Pass {
+  const got = passes.filter((p): p is Pass => p !== undefined);
+  return {
+    ms: got.reduce((n, p) => n + p.ms, 0) / got.length,
+    cpuUs: got.reduce((n, p) => n + p.cpuUs, 0) / got.length,
+    answers: [],
+  };
 }
 
 /** One timed sample of a row in a round. */
@@ -459,12 +470,31 @@ export async function runServers(
     const proxyCost: number[] = [];
     const proxyCostCpu: number[] = [];
     for (const c of replayers) await c.run(Math.min(30, calls), 1); // warm-up, unmeasured
+    const [floorRunner, ...servers] = replayers as [Contender, ...Contender[]];
     for (let r = 0; r < rounds; r++) {
-      const samples: Sample[] = [];
-      for (const c of rotate(replayers, r)) samples.push(...(await c.run(calls, passes)));
-      const floor = samples.find((s) => s.row === FLOOR)?.pass;
-      if (floor === undefined) throw new Error("unreachable: the floor ran");
-      for (const s of samples) {
+      // The floor before every server and after the last; each server's
+      // sample is taken against the mean of the floor passes either side of
+      // it, so load that changes within a round moves both alike.
+      const floors: Sample[] = await floorRunner.run(calls, 1);
+      const samples: { sample: Sample; floor: Pass }[] = [];
+      for (const c of rotate(servers, r)) {
+        const got = await c.run(calls, passes);
+        const after = await floorRunner.run(calls, 1);
+        const floor = meanPass([floors.at(-1)?.pass, after[0]?.pass]);
+        floors.push(...after);
+        for (const sample of got) samples.push({ sample, floor });
+      }
+      const floor = meanPass(floors.map((f) => f.pass));
+      samples.unshift({
+        sample: {
+          row: FLOOR,
+          pass: floor,
+          checked: floors.reduce((n, f) => n + f.checked, 0),
+          mismatches: floors.reduce((n, f) => n + f.mismatches, 0),
+        },
+        floor,
+      });
+      for (const { sample: s, floor } of samples) {
         const row = rows.get(s.row) ?? {
           name: s.row,
           callsPerSecond: Number.NaN,
@@ -485,17 +515,19 @@ export async function runServers(
         row.mismatches += s.mismatches;
         rows.set(s.row, row);
       }
-      const warmSqlite = samples.find((s) => s.row === "invocache proxy replay (SQLite, warm)");
-      const inProcess = samples.find((s) => s.row === IN_PROCESS);
+      const warmSqlite = samples.find(
+        (s) => s.sample.row === "invocache proxy replay (SQLite, warm)",
+      )?.sample;
+      const inProcess = samples.find((s) => s.sample.row === IN_PROCESS)?.sample;
       if (warmSqlite !== undefined && inProcess !== undefined) {
         proxyCost.push((warmSqlite.pass.ms - inProcess.pass.ms) * 1e3);
         proxyCostCpu.push(warmSqlite.pass.cpuUs - inProcess.pass.cpuUs);
       }
       log(
-        `servers: replay round ${r + 1}/${rounds} (load ${(loadavg()[0] as number).toFixed(2)}): floor ${(1e3 / floor.ms).toFixed(0)} calls/s; ${samples
-          .filter((s) => s.row !== FLOOR)
+        `servers: replay round ${r + 1}/${rounds} (load ${(loadavg()[0] as number).toFixed(2)}): floor ${floors.map((f) => (1e3 / f.pass.ms).toFixed(0)).join(", ")} calls/s; ${samples
+          .filter((s) => s.sample.row !== FLOOR)
           .map(
-            (s) =>
+            ({ sample: s, floor }) =>
               `${s.row} ${(floor.ms / s.pass.ms).toFixed(2)}× (CPU ${(floor.cpuUs / s.pass.cpuUs).toFixed(2)}×)`,
           )
           .join("; ")}`,
@@ -579,9 +611,9 @@ export function renderServers(r: ServersResult): string {
   const range = (xs: readonly number[], digits = 2) =>
     xs.length === 0 ? "–" : `${fmt(Math.min(...xs), digits)}–${fmt(Math.max(...xs), digits)}`;
   const lines = [
-    `Proxy servers: ${r.calls} distinct calls, ~4 KiB prompts, real openai SDK, sequential; ${r.rounds} replay rounds (each: the floor and every server alternated, order rotated per round, a fresh server then ${r.passes} warm pass(es)), ${r.recordRounds} recording rounds; load average ${r.load[0].toFixed(2)} → ${r.load[1].toFixed(2)}`,
+    `Proxy servers: ${r.calls} distinct calls, ~4 KiB prompts, real openai SDK, sequential; ${r.rounds} replay rounds (each: every server in an order rotated per round, a floor pass before each and after the last; a fresh server, then ${r.passes} warm pass(es)), ${r.recordRounds} recording rounds; load average ${r.load[0].toFixed(2)} → ${r.load[1].toFixed(2)}`,
     "",
-    "Each ratio is taken against the floor of the same round; the median over the rounds, then their range.",
+    "Each ratio is taken against the floor passes either side of it in the same round; the median over the rounds, then their range.",
     "",
     "| server | calls/s | × floor | CPU µs/call | × floor (CPU) | answers checked | mismatches | × floor, rounds | × floor (CPU), rounds | note |",
     "| --- | --: | --: | --: | --: | --: | --: | --: | --: | --- |",
