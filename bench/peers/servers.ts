@@ -91,6 +91,15 @@ export interface ServersResult {
   proxyCostUs: number;
   /** The same by CPU per call, µs: median. */
   proxyCostCpuUs: number;
+  /**
+   * Where a warm SQLite proxy replay's CPU goes, per call, median of the
+   * rounds: the hop (floor − SDK alone: the client's socket, node:http, a
+   * server's answer), the recorder's hit (in-process createFetch − SDK
+   * alone: identity, the store's read, the answer) and the proxy's own rest
+   * (proxy − floor − hit). Only proxy replay over the floor is the hit plus
+   * the proxy's own.
+   */
+  split: { hopCpuUs: number; hitCpuUs: number; ownCpuUs: number };
   /** 1-minute load average at the start and at the end. */
   load: [number, number];
   failures: string[];
@@ -137,22 +146,29 @@ const unnumbered = (c: OpenAI.Chat.ChatCompletion): OpenAI.Chat.ChatCompletion =
     choices: [{ message: { content: text(c).replace(/^reply #\d+ /, "") } }],
   }) as OpenAI.Chat.ChatCompletion;
 
+/** The one prebuilt chat completion of the constant server (and of the constant fetch). */
+const CONSTANT_BODY = JSON.stringify({
+  id: "chatcmpl-constant",
+  object: "chat.completion",
+  created: 1,
+  model: "gpt-bench",
+  choices: [
+    {
+      index: 0,
+      message: { role: "assistant", content: "constant" },
+      finish_reason: "stop",
+    },
+  ],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+});
+
+/** A fetch answering every call with {@link CONSTANT_BODY}, in-process (no socket). */
+const constantFetch: typeof globalThis.fetch = async () =>
+  new Response(CONSTANT_BODY, { status: 200, headers: { "content-type": "application/json" } });
+
 /** A constant server: one prebuilt chat completion for every request. */
 async function startConstant(): Promise<{ url: string; close(): Promise<void> }> {
-  const body = JSON.stringify({
-    id: "chatcmpl-constant",
-    object: "chat.completion",
-    created: 1,
-    model: "gpt-bench",
-    choices: [
-      {
-        index: 0,
-        message: { role: "assistant", content: "constant" },
-        finish_reason: "stop",
-      },
-    ],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-  });
+  const body = CONSTANT_BODY;
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
@@ -234,6 +250,7 @@ function rotate<T>(xs: readonly T[], r: number): T[] {
 
 const FLOOR = "constant server (floor)";
 const IN_PROCESS = "in-process createFetch replay (SQLite)";
+const SDK_ALONE = "SDK alone (in-process constant fetch)";
 
 export async function runServers(
   calls: number,
@@ -412,6 +429,17 @@ export async function runServers(
         }),
       ),
       {
+        name: SDK_ALONE,
+        run: async (c, times) => {
+          // The same client answered by a fetch that never leaves the process:
+          // what the SDK's own side of a call costs, for the split below.
+          const openai = client(upstream, constantFetch);
+          const p = await pass(openai, c, times);
+          const mismatches = p.answers.filter((a) => text(a) !== "constant").length;
+          return [{ row: SDK_ALONE, pass: p, checked: p.answers.length, mismatches }];
+        },
+      },
+      {
         name: IN_PROCESS,
         run: async (c, times) => {
           const recorder = createRecorder({ store: sqliteUrl, mode: "replay", env: {} });
@@ -469,6 +497,7 @@ export async function runServers(
     const rows = new Map<string, ServerRow & { ms: number[]; cpu: number[] }>();
     const proxyCost: number[] = [];
     const proxyCostCpu: number[] = [];
+    const split = { hop: [] as number[], hit: [] as number[], own: [] as number[] };
     for (const c of replayers) await c.run(Math.min(30, calls), 1); // warm-up, unmeasured
     const [floorRunner, ...servers] = replayers as [Contender, ...Contender[]];
     for (let r = 0; r < rounds; r++) {
@@ -523,6 +552,13 @@ export async function runServers(
         proxyCost.push((warmSqlite.pass.ms - inProcess.pass.ms) * 1e3);
         proxyCostCpu.push(warmSqlite.pass.cpuUs - inProcess.pass.cpuUs);
       }
+      const sdk = samples.find((s) => s.sample.row === SDK_ALONE)?.sample;
+      if (warmSqlite !== undefined && inProcess !== undefined && sdk !== undefined) {
+        const hit = inProcess.pass.cpuUs - sdk.pass.cpuUs;
+        split.hop.push(floor.cpuUs - sdk.pass.cpuUs);
+        split.hit.push(hit);
+        split.own.push(warmSqlite.pass.cpuUs - floor.cpuUs - hit);
+      }
       log(
         `servers: replay round ${r + 1}/${rounds} (load ${(loadavg()[0] as number).toFixed(2)}): floor ${floors.map((f) => (1e3 / f.pass.ms).toFixed(0)).join(", ")} calls/s; ${samples
           .filter((s) => s.sample.row !== FLOOR)
@@ -541,12 +577,14 @@ export async function runServers(
         `invocache proxy replay (${name}, warm)`,
       ]),
       IN_PROCESS,
+      SDK_ALONE,
       "aimock replay (first pass)",
       "aimock replay (warm)",
     ];
     const notes: Record<string, string> = {
       [FLOOR]: "one prebuilt response",
       [IN_PROCESS]: "same store, no proxy hop, warm; answers equal to the proxy's recording",
+      [SDK_ALONE]: "the client answered by a constant fetch in-process: no socket, no recorder",
       "aimock replay (first pass)":
         "a fresh server each round; every answer's text equal to the recorded one",
       "aimock replay (warm)": "every answer's text equal to the recorded one",
@@ -596,6 +634,11 @@ export async function runServers(
       recordRoundMultiples,
       proxyCostUs: median(proxyCost),
       proxyCostCpuUs: median(proxyCostCpu),
+      split: {
+        hopCpuUs: median(split.hop),
+        hitCpuUs: median(split.hit),
+        ownCpuUs: median(split.own),
+      },
       load: [load0, loadavg()[0] as number],
       failures,
     };
@@ -629,6 +672,7 @@ export function renderServers(r: ServersResult): string {
     }),
     "",
     `Proxy cost over in-process createFetch (SQLite replay): ${fmt(r.proxyCostUs)} µs per call (CPU: ${fmt(r.proxyCostCpuUs)} µs; median of the rounds' differences)`,
+    `Warm SQLite proxy replay, CPU per call (median of the rounds): the hop (floor − SDK alone) ${fmt(r.split.hopCpuUs)} µs, the recorder's hit (in-process createFetch − SDK alone) ${fmt(r.split.hitCpuUs)} µs, the proxy's own rest ${fmt(r.split.ownCpuUs)} µs`,
   ];
   return lines.join("\n");
 }
