@@ -91,13 +91,15 @@ export interface ServersResult {
   proxyCostUs: number;
   /** The same by CPU per call, µs: median. */
   proxyCostCpuUs: number;
+  /** Each row's per-round ratio to the same-size floor (a recorded answer's bytes), wall and CPU. */
+  versusSized: Record<string, { wall: number[]; cpu: number[] }>;
   /**
    * Where a warm SQLite proxy replay's CPU goes, per call, median of the
-   * rounds: the hop (floor − SDK alone: the client's socket, node:http, a
-   * server's answer), the recorder's hit (in-process createFetch − SDK
-   * alone: identity, the store's read, the answer) and the proxy's own rest
-   * (proxy − floor − hit). Only proxy replay over the floor is the hit plus
-   * the proxy's own.
+   * rounds, everything answering the same bytes: the hop (same-size floor −
+   * SDK alone: the client's socket, node:http, a server's answer), the
+   * recorder's hit (in-process createFetch − SDK alone: identity, the
+   * store's read, the answer) and the proxy's own rest (proxy − same-size
+   * floor − hit).
    */
   split: { hopCpuUs: number; hitCpuUs: number; ownCpuUs: number };
   /** 1-minute load average at the start and at the end. */
@@ -162,13 +164,16 @@ const CONSTANT_BODY = JSON.stringify({
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 });
 
-/** A fetch answering every call with {@link CONSTANT_BODY}, in-process (no socket). */
-const constantFetch: typeof globalThis.fetch = async () =>
-  new Response(CONSTANT_BODY, { status: 200, headers: { "content-type": "application/json" } });
+/** A fetch answering every call with `body`, in-process (no socket). */
+const constantFetch =
+  (body: string): typeof globalThis.fetch =>
+  async () =>
+    new Response(body, { status: 200, headers: { "content-type": "application/json" } });
 
-/** A constant server: one prebuilt chat completion for every request. */
-async function startConstant(): Promise<{ url: string; close(): Promise<void> }> {
-  const body = CONSTANT_BODY;
+/** A constant server: one prebuilt chat completion (`body`) for every request. */
+async function startConstant(
+  body = CONSTANT_BODY,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
@@ -250,7 +255,8 @@ function rotate<T>(xs: readonly T[], r: number): T[] {
 
 const FLOOR = "constant server (floor)";
 const IN_PROCESS = "in-process createFetch replay (SQLite)";
-const SDK_ALONE = "SDK alone (in-process constant fetch)";
+const SDK_ALONE = "SDK alone (in-process constant fetch, recorded size)";
+const SIZED_FLOOR = "constant server, a recorded answer's size";
 
 export async function runServers(
   calls: number,
@@ -265,6 +271,7 @@ export async function runServers(
   const failures: string[] = [];
   const provider = await startFakeProvider();
   const constant = await startConstant();
+  const closers: (() => Promise<void>)[] = [];
   const upstream = `${provider.url}/v1`;
   let aimock: typeof import("@copilotkit/aimock").LLMock | undefined;
   try {
@@ -383,6 +390,14 @@ export async function runServers(
         );
     }
 
+    // The replayed answers carry the prompt back (the fake provider echoes
+    // it: ~4.4 KB against the floor's ~0.3 KB), so a second constant server
+    // answers with one recorded answer: the round trip of the same bytes.
+    const sizedBody = JSON.stringify(recordedOn.SQLite?.[0] ?? JSON.parse(CONSTANT_BODY));
+    const sizedText = text(JSON.parse(sizedBody) as OpenAI.Chat.ChatCompletion);
+    const sized = await startConstant(sizedBody);
+    closers.push(sized.close);
+
     // Replay rounds.
     const replayers: Contender[] = [
       {
@@ -391,6 +406,14 @@ export async function runServers(
           const p = await pass(client(`${constant.url}/v1`), c, times);
           const mismatches = p.answers.filter((a) => text(a) !== "constant").length;
           return [{ row: FLOOR, pass: p, checked: p.answers.length, mismatches }];
+        },
+      },
+      {
+        name: SIZED_FLOOR,
+        run: async (c, times) => {
+          const p = await pass(client(`${sized.url}/v1`), c, times);
+          const mismatches = p.answers.filter((a) => text(a) !== sizedText).length;
+          return [{ row: SIZED_FLOOR, pass: p, checked: p.answers.length, mismatches }];
         },
       },
       ...ordered.map(
@@ -433,9 +456,9 @@ export async function runServers(
         run: async (c, times) => {
           // The same client answered by a fetch that never leaves the process:
           // what the SDK's own side of a call costs, for the split below.
-          const openai = client(upstream, constantFetch);
+          const openai = client(upstream, constantFetch(sizedBody));
           const p = await pass(openai, c, times);
-          const mismatches = p.answers.filter((a) => text(a) !== "constant").length;
+          const mismatches = p.answers.filter((a) => text(a) !== sizedText).length;
           return [{ row: SDK_ALONE, pass: p, checked: p.answers.length, mismatches }];
         },
       },
@@ -498,6 +521,7 @@ export async function runServers(
     const proxyCost: number[] = [];
     const proxyCostCpu: number[] = [];
     const split = { hop: [] as number[], hit: [] as number[], own: [] as number[] };
+    const versusSized = new Map<string, { wall: number[]; cpu: number[] }>();
     for (const c of replayers) await c.run(Math.min(30, calls), 1); // warm-up, unmeasured
     const [floorRunner, ...servers] = replayers as [Contender, ...Contender[]];
     for (let r = 0; r < rounds; r++) {
@@ -553,11 +577,29 @@ export async function runServers(
         proxyCostCpu.push(warmSqlite.pass.cpuUs - inProcess.pass.cpuUs);
       }
       const sdk = samples.find((s) => s.sample.row === SDK_ALONE)?.sample;
-      if (warmSqlite !== undefined && inProcess !== undefined && sdk !== undefined) {
+      const sizedAt = samples.find((s) => s.sample.row === SIZED_FLOOR);
+      if (
+        warmSqlite !== undefined &&
+        inProcess !== undefined &&
+        sdk !== undefined &&
+        sizedAt !== undefined
+      ) {
         const hit = inProcess.pass.cpuUs - sdk.pass.cpuUs;
-        split.hop.push(floor.cpuUs - sdk.pass.cpuUs);
+        split.hop.push(sizedAt.sample.pass.cpuUs - sdk.pass.cpuUs);
         split.hit.push(hit);
-        split.own.push(warmSqlite.pass.cpuUs - floor.cpuUs - hit);
+        split.own.push(warmSqlite.pass.cpuUs - sizedAt.sample.pass.cpuUs - hit);
+      }
+      // Each row against the same-size floor: its ratio to the floor over the same-size floor's.
+      if (sizedAt !== undefined) {
+        const sizedWall = sizedAt.floor.ms / sizedAt.sample.pass.ms;
+        const sizedCpu = sizedAt.floor.cpuUs / sizedAt.sample.pass.cpuUs;
+        for (const { sample: x, floor: f } of samples) {
+          if (x.row === FLOOR || x.row === SIZED_FLOOR) continue;
+          const into = versusSized.get(x.row) ?? { wall: [], cpu: [] };
+          into.wall.push(f.ms / x.pass.ms / sizedWall);
+          into.cpu.push(f.cpuUs / x.pass.cpuUs / sizedCpu);
+          versusSized.set(x.row, into);
+        }
       }
       log(
         `servers: replay round ${r + 1}/${rounds} (load ${(loadavg()[0] as number).toFixed(2)}): floor ${floors.map((f) => (1e3 / f.pass.ms).toFixed(0)).join(", ")} calls/s; ${samples
@@ -572,6 +614,7 @@ export async function runServers(
 
     const order = [
       FLOOR,
+      SIZED_FLOOR,
       ...ordered.flatMap(([name]) => [
         `invocache proxy replay (${name}, first pass)`,
         `invocache proxy replay (${name}, warm)`,
@@ -584,6 +627,7 @@ export async function runServers(
     const notes: Record<string, string> = {
       [FLOOR]: "one prebuilt response",
       [IN_PROCESS]: "same store, no proxy hop, warm; answers equal to the proxy's recording",
+      [SIZED_FLOOR]: `one prebuilt response: a recorded answer (${Buffer.byteLength(sizedBody)} bytes)`,
       [SDK_ALONE]: "the client answered by a constant fetch in-process: no socket, no recorder",
       "aimock replay (first pass)":
         "a fresh server each round; every answer's text equal to the recorded one",
@@ -634,6 +678,7 @@ export async function runServers(
       recordRoundMultiples,
       proxyCostUs: median(proxyCost),
       proxyCostCpuUs: median(proxyCostCpu),
+      versusSized: Object.fromEntries(versusSized),
       split: {
         hopCpuUs: median(split.hop),
         hitCpuUs: median(split.hit),
@@ -643,6 +688,7 @@ export async function runServers(
       failures,
     };
   } finally {
+    for (const close of closers) await close();
     await constant.close();
     await provider.close();
     rmSync(dir, { recursive: true, force: true });
@@ -672,7 +718,13 @@ export function renderServers(r: ServersResult): string {
     }),
     "",
     `Proxy cost over in-process createFetch (SQLite replay): ${fmt(r.proxyCostUs)} µs per call (CPU: ${fmt(r.proxyCostCpuUs)} µs; median of the rounds' differences)`,
-    `Warm SQLite proxy replay, CPU per call (median of the rounds): the hop (floor − SDK alone) ${fmt(r.split.hopCpuUs)} µs, the recorder's hit (in-process createFetch − SDK alone) ${fmt(r.split.hitCpuUs)} µs, the proxy's own rest ${fmt(r.split.ownCpuUs)} µs`,
+    "Against the constant server answering a recorded answer's bytes (same round; median, the rounds' range):",
+    ...Object.entries(r.versusSized).map(
+      ([k, v]) =>
+        `- ${k}: ${fmt(median(v.wall), 2)}× (${range(v.wall)}), by CPU ${fmt(median(v.cpu), 2)}× (${range(v.cpu)})`,
+    ),
+    "",
+    `Warm SQLite proxy replay, CPU per call (median of the rounds): the hop (same-size floor − SDK alone) ${fmt(r.split.hopCpuUs)} µs, the recorder's hit (in-process createFetch − SDK alone) ${fmt(r.split.hitCpuUs)} µs, the proxy's own rest ${fmt(r.split.ownCpuUs)} µs`,
   ];
   return lines.join("\n");
 }
