@@ -11,7 +11,9 @@
  * node:http one (src/proxy/upstream-fetch.ts), to compare the two; `--concurrency`
  * records with C clients at once (each its own share of the calls; replay stays
  * sequential). With `--profile`, each phase's CPU
- * profile is written to DIR/<phase>.cpuprofile (Chrome's profiler reads them).
+ * profile is written to DIR/<phase>.cpuprofile (Chrome's profiler reads them);
+ * with `--heap` as well, a sampling heap profile instead (DIR/<phase>.heapprofile:
+ * where the bytes that keep the collector busy are allocated).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -36,9 +38,10 @@ const concurrency = Number(arg("concurrency", "1"));
 const undici = process.argv.includes("--undici");
 const driver = arg("driver", "sqlite3") as "sqlite3" | "better-sqlite3";
 const withStreams = process.argv.includes("--streams");
+const heap = process.argv.includes("--heap");
 const inspector = profileDir === "" ? undefined : new Session();
 inspector?.connect();
-await inspector?.post("Profiler.enable");
+await inspector?.post(heap ? "HeapProfiler.enable" : "Profiler.enable");
 
 function plain(i: number): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
   const { stream: _stream, ...body } = request(i) as ChatRequest & { stream?: boolean };
@@ -52,7 +55,14 @@ async function callOf(openai: OpenAI, i: number): Promise<void> {
 }
 
 async function phase(name: string, openai: OpenAI, clients = 1): Promise<void> {
-  await inspector?.post("Profiler.start");
+  if (heap)
+    await inspector?.post("HeapProfiler.startSampling", {
+      samplingInterval: 4096,
+      // Every allocation sampled, not only what is still alive at the end.
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  else await inspector?.post("Profiler.start");
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
@@ -63,9 +73,11 @@ async function phase(name: string, openai: OpenAI, clients = 1): Promise<void> {
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   if (inspector !== undefined) {
-    const { profile } = await inspector.post("Profiler.stop");
+    const { profile } = heap
+      ? await inspector.post("HeapProfiler.stopSampling")
+      : await inspector.post("Profiler.stop");
     writeFileSync(
-      join(profileDir, `${name.replace(/[^\w]+/g, "-")}.cpuprofile`),
+      join(profileDir, `${name.replace(/[^\w]+/g, "-")}.${heap ? "heapprofile" : "cpuprofile"}`),
       JSON.stringify(profile),
     );
   }

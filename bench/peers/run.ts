@@ -22,8 +22,11 @@
  * `--rounds N` (replay rounds), `--record-rounds N`, `--json`, `--no-docs`,
  * `--keep` (keep the recordings, path printed), `--verbose` (children's output),
  * `--sources`, `--servers-only` (just the proxy servers table, bench/peers/servers.ts),
- * `--server-calls N` (its calls, default 300), `--cassette-first` (its proxy rows with
- * the cassette measured before SQLite), `--servers` (add it to a quick run).
+ * `--server-calls N` (its distinct calls, default 300), `--server-rounds R` (its
+ * alternated replay rounds, default 7), `--server-record-rounds R` (default 5),
+ * `--server-passes P` (warm passes per server and round, default 2),
+ * `--cassette-first` (each round's rotation starts with the cassette before
+ * SQLite), `--servers` (add it to a quick run).
  * Exit code 1 when a correctness check fails; a missed target is reported,
  * not fatal (timings depend on the machine).
  */
@@ -87,6 +90,9 @@ const fromSources = flag("--sources");
 async function serversTable(): Promise<boolean> {
   const { renderServers, runServers } = await import("./servers.js");
   const result = await runServers(num("--server-calls", quick ? 30 : 300), log, {
+    rounds: num("--server-rounds", quick ? 3 : 7),
+    recordRounds: num("--server-record-rounds", quick ? 2 : 5),
+    passes: num("--server-passes", quick ? 1 : 2),
     cassetteFirst: flag("--cassette-first"),
   });
   process.stdout.write(`${renderServers(result)}\n`);

@@ -1,10 +1,10 @@
 /**
  * `npm run bench:peers -- --servers-only --server-calls 3` end to end, in a
- * child process: the floor, invocache proxy replay on SQLite and on a
- * cassette (every answer compared), in-process createFetch on the same
- * store, and aimock record/replay. Only that it runs, checks every answer
- * and prints the table is asserted; timings are not (three calls on a shared
- * machine say nothing).
+ * child process, two alternated rounds: the floor, invocache proxy replay on
+ * SQLite and on a cassette (every answer compared), in-process createFetch on
+ * the same store, and aimock record/replay. Only that it runs, checks every
+ * answer in every round and prints the table with the rounds' ranges is
+ * asserted; timings are not (three calls on a shared machine say nothing).
  */
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -17,7 +17,20 @@ function runServers(): Promise<{ code: number | null; stdout: string; stderr: st
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "bench/peers/run.ts", "--servers-only", "--server-calls", "3"],
+      [
+        "--import",
+        "tsx",
+        "bench/peers/run.ts",
+        "--servers-only",
+        "--server-calls",
+        "3",
+        "--server-rounds",
+        "2",
+        "--server-record-rounds",
+        "2",
+        "--server-passes",
+        "1",
+      ],
       {
         cwd: root,
         stdio: ["ignore", "pipe", "pipe"],
@@ -54,13 +67,18 @@ describe("bench:peers --servers-only", () => {
       "aimock replay (warm)",
     ]) {
       expect(stdout).toMatch(
-        // calls/s, × floor, CPU µs/call, × floor (CPU), answers checked, mismatches
+        // calls/s, × floor, CPU µs/call, × floor (CPU), answers checked (3 calls, 2 rounds;
+        // the floor runs beside every server),
+        // mismatches, then the per-round ratios' ranges
         new RegExp(
-          `\\| ${row.replace(/[()]/g, "\\$&")} \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| 3 \\| 0 \\|`,
+          `\\| ${row.replace(/[()]/g, "\\$&")} \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| [\\d.]+ \\| ${row.startsWith("constant") ? "\\d+" : "6"} \\| 0 \\| [\\d.]+–[\\d.]+ \\| [\\d.]+–[\\d.]+ \\|`,
         ),
       );
     }
-    expect(stdout).toMatch(/invocache proxy \(SQLite\): [\d.]+×/);
+    expect(stdout).toMatch(/2 replay rounds .* 2 recording rounds; load average [\d.]+ → [\d.]+/);
+    expect(stdout).toMatch(
+      /invocache proxy \(SQLite\): [\d.]+× \(by CPU time: [\d.]+×\); rounds [\d.]+–[\d.]+×/,
+    );
     expect(stdout).toMatch(/- aimock: [\d.]+×/);
     expect(stdout).toMatch(
       /Proxy cost over in-process createFetch \(SQLite replay\): -?[\d.]+ µs per call/,
