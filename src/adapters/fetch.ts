@@ -21,6 +21,7 @@ import {
   ReplayMissError,
   resolveReplaySpeed,
 } from "../recorder/index.js";
+import { BodyChains } from "./body-reuse.js";
 import { isCompleteJsonBody, isCompleteSse } from "./completeness.js";
 import { safeResponseHeaders } from "./headers.js";
 import { checkRecordErrors, retryHeaders } from "./http-errors.js";
@@ -198,6 +199,8 @@ export function createFetchAnswerer(options: CreateFetchOptions): FetchAnswerer 
   const hostAliases = checkHostAliases(options.hostAliases);
   const recordErrors = checkRecordErrors(options.recordErrors);
   const onMiss = checkOnMiss(options.onMiss);
+  // An agent loop's bodies, each its predecessor plus new messages: parsed from where it ended.
+  const bodies = new BodyChains();
   const admit = (res: Response): HttpHead | Response => admitWith(res, recordErrors);
   const complete = (view: HttpResponseView): boolean =>
     // A chosen error answer is complete as it is: its body is the error.
@@ -211,7 +214,7 @@ export function createFetchAnswerer(options: CreateFetchOptions): FetchAnswerer 
     raw: boolean,
     parsedBody?: ParsedBody,
   ): Promise<Response | JsonAnswer> => {
-    const seen = await readJsonPost(input, init, parsedBody);
+    const seen = await readJsonPost(input, init, bodies, parsedBody);
     if (seen === undefined || !shouldRecord(seen.url, seen.body)) return base(input, init);
     if (onMiss === "throw") return recorded(seen, input, init, raw);
     try {
@@ -498,6 +501,7 @@ function asRecording(value: unknown, recordErrors: ReadonlySet<number>): HttpRec
 async function readJsonPost(
   input: string | URL | Request,
   init: RequestInit | undefined,
+  bodies: BodyChains,
   parsedBody?: ParsedBody,
 ): Promise<{ url: URL; body: Record<string, JsonValue> } | undefined> {
   const isRequest = typeof Request !== "undefined" && input instanceof Request;
@@ -524,7 +528,7 @@ async function readJsonPost(
     else if (isRequest && input.body !== null) text = await input.clone().text();
     if (text === undefined) return undefined;
     try {
-      body = JSON.parse(text);
+      body = bodies.parse(text); // JSON.parse(text), the conversation's earlier messages reused
     } catch {
       return undefined; // malformed: the API will say so; nothing is stored
     }

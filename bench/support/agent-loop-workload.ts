@@ -1,0 +1,64 @@
+/**
+ * The agent-loop bench's workload (bench/agent-loop.bench.ts) for the
+ * scripts that take it apart (agent-loop-profile.ts, agent-loop-ab.ts):
+ * turn t sends a system prompt, t user messages (~2 KiB) and the t − 1
+ * answers (~2 KiB) through the real `openai` SDK; `constant` answers each
+ * turn's recorded bytes at once (the SDK floor and the recording upstream).
+ */
+import OpenAI from "openai";
+import { buildPrompt } from "./prompt.js";
+
+export const MODEL = "gpt-bench";
+const BASE_URL = "http://127.0.0.1:9/v1";
+const SYSTEM =
+  "You are the builder step of a coding agent. Apply the requested change and answer with a short summary.";
+/** The recorder's identity options: explicit roots, so every machine computes the same. */
+export const MACHINE = { homeDir: "/home/dev", tmpDirs: ["/tmp"] };
+
+const user = (k: number) => `Turn ${k}: ${buildPrompt(2048, 1000 + k)}`;
+export const assistant = (k: number) => `Answer ${k}: ${buildPrompt(2048, 5000 + k)}`;
+
+/** The loop of `turns` turns and the fetch that answers it (the turn it answers is the last one `run` started). */
+export function agentLoop(turns: number): {
+  constant: typeof fetch;
+  client: (f: typeof fetch) => OpenAI;
+  run: (openai: OpenAI, check: boolean) => Promise<void>;
+} {
+  const answers = Array.from({ length: turns + 1 }, (_, t) =>
+    t === 0
+      ? ""
+      : JSON.stringify({
+          id: `chatcmpl-${t}`,
+          object: "chat.completion",
+          created: 1_700_000_000,
+          model: MODEL,
+          choices: [
+            {
+              index: 0,
+              finish_reason: "stop",
+              message: { role: "assistant", content: assistant(t) },
+            },
+          ],
+          usage: { prompt_tokens: 100 * t, completion_tokens: 500, total_tokens: 100 * t + 500 },
+        }),
+  );
+  let turn = 0;
+  const constant: typeof fetch = async () =>
+    new Response(answers[turn]!, { status: 200, headers: { "content-type": "application/json" } });
+  const client = (f: typeof fetch) =>
+    new OpenAI({ apiKey: "sk-bench-not-a-secret", baseURL: BASE_URL, maxRetries: 0, fetch: f });
+  const run = async (openai: OpenAI, check: boolean) => {
+    const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
+      { role: "system", content: SYSTEM },
+    ];
+    for (let t = 1; t <= turns; t++) {
+      turn = t;
+      messages.push({ role: "user", content: user(t) });
+      const c = await openai.chat.completions.create({ model: MODEL, messages, temperature: 0 });
+      const content = c.choices[0]?.message.content ?? "";
+      if (check && content !== assistant(t)) throw new Error(`turn ${t} answered wrong`);
+      messages.push({ role: "assistant", content });
+    }
+  };
+  return { constant, client, run };
+}
