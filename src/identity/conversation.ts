@@ -17,7 +17,12 @@ import {
   prepareNormalizer,
   reuseToken,
 } from "../normalize/internal.js";
-import { canonicalJson, canonicalString, sortNames } from "./canonical-json.js";
+import {
+  canonicalJson,
+  canonicalString,
+  canonicalStringTwice,
+  sortNames,
+} from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
 import { ReusingLookup, reuseIsOn, type Written } from "./normalized-reuse.js";
 
@@ -195,8 +200,7 @@ class MemoPieces implements Pieces {
 
 /** A normalized string as the prompt writes it, and that escaped again. */
 function pieceOf(normalized: string): Piece {
-  const p = canonicalString(normalized);
-  return [p, escapeAgain(p)];
+  return canonicalStringTwice(normalized);
 }
 
 type Piece = Written;

@@ -51,8 +51,6 @@ export const LONG_KEY = 16_383;
 const ENTRY_OVERHEAD = 160;
 /** A flat V8 string's header: map, hash and length (16 bytes); the characters follow, the whole rounded up to 8. */
 const STRING_HEADER = 16;
-/** A sliced string (the escaped output is a slice of its quoted form): its own header besides its parent. */
-const SLICE_HEADER = 32;
 /**
  * A character outside ASCII: the string is counted at two bytes per code
  * unit, else one. V8 stores a string with one byte per code unit when every
@@ -285,9 +283,9 @@ function append(own: Outputs, k: Kept): void {
  * insert (a regular-expression scan of each: cheap beside normalizing).
  */
 function cost(key: string, out: Written): number {
-  // The escaped form is the written one itself when nothing needs escaping
-  // again; otherwise a slice of its quoted form (two more code units).
-  const escaped = out[1] === out[0] ? 0 : SLICE_HEADER + stringBytes(out[1], out[1].length + 2);
+  // The escaped form is its own flat string (canonicalStringTwice joins it),
+  // or the written one itself when a caller hands that in twice.
+  const escaped = out[1] === out[0] ? 0 : stringBytes(out[1], out[1].length);
   return (
     ENTRY_OVERHEAD + stringBytes(key, key.length) + stringBytes(out[0], out[0].length) + escaped
   );
