@@ -149,7 +149,7 @@ for (let c = 0; c <= 0x5c; c++) {
 }
 
 /**
- * `[canonicalString(s), canonicalString(canonicalString(s)).slice(1, -1)]`:
+ * `[canonicalString(s), canonicalString(canonicalString(s)).slice(1, -1), s.isWellFormed()]`:
  * a string as canonical JSON writes it, and that text's inside as canonical
  * JSON writes it once more (a conversation's strings are hashed escaped
  * twice: once in the prompt, once as the manifest's string holding the
@@ -160,11 +160,15 @@ for (let c = 0; c <= 0x5c; c++) {
  * they are, as canonical JSON keeps them (no `JSON.stringify`, so nothing to
  * undo). Longer strings take the native passes (faster on large text).
  */
-export function canonicalStringTwice(s: string): [quoted: string, twice: string] {
+export function canonicalStringTwice(
+  s: string,
+): [quoted: string, twice: string, wellFormed: boolean] {
+  // Escaping adds ASCII only, so both texts are well-formed exactly when s is.
+  const wellFormed = s.isWellFormed();
   if (s.length > TWICE_MAX) {
     const p = canonicalString(s);
     // p holds no control character: escaping it again is only \ and ".
-    return [p, p.replaceAll("\\", "\\\\").replaceAll('"', '\\"')];
+    return [p, p.replaceAll("\\", "\\\\").replaceAll('"', '\\"'), wellFormed];
   }
   // Pieces joined, not concatenated: join gives flat strings, where `+=`
   // gives ropes of slices that would hold the normalized text alive inside
@@ -184,7 +188,7 @@ export function canonicalStringTwice(s: string): [quoted: string, twice: string]
   const tail = s.slice(last);
   once.push(tail, '"');
   twice.push(tail, '\\"');
-  return [once.join(""), twice.join("")];
+  return [once.join(""), twice.join(""), wellFormed];
 }
 
 /**

@@ -44,11 +44,12 @@ export const DEFAULT_REUSE_BYTES = 32 * 1024 * 1024;
 export const LONG_KEY = 16_383;
 /**
  * What a kept string costs besides its three strings' characters: its list
- * node (a six-field object), the output pair (an array), the Map entry and
+ * node (a six-field object), the output triple (an array: two strings and
+ * their well-formedness), the Map entry and
  * its share of the table, measured on V8 12 (64-bit, no pointer compression:
  * test/identity/reuse-accounting.test.ts holds the count against the heap).
  */
-const ENTRY_OVERHEAD = 160;
+const ENTRY_OVERHEAD = 188;
 /** A flat V8 string's header: map, hash and length (16 bytes); the characters follow, the whole rounded up to 8. */
 const STRING_HEADER = 16;
 /**
@@ -111,8 +112,13 @@ interface Kept {
   next: Kept | undefined;
 }
 
-/** A string's output as the prompt writes it, and that again as the manifest's JSON writes the prompt. */
-export type Written = readonly [written: string, escaped: string];
+/**
+ * A string's output as the prompt writes it, that again as the manifest's
+ * JSON writes the prompt, and whether the text is well-formed (no lone
+ * surrogate: its UTF-8 is its WTF-8, so the hash can take it as text
+ * without checking it again on every call).
+ */
+export type Written = readonly [written: string, escaped: string, wellFormed: boolean];
 
 let maxBytes = DEFAULT_REUSE_BYTES;
 let bytes = 0;

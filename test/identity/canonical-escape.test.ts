@@ -121,9 +121,9 @@ describe("canonical string escaping, short strings (under 2,048 code units)", ()
 describe("a string escaped twice in one pass (a conversation's pieces)", () => {
   // The prompt's canonical JSON string, and that string's inside as the
   // manifest's canonical JSON holds it: both spelled out, one code unit at a time.
-  const twiceByReference = (s: string): [string, string] => {
+  const twiceByReference = (s: string): [string, string, boolean] => {
     const once = reference(s);
-    return [once, reference(once).slice(1, -1)];
+    return [once, reference(once).slice(1, -1), s.isWellFormed()];
   };
 
   it("equals the escaping spelled out twice for every code unit below 0x80, alone and between text", () => {
