@@ -17,7 +17,12 @@ import {
   prepareNormalizer,
   reuseToken,
 } from "../normalize/internal.js";
-import { canonicalJson, canonicalString, sortNames } from "./canonical-json.js";
+import {
+  canonicalJson,
+  canonicalString,
+  canonicalStringTwice,
+  sortNames,
+} from "./canonical-json.js";
 import type { ManifestValue } from "./manifest-types.js";
 import { ReusingLookup, reuseIsOn, type Written } from "./normalized-reuse.js";
 
@@ -71,6 +76,12 @@ export interface ConversationPieces {
    * not worked out (a conversation with a hole).
    */
   escaped: string[] | undefined;
+  /**
+   * True when every piece of `escaped` is known well-formed (no lone
+   * surrogate), so its UTF-8 is its WTF-8 and the hash need not read the
+   * pieces to find out; false when unknown or not.
+   */
+  wellFormed: boolean;
 }
 
 /**
@@ -103,8 +114,11 @@ export function preparedConversationPieces(
     out: withPrompt ? [] : undefined,
     out2: [],
     piece: written(prepared, counts),
+    wellFormed: true,
   };
-  if (write(value, w, 0)) return { prompt: w.out?.join(""), escaped: w.out2 };
+  if (write(value, w, 0)) {
+    return { prompt: w.out?.join(""), escaped: w.out2, wellFormed: w.wellFormed };
+  }
   // Anything the fast writer does not take (not plain JSON, a hole, a cycle,
   // very deep nesting) goes the original two passes: they name the first bad
   // member in the conversation's own order, or refuse the hole after the
@@ -118,6 +132,7 @@ export function preparedConversationPieces(
   return {
     prompt: canonicalJson(walk(value, "request.conversation", text, new Set())),
     escaped: undefined,
+    wellFormed: false,
   };
 }
 
@@ -193,10 +208,9 @@ class MemoPieces implements Pieces {
   }
 }
 
-/** A normalized string as the prompt writes it, and that escaped again. */
+/** A normalized string as the prompt writes it, that escaped again, and whether it is well-formed. */
 function pieceOf(normalized: string): Piece {
-  const p = canonicalString(normalized);
-  return [p, escapeAgain(p)];
+  return canonicalStringTwice(normalized);
 }
 
 type Piece = Written;
@@ -215,7 +229,7 @@ function namePiece(k: string): Piece {
   let n = names.get(k);
   if (n === undefined) {
     const p = `${canonicalString(k)}:`;
-    n = [p, escapeAgain(p)];
+    n = [p, escapeAgain(p), k.isWellFormed()];
     if (k.length <= MEMO_MAX) {
       if (names.size >= NAMES_MAX) names.clear();
       names.set(k, n);
@@ -231,6 +245,8 @@ interface FusedWriter {
   out2: string[];
   /** A string's normalized canonical JSON, and that escaped again. */
   piece: Pieces;
+  /** Every piece of `out2` so far is well-formed (punctuation always is). */
+  wellFormed: boolean;
 }
 
 /**
@@ -254,6 +270,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
       const p = w.piece.lookup(v);
       w.out?.push(p[0]);
       w.out2.push(p[1]);
+      if (!p[2]) w.wellFormed = false;
       return true;
     }
     case "boolean":
@@ -300,6 +317,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
     const n = namePiece(k);
     w.out?.push(n[0]);
     w.out2.push(n[1]);
+    if (!n[2]) w.wellFormed = false;
     if (!write(x, w, depth + 1)) return false;
   }
   push(w, "}");

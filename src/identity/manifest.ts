@@ -278,6 +278,16 @@ function describe(v: unknown): string {
 const cleanParams = new WeakMap<SecretRedactor, Set<string>>();
 const MAX_CLEAN_PARAMS = 256;
 const MAX_CLEAN_PARAMS_TEXT = 4096;
+/**
+ * The last params text found clean, and its redactor: a program sends the
+ * same settings call after call, and comparing one short string is cheaper
+ * than the set's lookup (hashing a text built anew on every call, and the
+ * WeakMap's). Clean under a redactor is a fact about the pair, so this is
+ * the set's answer for that pair; it holds one redactor (its WeakMap entry
+ * does not keep it alive otherwise) and one clean text.
+ */
+let lastCleanRedactor: SecretRedactor | undefined;
+let lastCleanText = "";
 
 /** Params' canonical JSON is worked out up to this length (the clean set keeps no longer ones). */
 const CLEAN_TEXT_MAX = MAX_CLEAN_PARAMS_TEXT;
@@ -299,8 +309,13 @@ function redactParams(
   // anything does not depend on that order (each string is scanned alone).
   // Two texts equal in either spelling are the same JSON value.
   const text = canonical ?? JSON.stringify(params);
+  if (scanner === lastCleanRedactor && text === lastCleanText) return params;
   let clean = cleanParams.get(scanner);
-  if (clean?.has(text) === true) return params;
+  if (clean?.has(text) === true) {
+    lastCleanRedactor = scanner;
+    lastCleanText = text;
+    return params;
+  }
   const { value, found } = scanner.redact(params);
   // Only small texts: the repeating ones are a few settings, and 256 large
   // params (tool definitions) would otherwise be held in memory.
@@ -311,6 +326,8 @@ function redactParams(
     }
     if (clean.size >= MAX_CLEAN_PARAMS) clean.clear();
     clean.add(text);
+    lastCleanRedactor = scanner;
+    lastCleanText = text;
   }
   return value;
 }

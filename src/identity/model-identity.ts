@@ -26,7 +26,7 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
   const pieces: ConversationPieces | undefined = escapedPrompts.get(manifest);
   const escaped =
     pieces?.prompt !== undefined && manifest.prompt === pieces.prompt ? pieces.escaped : undefined;
-  return builtManifestIdentity(manifest, escaped, undefined);
+  return builtManifestIdentity(manifest, escaped, undefined, pieces?.wellFormed === true);
 }
 
 /**
@@ -37,12 +37,16 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
  * pieces: a conversation's, conversation.ts), and `paramsText`, the
  * canonical JSON of `manifest.params`. With `escaped`, the manifest's
  * prompt may be "" (buildManifest's promptLater): it is filled in from the
- * pieces only if the general path runs.
+ * pieces only if the general path runs. `escapedWellFormed`: every piece of
+ * `escaped` is known to be well-formed (conversation.ts works that out once
+ * per string and the reuse cache keeps it), so a long prompt's text is not
+ * read again to find out before it is hashed.
  */
 export function builtManifestIdentity(
   manifest: ModelManifest,
   escaped: readonly string[] | undefined,
   paramsText: string | undefined,
+  escapedWellFormed = false,
 ): string {
   if (escaped !== undefined) {
     // Short: written as one string (smallManifestIdentity); else, or when
@@ -51,7 +55,7 @@ export function builtManifestIdentity(
       const id = smallManifestIdentity(manifest, escaped, paramsText);
       if (id !== undefined) return id;
     }
-    const id = escapedPromptIdentity(manifest, escaped);
+    const id = escapedPromptIdentity(manifest, escaped, escapedWellFormed);
     if (id !== undefined) return id;
     // The general path reports what is wrong; it reads the prompt itself.
     // JSON.parse undoes exactly the canonical escaping (lone surrogates
@@ -181,6 +185,7 @@ const SLICE = 8192;
 function escapedPromptIdentity(
   manifest: ModelManifest,
   escaped: readonly string[],
+  escapedWellFormed: boolean,
 ): string | undefined {
   let head = `${IDENTITY_DOMAIN_V1}{`;
   let tail = '"';
@@ -203,20 +208,26 @@ function escapedPromptIdentity(
   }
   tail += "}";
   // No piece ends inside a surrogate pair (each is whole JSON strings or
-  // punctuation), so encoding slice by slice gives the bytes of the whole.
+  // punctuation), so encoding slice by slice gives the bytes of the whole,
+  // and the whole is well-formed when every piece is. Known for the
+  // prompt's pieces, the few members around them are checked here; else
+  // each slice is (reading a slice for that cost about two thirds of
+  // hashing it: a long conversation paid it on every turn).
+  const known = escapedWellFormed && head.isWellFormed() && tail.isWellFormed();
   let h: Sha256 | undefined;
   let text = head;
   for (const p of escaped) {
     text += p;
     if (text.length >= SLICE) {
       h ??= createSha256();
-      h.update(text.isWellFormed() ? text : wtf8(text));
+      h.update(known || text.isWellFormed() ? text : wtf8(text));
       text = "";
     }
   }
   text += tail;
-  if (h === undefined && text.isWellFormed()) return sha256HexOfText(text);
+  const last = known || text.isWellFormed();
+  if (h === undefined && last) return sha256HexOfText(text);
   h ??= createSha256();
-  h.update(text.isWellFormed() ? text : wtf8(text));
+  h.update(last ? text : wtf8(text));
   return h.hex();
 }

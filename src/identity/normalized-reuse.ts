@@ -44,15 +44,14 @@ export const DEFAULT_REUSE_BYTES = 32 * 1024 * 1024;
 export const LONG_KEY = 16_383;
 /**
  * What a kept string costs besides its three strings' characters: its list
- * node (a six-field object), the output pair (an array), the Map entry and
+ * node (a six-field object), the output triple (an array: two strings and
+ * their well-formedness), the Map entry and
  * its share of the table, measured on V8 12 (64-bit, no pointer compression:
  * test/identity/reuse-accounting.test.ts holds the count against the heap).
  */
-const ENTRY_OVERHEAD = 160;
+const ENTRY_OVERHEAD = 188;
 /** A flat V8 string's header: map, hash and length (16 bytes); the characters follow, the whole rounded up to 8. */
 const STRING_HEADER = 16;
-/** A sliced string (the escaped output is a slice of its quoted form): its own header besides its parent. */
-const SLICE_HEADER = 32;
 /**
  * A character outside ASCII: the string is counted at two bytes per code
  * unit, else one. V8 stores a string with one byte per code unit when every
@@ -113,8 +112,13 @@ interface Kept {
   next: Kept | undefined;
 }
 
-/** A string's output as the prompt writes it, and that again as the manifest's JSON writes the prompt. */
-export type Written = readonly [written: string, escaped: string];
+/**
+ * A string's output as the prompt writes it, that again as the manifest's
+ * JSON writes the prompt, and whether the text is well-formed (no lone
+ * surrogate: its UTF-8 is its WTF-8, so the hash can take it as text
+ * without checking it again on every call).
+ */
+export type Written = readonly [written: string, escaped: string, wellFormed: boolean];
 
 let maxBytes = DEFAULT_REUSE_BYTES;
 let bytes = 0;
@@ -285,9 +289,9 @@ function append(own: Outputs, k: Kept): void {
  * insert (a regular-expression scan of each: cheap beside normalizing).
  */
 function cost(key: string, out: Written): number {
-  // The escaped form is the written one itself when nothing needs escaping
-  // again; otherwise a slice of its quoted form (two more code units).
-  const escaped = out[1] === out[0] ? 0 : SLICE_HEADER + stringBytes(out[1], out[1].length + 2);
+  // The escaped form is its own flat string (canonicalStringTwice joins it),
+  // or the written one itself when a caller hands that in twice.
+  const escaped = out[1] === out[0] ? 0 : stringBytes(out[1], out[1].length);
   return (
     ENTRY_OVERHEAD + stringBytes(key, key.length) + stringBytes(out[0], out[0].length) + escaped
   );

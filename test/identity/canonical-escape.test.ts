@@ -7,7 +7,11 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalString, writeCanonicalJson } from "../../src/identity/canonical-json.js";
+import {
+  canonicalString,
+  canonicalStringTwice,
+  writeCanonicalJson,
+} from "../../src/identity/canonical-json.js";
 import { invocationIdentity } from "../../src/identity/index.js";
 
 /** RFC 8785 §3.2.2.2, one code unit at a time; lone surrogates kept as they are. */
@@ -110,6 +114,39 @@ describe("canonical string escaping, short strings (under 2,048 code units)", ()
         expect(flagged).toBe(!s.isWellFormed());
       }),
       { numRuns: 1500, seed: 31 },
+    );
+  });
+});
+
+describe("a string escaped twice in one pass (a conversation's pieces)", () => {
+  // The prompt's canonical JSON string, and that string's inside as the
+  // manifest's canonical JSON holds it: both spelled out, one code unit at a time.
+  const twiceByReference = (s: string): [string, string, boolean] => {
+    const once = reference(s);
+    return [once, reference(once).slice(1, -1), s.isWellFormed()];
+  };
+
+  it("equals the escaping spelled out twice for every code unit below 0x80, alone and between text", () => {
+    for (let c = 0; c < 0x80; c++) {
+      const ch = String.fromCharCode(c);
+      for (const s of [ch, `ab${ch}`, `${ch}cd`, `ab${ch}cd${ch}`, `${"x".repeat(9000)}${ch}`]) {
+        expect(canonicalStringTwice(s), `U+${c.toString(16)} in ${s.length}`).toEqual(
+          twiceByReference(s),
+        );
+      }
+    }
+  });
+
+  it("equals the escaping spelled out twice, whatever the mix, short and past the one-pass limit", () => {
+    const any = fc
+      .tuple(fc.array(piece, { minLength: 0, maxLength: 40 }), fc.constantFrom(0, 1, 2000, 8200))
+      .map(([parts, pad]) => "y".repeat(pad) + parts.join(""));
+    fc.assert(
+      fc.property(any, fc.string({ unit: "binary" }), (s, t) => {
+        expect(canonicalStringTwice(s)).toEqual(twiceByReference(s));
+        expect(canonicalStringTwice(t)).toEqual(twiceByReference(t));
+      }),
+      { numRuns: 3000, seed: 37 },
     );
   });
 });

@@ -106,14 +106,18 @@ describe("small manifests: one string, the same bytes", () => {
         fc.nat(3),
         fc.nat(3),
         fc.dictionary(text, json, { maxKeys: 3 }),
-        (contents, promptRepeat, paramsRepeat, params) => {
+        fc.option(text, { nil: undefined }),
+        (contents, promptRepeat, paramsRepeat, params, model) => {
           const big = (t: string, n: number) => (n === 0 ? t : `${t}${'x\n"y'.repeat(700 * n)}`);
           const messages = contents.map((c, i) => ({
             role: i % 2 === 0 ? "user" : "assistant",
             content: big(c, i === 0 ? promptRepeat : 0),
           }));
+          // The model is written before the prompt, the params after it: a
+          // lone surrogate on either side of a long prompt's pieces counts.
           const req = {
             role: "r",
+            model,
             conversation: { messages },
             params: { ...params, tools: big("t", paramsRepeat) },
           };
@@ -124,6 +128,24 @@ describe("small manifests: one string, the same bytes", () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it("hashes a lone surrogate before or after a long conversation's prompt as WTF-8", () => {
+    // The prompt's pieces are known well-formed (no text of theirs is read
+    // again before hashing): the members around them still decide.
+    const messages = [{ role: "user", content: "line\n".repeat(3000) }];
+    // Members sort as attempt, inputs, model, params, prompt, role, task.
+    for (const [model, params, role, task] of [
+      ["m\ud800", { t: 0 }, "r", "t"],
+      ["m", { t: "\udc00" }, "r", "t"],
+      ["m", { t: 0 }, "r\udfff", "t"],
+      ["m", { t: 0 }, "r", "t\ud83d"],
+    ] as const) {
+      const req = { role, model, task, conversation: { messages }, params };
+      const m = invocationManifest(req as never);
+      expect(invocationIdentity(req as never)).toBe(plain(m));
+      expect(manifestIdentity(m)).toBe(plain(m));
+    }
   });
 
   it("hashes redacted params, not the text checked before redaction", () => {
