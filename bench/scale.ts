@@ -60,10 +60,6 @@ if (backendName !== "sqlite" && backendName !== "postgres") {
 }
 const baselineAt = process.argv.indexOf("--baseline");
 const baseline = baselineAt >= 0 ? process.argv[baselineAt + 1]! : undefined;
-// `--hold`: only build the sizes, print their URLs and keep them (and the
-// PostgreSQL cluster) until SIGINT or SIGTERM, to run CLIs of several checkouts
-// on one store without building it again (a 1M store takes minutes).
-const hold = process.argv.includes("--hold");
 const only = process.argv.indexOf("--sizes");
 // `--sizes 1000000` runs only the sizes given (comma-separated).
 const sizes =
@@ -472,10 +468,6 @@ try {
       const t0 = performance.now();
       const url = await backend.build(n);
       const buildS = (performance.now() - t0) / 1e3;
-      if (hold) {
-        process.stderr.write(`[scale] ${n} entries, built in ${buildS.toFixed(1)} s: ${url}\n`);
-        continue;
-      }
       const [big, ref] = await hitP50(url, small);
       const first = await lsFirstPage(url);
       const ls = cli(["ls", "--store", url, "--json"]);
@@ -516,13 +508,6 @@ try {
       );
       process.stderr.write(`[scale] ${lines.at(-1)}\n`);
       await backend.drop(n);
-    }
-    if (hold) {
-      process.stderr.write("[scale] holding the stores until SIGINT or SIGTERM\n");
-      await new Promise<void>((resolve) => {
-        process.once("SIGINT", resolve);
-        process.once("SIGTERM", resolve);
-      });
     }
     process.stdout.write(
       `${lines.join("\n")}\n\nViewer first page at 1,000 entries: ${floor}. †: the page went out before its totals were counted (cards "…").\n`,

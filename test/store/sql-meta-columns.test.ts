@@ -5,19 +5,11 @@
  * existed, by the writer before them, and by this one, mixed; the same
  * after `migrateMeta` fills the columns; a row an older writer rewrites
  * after that is summed from its JSON again, never from stale columns.
- * Once `migrateMeta` has built the partial index on unfilled rows, the
- * statement reads the columns alone and the few unfilled rows beside them:
- * the same figures, in pages of any size.
  */
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PG_FENCED_SET_META, pgMetaParams } from "../../src/store/backends/postgres-meta.js";
-import {
-  PG_DIALECT,
-  SQLITE_DIALECT,
-  statsSqlMeta,
-} from "../../src/store/backends/sql-meta-stats.js";
 import { SQLITE_FENCED_SET_META, sqliteMetaParams } from "../../src/store/backends/sqlite-meta.js";
 import { foldMetaStats, openStore, type Store } from "../../src/store/index.js";
 import { storedMetaOf } from "../../src/store/meta.js";
@@ -59,23 +51,6 @@ async function expectStatsAgree(store: Store): Promise<void> {
   expect(await store.statsMeta!(QUERY)).toStrictEqual(expected);
   const b = await foldMetaStats(store.listMeta!({ prefix: "b:" }), QUERY);
   expect(await store.statsMeta!({ ...QUERY, prefix: "b:" })).toStrictEqual(b);
-}
-
-/** `statsMeta` in pages of 3 rows (the stores' pages are thousands): unfilled rows fall in several. */
-async function expectSmallPagesAgree(store: Store, run: Run, dialect: typeof PG_DIALECT) {
-  const now = Date.now();
-  const expected = await store.statsMeta!(QUERY);
-  expect(await statsSqlMeta(run, dialect, QUERY, now, 3)).toStrictEqual(expected);
-  const b = await store.statsMeta!({ ...QUERY, prefix: "b:" });
-  expect(await statsSqlMeta(run, dialect, { ...QUERY, prefix: "b:" }, now, 3)).toStrictEqual(b);
-}
-
-/** `row` with another role and duration: its columns, if not written again, are stale. */
-function rewritten(row: { key: string; value: unknown }): { key: string; value: unknown } {
-  const value = structuredClone(row.value) as { meta: { role?: string; durationMs?: number } };
-  value.meta.role = "rewriter";
-  value.meta.durationMs = (value.meta.durationMs ?? 0) + 1234.5;
-  return { key: row.key, value };
 }
 
 /** What the invocache before the columns wrote: the value, `m_meta` and `m_at`, no columns. */
@@ -165,66 +140,6 @@ describe("stored metadata columns", () => {
     }
   });
 
-  it("SQLite: a store migrated before the partial index sums as before; migrate adds it; a few unfilled rows among filled ones", async () => {
-    const file = join(tempDir("sql-meta-columns"), "partial.sqlite");
-    const store = openStore(`sqlite://${file}`);
-    const { run, close } = sqliteRun(file);
-    const unfilledIndex = async () =>
-      (
-        await run(
-          "SELECT 1 AS one FROM sqlite_master WHERE type = 'index' AND name = 'invocache_meta_unfilled'",
-          [],
-        )
-      ).length;
-    try {
-      for (const ns of ["a", "b", "c"]) {
-        for (const { key, value } of mixedStatsRows(ns)) await store.set(key, value);
-      }
-      // A new store has the index from its first write.
-      expect(await unfilledIndex()).toBe(1);
-      await expectStatsAgree(store);
-      await expectSmallPagesAgree(store, run, SQLITE_DIALECT);
-
-      // Two rows rewritten in place by the writer before the columns, in
-      // different namespaces, one with a changed role and duration (its
-      // columns now stale), one unchanged (counted once, not twice).
-      const few = [rewritten(mixedStatsRows("a")[1]!), mixedStatsRows("b")[2]!];
-      for (const { key, value } of few) {
-        const w = olderWrite(key, value);
-        await run(SQLITE_FENCED_SET_META, [key, w.record, ...w.meta, Date.now() + 60_000]);
-      }
-      const unfilled = await run(
-        "SELECT key FROM invocache_entries INDEXED BY invocache_meta_unfilled WHERE (m_cols IS NULL OR m_rev IS NULL OR m_cols <> m_rev)",
-        [],
-      );
-      expect(unfilled.map((r) => r.key).sort()).toStrictEqual(few.map((r) => r.key).sort());
-      await expectStatsAgree(store);
-      await expectSmallPagesAgree(store, run, SQLITE_DIALECT);
-
-      // A store migrated before this index: the per-row fallback, the same figures.
-      await run("DROP INDEX invocache_meta_unfilled", []);
-      await expectStatsAgree(store);
-      await expectSmallPagesAgree(store, run, SQLITE_DIALECT);
-      // Only the migration builds it (a read never does), filling the two rows too.
-      expect(await unfilledIndex()).toBe(0);
-      expect(await store.migrateMeta!()).toBe(2);
-      expect(await unfilledIndex()).toBe(1);
-      expect(
-        (
-          await run(
-            "SELECT count(*) AS n FROM invocache_entries WHERE (m_cols IS NULL OR m_rev IS NULL OR m_cols <> m_rev)",
-            [],
-          )
-        )[0]?.n,
-      ).toBe(0);
-      await expectStatsAgree(store);
-      await expectSmallPagesAgree(store, run, SQLITE_DIALECT);
-    } finally {
-      await close();
-      await store.close();
-    }
-  });
-
   it("SQLite: a value written alone (keyv, an older invocache) is reported missing, not summed from stale columns", async () => {
     const file = join(tempDir("sql-meta-columns"), "stale.sqlite");
     const store = openStore(`sqlite://${file}`);
@@ -287,42 +202,6 @@ describe("stored metadata columns", () => {
             "SELECT count(*) AS n FROM invocache_entries WHERE m_cols IS DISTINCT FROM m_rev",
           ),
         ).toBe(0);
-        await expectStatsAgree(store);
-        const pgRun: Run = async (sql, params) => (await client.query(sql, params)).rows;
-        await expectSmallPagesAgree(store, pgRun, PG_DIALECT);
-
-        // A few rows rewritten in place by the writer before the columns:
-        // read from their JSON beside the filled rows, each counted once.
-        for (const { key, value } of [
-          rewritten(mixedStatsRows("a")[1]!),
-          mixedStatsRows("b")[2]!,
-        ]) {
-          const record = JSON.stringify({ value, expires: null });
-          await client.query(PG_FENCED_SET_META, [
-            key,
-            record,
-            Date.now() + 60_000,
-            ...pgMetaParams(storedMetaOf(key, value as never)),
-          ]);
-        }
-        expect(
-          await count(
-            "SELECT count(*) AS n FROM invocache_entries WHERE (m_cols IS NULL OR m_rev IS NULL OR m_cols <> m_rev)",
-          ),
-        ).toBe(2);
-        await expectStatsAgree(store);
-        await expectSmallPagesAgree(store, pgRun, PG_DIALECT);
-        // Without the partial index (migrated before it): the per-row
-        // fallback, the same figures; the migration builds it again.
-        await client.query("DROP INDEX invocache_meta_unfilled");
-        await expectStatsAgree(store);
-        await expectSmallPagesAgree(store, pgRun, PG_DIALECT);
-        expect(await store.migrateMeta!()).toBe(2);
-        expect(
-          await count(
-            "SELECT count(*) AS n FROM pg_indexes WHERE indexname = 'invocache_meta_unfilled'",
-          ),
-        ).toBe(1);
         await expectStatsAgree(store);
         // A value written alone clears the columns' validity with the metadata.
         const [first] = mixedStatsRows("c");

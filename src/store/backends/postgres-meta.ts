@@ -18,13 +18,7 @@ import {
   type StoredMeta,
   storedMetaOf,
 } from "../meta.js";
-import {
-  META_COLUMN_NAMES,
-  META_COLUMNS,
-  metaColumnValues,
-  UNFILLED,
-  UNFILLED_INDEX,
-} from "./sql-meta-columns.js";
+import { META_COLUMN_NAMES, META_COLUMNS, metaColumnValues } from "./sql-meta-columns.js";
 import { PG_DIALECT } from "./sql-meta-stats.js";
 
 /** One statement with `$n` parameters (postgres.ts's `Query`). */
@@ -65,9 +59,6 @@ const COLS_SCHEMA = [
    END $$`,
   `CREATE INDEX IF NOT EXISTS invocache_meta_cols ON ${T} (key COLLATE "C")
    INCLUDE (m_cols, m_rev, ${META_COLUMN_NAMES}, m_at)`,
-  // Last: its presence tells `stats` it may read the columns alone, from
-  // the index above (an index-only scan), the few unfilled rows found here.
-  `CREATE INDEX IF NOT EXISTS ${UNFILLED_INDEX} ON ${T} (key COLLATE "C") WHERE ${UNFILLED}`,
 ];
 /** Rows per statement while the columns are filled from `m_meta`. */
 const FILL_BATCH = 5000;
@@ -259,9 +250,7 @@ export async function migratePgMeta(
   let after = "";
   while (true) {
     const rows = await query(
-      // Only rows without metadata, as sqlite-meta.ts's migration.
-      `SELECT key, value FROM ${T} WHERE key COLLATE "C" > $1 AND m_meta IS NULL
-       ORDER BY key COLLATE "C" LIMIT $2`,
+      `SELECT key, value FROM ${T} WHERE key COLLATE "C" > $1 ORDER BY key COLLATE "C" LIMIT $2`,
       [after, MIGRATE_BATCH],
     );
     for (const r of rows) {

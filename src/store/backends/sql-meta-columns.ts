@@ -101,18 +101,6 @@ export const META_COLUMNS: readonly MetaColumn[] = [
   text("m_verdict", ["verdict"], (m) => m.verdict ?? null),
 ];
 
-/**
- * The rows whose columns are not their metadata's (`m_cols = m_rev` is not
- * true: written by an invocache before the columns, by keyv alone, or not
- * filled yet), spelled alike on both databases. The predicate of the
- * partial index {@link UNFILLED_INDEX}, which `migrate-store` builds: with
- * it, `stats` reads every other row from the columns alone and finds these
- * few directly. A query must spell it exactly so for the index to serve.
- */
-export const UNFILLED = "(m_cols IS NULL OR m_rev IS NULL OR m_cols <> m_rev)";
-/** The partial index on the rows of {@link UNFILLED}. */
-export const UNFILLED_INDEX = "invocache_meta_unfilled";
-
 /** The column names, comma-separated, in parameter order. */
 export const META_COLUMN_NAMES = META_COLUMNS.map((c) => c.name).join(", ");
 

@@ -18,7 +18,7 @@ import { StoreError } from "../../errors.js";
 import { decodeMeta } from "../meta.js";
 import { MetaStatsSum, statsKeyFromColumns } from "../meta-stats.js";
 import type { MetaStats, MetaStatsQuery } from "../meta-types.js";
-import { META_COLUMNS, metaColumn, UNFILLED, UNFILLED_INDEX } from "./sql-meta-columns.js";
+import { META_COLUMNS, metaColumn } from "./sql-meta-columns.js";
 
 /** Rows summed per statement on SQLite (it walks the covering key index in order). */
 export const STATS_PAGE = 50_000;
@@ -66,24 +66,6 @@ interface Dialect {
    * metadata's, the columns, and `m` the metadata JSON only where they are not.
    */
   pageCols(limit: string, after: string, prefix?: string, upper?: string): string;
-  /** One row when the store has the partial index on its unfilled rows (made last). */
-  unfilledReady: string;
-  /**
-   * As `pageCols`, from the columns alone (no `m_meta`: the columns' index
-   * covers it): `ok`, the columns, `m_at`.
-   */
-  pageFilled(limit: string, after: string, prefix?: string, upper?: string): string;
-  /**
-   * The rows whose columns are not filled (`key`, `m` the metadata), keys
-   * after `after` up to `last` (when given), from the partial index on them.
-   */
-  unfilledRows(after: string, last?: string, prefix?: string, upper?: string): string;
-}
-
-/** The key range of a prefix as both dialects spell it (`c` the binary collation, "" on SQLite). */
-function prefixRange(c: string, startsWith: string, prefix?: string, upper?: string): string {
-  if (prefix === undefined) return "";
-  return ` AND key${c} >= ${prefix} AND ${upper === undefined ? startsWith : `key${c} < ${upper}`}`;
 }
 
 /** The columns the stats statement reads, as `pageCols` selects them. */
@@ -131,14 +113,6 @@ export const SQLITE_DIALECT: Dialect = {
         : ` AND key >= ${prefix} AND ${upper === undefined ? `substr(key, 1, length(${prefix})) = ${prefix}` : `key < ${upper}`}`
     }
     ORDER BY key LIMIT ${limit}`,
-  unfilledReady: `SELECT 1 AS one FROM sqlite_master WHERE type = 'index' AND name = '${UNFILLED_INDEX}'`,
-  pageFilled: (limit, after, prefix, upper) => `SELECT key, ${COLS} FROM ${T_SQLITE}
-    INDEXED BY invocache_meta_cols
-    WHERE key > ${after}${prefixRange("", `substr(key, 1, length(${prefix})) = ${prefix}`, prefix, upper)}
-    ORDER BY key LIMIT ${limit}`,
-  unfilledRows: (after, last, prefix, upper) => `SELECT key, m_meta AS m FROM ${T_SQLITE}
-    INDEXED BY ${UNFILLED_INDEX}
-    WHERE ${UNFILLED} AND key > ${after}${last === undefined ? "" : ` AND key <= ${last}`}${prefixRange("", `substr(key, 1, length(${prefix})) = ${prefix}`, prefix, upper)}`,
 };
 
 export const PG_DIALECT: Dialect = {
@@ -173,23 +147,7 @@ export const PG_DIALECT: Dialect = {
         : ` AND key COLLATE "C" >= ${prefix} AND ${upper === undefined ? `left(key, char_length(${prefix})) = ${prefix}` : `key COLLATE "C" < ${upper}`}`
     }
     ORDER BY key COLLATE "C" LIMIT ${limit}`,
-  unfilledReady: `SELECT 1 AS one FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'invocache_entries' AND indexname = '${UNFILLED_INDEX}'`,
-  // Every column read is in the columns' index: an index-only scan (the
-  // heap is visited only for pages the visibility map does not mark all-visible).
-  pageFilled: (limit, after, prefix, upper) => `SELECT key, ${COLS} FROM ${T_PG}
-    WHERE key COLLATE "C" > ${after}${prefixRange(' COLLATE "C"', `left(key, char_length(${prefix})) = ${prefix}`, prefix, upper)}
-    ORDER BY key COLLATE "C" LIMIT ${limit}`,
-  unfilledRows: (after, last, prefix, upper) => `SELECT key, m_meta::jsonb AS m FROM ${T_PG}
-    WHERE ${UNFILLED} AND key COLLATE "C" > ${after}${last === undefined ? "" : ` AND key COLLATE "C" <= ${last}`}${prefixRange(' COLLATE "C"', `left(key, char_length(${prefix})) = ${prefix}`, prefix, upper)}`,
 };
-
-/**
- * How a page's rows are read: `json` from `m_meta` alone (a store without
- * the columns), `cols` from the columns with a fallback per row to the
- * JSON (no partial index yet), `filled` from the columns alone, the rows
- * whose columns are not filled read from the JSON beside them.
- */
-type Layout = "json" | "cols" | "filled";
 
 /**
  * The statement for one page. Parameters: after, prefix, limit, now, then
@@ -202,64 +160,42 @@ function pageStatement(
   details: number,
   prefixed: boolean,
   bounded: boolean,
-  layout: Layout,
+  cols: boolean,
 ): string {
   const c = d.binary;
-  const range = [
+  // A field from its column where the row's columns are filled, else from
+  // the JSON (the expression the migration fills the column with).
+  const col = (name: string) => {
+    const json = metaColumn(name).json(d);
+    return cols ? `(CASE WHEN ok THEN ${name} ELSE ${json} END)` : json;
+  };
+  const live = `CASE WHEN ${col("m_exp")} < @now THEN 'expired' ELSE ${col("m_kind")} END`;
+  const kind = cols
+    ? `CASE WHEN ok THEN ${live} WHEN m IS NULL OR ${d.int(["mv"])} ${d.differs} 1 THEN 'missing' ELSE ${live} END`
+    : `CASE WHEN m IS NULL OR ${d.int(["mv"])} ${d.differs} 1 THEN 'missing' ELSE ${live} END`;
+  const at = cols
+    ? `(CASE WHEN ok THEN m_at${c} ELSE ${d.text(["recordedAt"])}${c} END)`
+    : `${d.text(["recordedAt"])}${c}`;
+  // The page is a subquery of the one materialized CTE, not a CTE of its
+  // own: SQLite materialized it too, a copy of every row more (a fifth of
+  // the statement's time at 57,000 rows).
+  const page = (cols ? d.pageCols : d.page)(
     "@limit",
     "@after",
     prefixed ? "@prefix" : undefined,
     bounded ? "@upper" : undefined,
-  ] as const;
-  // A field from the JSON `m` (the expression the migration fills the column with).
-  const json = (name: string) => metaColumn(name).json(d);
-  const liveOf = (f: (name: string) => string) =>
-    `CASE WHEN ${f("m_exp")} < @now THEN 'expired' ELSE ${f("m_kind")} END`;
-  const missing = `m IS NULL OR ${d.int(["mv"])} ${d.differs} 1`;
+  );
   // Every field read once per row, into narrow rows (the JSON goes no further).
-  const fields = (f: (name: string) => string, kind: string, at: string, from: string) =>
-    `SELECT key, ${kind} AS kind,
-      ${f("m_ns")} AS ns, ${f("m_id")} AS id, ${f("m_role")} AS role,
-      ${f("m_model")} AS model, ${f("m_tsrv")} AS tool_server,
-      ${f("m_tname")} AS tool_name, ${f("m_tver")} AS tool_version,
-      ${f("m_umodel")} AS usage_model, ${f("m_uclass")} AS usage_class,
-      ${f("m_bytes")} AS bytes, ${f("m_dur_us")} AS dur_us, ${f("m_verdict")} AS verdict,
-      coalesce(${f("m_in")}, 0) AS in_t, coalesce(${f("m_out")}, 0) AS out_t,
-      coalesce(${f("m_cr")}, 0) AS cr_t, coalesce(${f("m_cw")}, 0) AS cw_t,
+  const fields = `SELECT key, ${kind} AS kind,
+      ${col("m_ns")} AS ns, ${col("m_id")} AS id, ${col("m_role")} AS role,
+      ${col("m_model")} AS model, ${col("m_tsrv")} AS tool_server,
+      ${col("m_tname")} AS tool_name, ${col("m_tver")} AS tool_version,
+      ${col("m_umodel")} AS usage_model, ${col("m_uclass")} AS usage_class,
+      ${col("m_bytes")} AS bytes, ${col("m_dur_us")} AS dur_us, ${col("m_verdict")} AS verdict,
+      coalesce(${col("m_in")}, 0) AS in_t, coalesce(${col("m_out")}, 0) AS out_t,
+      coalesce(${col("m_cr")}, 0) AS cr_t, coalesce(${col("m_cw")}, 0) AS cw_t,
       ${at} AS at
-    FROM ${from}`;
-  const jsonKind = `CASE WHEN ${missing} THEN 'missing' ELSE ${liveOf(json)} END`;
-  const jsonAt = `${d.text(["recordedAt"])}${c}`;
-  let rows: string;
-  if (layout === "filled") {
-    // The page from the columns' index alone, no CASE per field and no
-    // `m_meta` on the way: its filled rows as they are, and the unfilled
-    // rows of its key range (none on a migrated store) from their JSON,
-    // found by the partial index. The page's last key comes from a second
-    // walk of the same index range (keys only): cheaper than materializing
-    // the page to read it back (0.6x the statement on SQLite at 100k); and
-    // only when an unfilled row follows `after` at all (CASE is lazy: on a
-    // migrated store the walk is never made, and the answer comes from the
-    // same snapshot as the page, so a row unfilled meanwhile is not missed).
-    const own = (name: string) => name;
-    const any = d.unfilledRows("@after", undefined, range[2], range[3]);
-    const last = `(CASE WHEN EXISTS (${any}) THEN (SELECT max(key${c}) FROM (${d.pageFilled(...range)}) AS q) END)`;
-    const unfilled = d.unfilledRows("@after", last, range[2], range[3]);
-    rows = `r AS MATERIALIZED (${fields(own, liveOf(own), `m_at${c}`, `(${d.pageFilled(...range)}) AS page WHERE ok`)}
-      UNION ALL
-      ${fields(json, jsonKind, jsonAt, `(${unfilled}) AS s`)})`;
-  } else if (layout === "cols") {
-    // A field from its column where the row's columns are filled, else from the JSON.
-    const col = (name: string) => `(CASE WHEN ok THEN ${name} ELSE ${json(name)} END)`;
-    const kind = `CASE WHEN ok THEN ${liveOf(col)} WHEN ${missing} THEN 'missing' ELSE ${liveOf(col)} END`;
-    const at = `(CASE WHEN ok THEN m_at${c} ELSE ${jsonAt} END)`;
-    // The page is a subquery of the one materialized CTE, not a CTE of its
-    // own: SQLite materialized it too, a copy of every row more (a fifth of
-    // the statement's time at 57,000 rows).
-    rows = `r AS MATERIALIZED (${fields(col, kind, at, `(${d.pageCols(...range)}) AS page`)})`;
-  } else {
-    rows = `r AS MATERIALIZED (${fields(json, jsonKind, jsonAt, `(${d.page(...range)}) AS page`)})`;
-  }
+    FROM (${page}) AS page`;
   const key = `ns, role, model, tool_server, tool_name, tool_version, usage_model, usage_class`;
   const none = `NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
   const detailIn = Array.from({ length: details }, (_, i) => `@d${i}`).join(", ");
@@ -268,7 +204,7 @@ function pageStatement(
     SELECT 'u', 'entry', ${key}, count(*), 0, 0, 0, 0, in_t, out_t, cr_t, cw_t, 0, NULL, NULL, NULL, NULL
     FROM e WHERE usage_class = 'over' OR (usage_class = 'ok' AND (in_t > @above${byModel}))
     GROUP BY ${key}, in_t, out_t, cr_t, cw_t`;
-  return `WITH ${rows},
+  return `WITH r AS MATERIALIZED (${fields}),
     e AS NOT MATERIALIZED (SELECT * FROM r WHERE kind = 'entry')
     SELECT 'g' AS part, 'entry' AS kind, ${key}, count(*) AS n, sum(bytes) AS bytes,
       sum(dur_us) AS dur_us,
@@ -358,11 +294,8 @@ export async function statsSqlMeta(
     Number.MAX_SAFE_INTEGER,
   );
   // The columns where the store has them; the JSON alone on a store not migrated to them.
-  // The partial index on unfilled rows is made last: with it, the columns alone.
   const cols = (await run(dialect.colsReady, [])).length > 0;
-  const filled = cols && (await run(dialect.unfilledReady, [])).length > 0;
-  const layout: Layout = filled ? "filled" : cols ? "cols" : "json";
-  const text = pageStatement(dialect, details.length, prefix !== "", upper !== undefined, layout);
+  const text = pageStatement(dialect, details.length, prefix !== "", upper !== undefined, cols);
   const named = (after: string) => {
     const values: Record<string, unknown> = { after, limit: pageSize, now, above };
     if (prefix !== "") values.prefix = prefix;

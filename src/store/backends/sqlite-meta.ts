@@ -31,13 +31,7 @@ import {
   type StoredMeta,
   storedMetaOf,
 } from "../meta.js";
-import {
-  META_COLUMN_NAMES,
-  META_COLUMNS,
-  metaColumnValues,
-  UNFILLED,
-  UNFILLED_INDEX,
-} from "./sql-meta-columns.js";
+import { META_COLUMN_NAMES, META_COLUMNS, metaColumnValues } from "./sql-meta-columns.js";
 import { SQLITE_DIALECT } from "./sql-meta-stats.js";
 
 /** One statement with parameters, its rows (sqlite.ts's `SqliteQuery`; both drivers give one). */
@@ -95,9 +89,6 @@ const COLS_SCHEMA = [
      WHEN NEW.m_rev IS OLD.m_rev
      BEGIN UPDATE ${T} SET m_cols = NULL WHERE key = NEW.key; END`,
   `CREATE INDEX IF NOT EXISTS invocache_meta_cols ON ${T} (key, m_cols, m_rev, ${META_COLUMN_NAMES}, m_at)`,
-  // Last: its presence tells `stats` it may read the columns without a
-  // fallback per row (sql-meta-stats.ts), the few unfilled rows found here.
-  `CREATE INDEX IF NOT EXISTS ${UNFILLED_INDEX} ON ${T} (key) WHERE ${UNFILLED}`,
 ];
 /** Rows per statement while the columns are filled from `m_meta`. */
 const FILL_BATCH = 5000;
@@ -301,10 +292,7 @@ export async function migrateSqliteMeta(
   while (true) {
     const rows: RawRow[] = (
       await query(
-        // Only rows without metadata (a row with it is left as it is below
-        // anyway): on a migrated store the partial index finds them, no value
-        // is read, and running it again to add an index is quick.
-        `SELECT key, value FROM ${T} WHERE key > ? AND m_meta IS NULL ORDER BY key LIMIT ?`,
+        `SELECT key, value FROM ${T} WHERE key > ? ORDER BY key LIMIT ?`,
         after,
         MIGRATE_BATCH,
       )
