@@ -43,8 +43,16 @@ import * as identityModule from "../src/identity/index.js";
 import { DEFAULT_REUSE_BYTES, invocationIdentity } from "../src/identity/index.js";
 import { cassetteStore, createRecorder, openStore, type Store } from "../src/index.js";
 import { invocationCall } from "../src/invocation/index.js";
+import {
+  assistant,
+  BASE_URL,
+  completion,
+  MACHINE,
+  MODEL,
+  SYSTEM,
+  user,
+} from "./support/agent-loop-workload.js";
 import { type SampleOptions, sampleInterleaved } from "./support/measure.js";
-import { buildPrompt } from "./support/prompt.js";
 import { type BenchRow, compare, type RowInput } from "./support/row.js";
 import type { BenchContext } from "./support/run-context.js";
 
@@ -57,19 +65,9 @@ const PARTS = list(process.env.BENCH_AGENT_PARTS, "identity,replay,tiny,rss");
 const RSS_TURNS = Number(process.env.BENCH_AGENT_RSS_TURNS ?? 1000);
 const STORES = list(process.env.BENCH_AGENT_STORES, "memory,sqlite,cassette");
 
-const MESSAGE_BYTES = 2 * 1024;
-const MODEL = "gpt-bench";
-const BASE_URL = "http://127.0.0.1:9/v1";
 const CHAT_URL = new URL(`${BASE_URL}/chat/completions`);
-const SYSTEM =
-  "You are the builder step of a coding agent. Apply the requested change and answer with a short summary.";
-/** The recorder's identity options: explicit roots, so every machine computes the same. */
-const MACHINE = { homeDir: "/home/dev", tmpDirs: ["/tmp"] };
 
 type Message = { role: "system" | "user" | "assistant"; content: string };
-
-const user = (k: number) => `Turn ${k}: ${buildPrompt(MESSAGE_BYTES, 1000 + k)}`;
-const assistant = (k: number) => `Answer ${k}: ${buildPrompt(MESSAGE_BYTES, 5000 + k)}`;
 
 /** The messages turn t (1-based) sends. */
 function messagesOf(t: number): Message[] {
@@ -79,23 +77,6 @@ function messagesOf(t: number): Message[] {
     if (k < t) out.push({ role: "assistant", content: assistant(k) });
   }
   return out;
-}
-
-function completion(t: number): string {
-  return JSON.stringify({
-    id: `chatcmpl-${t}`,
-    object: "chat.completion",
-    created: 1_700_000_000,
-    model: MODEL,
-    choices: [
-      {
-        index: 0,
-        finish_reason: "stop",
-        message: { role: "assistant", content: assistant(t) },
-      },
-    ],
-    usage: { prompt_tokens: 100 * t, completion_tokens: 500, total_tokens: 100 * t + 500 },
-  });
 }
 
 /** Forget what identities reuse across calls, when this build has such a cache. */

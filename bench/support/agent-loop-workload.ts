@@ -1,6 +1,7 @@
 /**
- * The agent-loop bench's workload (bench/agent-loop.bench.ts) for the
- * scripts that take it apart (agent-loop-profile.ts, agent-loop-ab.ts):
+ * The agent-loop bench's workload, one source for the bench
+ * (bench/agent-loop.bench.ts) and the scripts that take it apart
+ * (agent-loop-profile.ts, agent-loop-ab.ts):
  * turn t sends a system prompt, t user messages (~2 KiB) and the t − 1
  * answers (~2 KiB) through the real `openai` SDK; `constant` answers each
  * turn's recorded bytes at once (the SDK floor and the recording upstream).
@@ -9,14 +10,34 @@ import OpenAI from "openai";
 import { buildPrompt } from "./prompt.js";
 
 export const MODEL = "gpt-bench";
-const BASE_URL = "http://127.0.0.1:9/v1";
-const SYSTEM =
+export const BASE_URL = "http://127.0.0.1:9/v1";
+export const SYSTEM =
   "You are the builder step of a coding agent. Apply the requested change and answer with a short summary.";
 /** The recorder's identity options: explicit roots, so every machine computes the same. */
 export const MACHINE = { homeDir: "/home/dev", tmpDirs: ["/tmp"] };
 
-const user = (k: number) => `Turn ${k}: ${buildPrompt(2048, 1000 + k)}`;
-export const assistant = (k: number) => `Answer ${k}: ${buildPrompt(2048, 5000 + k)}`;
+/** Each message's size: ~2 KiB. */
+const MESSAGE_BYTES = 2 * 1024;
+export const user = (k: number) => `Turn ${k}: ${buildPrompt(MESSAGE_BYTES, 1000 + k)}`;
+export const assistant = (k: number) => `Answer ${k}: ${buildPrompt(MESSAGE_BYTES, 5000 + k)}`;
+
+/** Turn t's answer, as the upstream sends it. */
+export function completion(t: number): string {
+  return JSON.stringify({
+    id: `chatcmpl-${t}`,
+    object: "chat.completion",
+    created: 1_700_000_000,
+    model: MODEL,
+    choices: [
+      {
+        index: 0,
+        finish_reason: "stop",
+        message: { role: "assistant", content: assistant(t) },
+      },
+    ],
+    usage: { prompt_tokens: 100 * t, completion_tokens: 500, total_tokens: 100 * t + 500 },
+  });
+}
 
 /** The loop of `turns` turns and the fetch that answers it (the turn it answers is the last one `run` started). */
 export function agentLoop(turns: number): {
@@ -24,24 +45,7 @@ export function agentLoop(turns: number): {
   client: (f: typeof fetch) => OpenAI;
   run: (openai: OpenAI, check: boolean) => Promise<void>;
 } {
-  const answers = Array.from({ length: turns + 1 }, (_, t) =>
-    t === 0
-      ? ""
-      : JSON.stringify({
-          id: `chatcmpl-${t}`,
-          object: "chat.completion",
-          created: 1_700_000_000,
-          model: MODEL,
-          choices: [
-            {
-              index: 0,
-              finish_reason: "stop",
-              message: { role: "assistant", content: assistant(t) },
-            },
-          ],
-          usage: { prompt_tokens: 100 * t, completion_tokens: 500, total_tokens: 100 * t + 500 },
-        }),
-  );
+  const answers = Array.from({ length: turns + 1 }, (_, t) => (t === 0 ? "" : completion(t)));
   let turn = 0;
   const constant: typeof fetch = async () =>
     new Response(answers[turn]!, { status: 200, headers: { "content-type": "application/json" } });
