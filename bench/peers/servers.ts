@@ -64,6 +64,20 @@ export interface ServerRow {
   note: string;
 }
 
+/** A row with nothing measured yet. */
+function emptyRow(name: string, note: string): ServerRow {
+  return {
+    name,
+    callsPerSecond: Number.NaN,
+    cpuUsPerCall: Number.NaN,
+    ratios: [],
+    cpuRatios: [],
+    checked: 0,
+    mismatches: 0,
+    note,
+  };
+}
+
 export interface ServersOptions {
   /** Replay rounds (default 7). */
   rounds?: number;
@@ -548,18 +562,7 @@ export async function runServers(
         floor,
       });
       for (const { sample: s, floor } of samples) {
-        const row = rows.get(s.row) ?? {
-          name: s.row,
-          callsPerSecond: Number.NaN,
-          cpuUsPerCall: Number.NaN,
-          ratios: [],
-          cpuRatios: [],
-          checked: 0,
-          mismatches: 0,
-          note: "",
-          ms: [],
-          cpu: [],
-        };
+        const row = rows.get(s.row) ?? { ...emptyRow(s.row, ""), ms: [], cpu: [] };
         row.ms.push(s.pass.ms);
         row.cpu.push(s.pass.cpuUs);
         row.ratios.push(floor.ms / s.pass.ms);
@@ -650,17 +653,7 @@ export async function runServers(
             : "every answer equal to the recorded one (JSON)"),
       });
     }
-    if (aimock === undefined)
-      out.push({
-        name: "aimock",
-        callsPerSecond: Number.NaN,
-        cpuUsPerCall: Number.NaN,
-        ratios: [],
-        cpuRatios: [],
-        checked: 0,
-        mismatches: 0,
-        note: "not installed",
-      });
+    if (aimock === undefined) out.push(emptyRow("aimock", "not installed"));
     const recordMultiple: Record<string, number> = {};
     const recordCpuMultiple: Record<string, number> = {};
     for (const [k, v] of Object.entries(recordRoundMultiples)) {
