@@ -23,7 +23,8 @@
  * 1,000-turn loop's identities with the reuse cache at its default bound,
  * beside a process doing the same loop without the identities, and a
  * control doing that while holding the strings the cache keeps (three child
- * processes, bench/support/agent-loop-rss.ts; target: within the bound).
+ * processes, bench/support/agent-loop-rss.ts; targets: the cache's live heap
+ * within its bound, and the peak within 1.1× the control's).
  *
  * Sizes (for quick checks): BENCH_AGENT_TURNS=10,40 (default 10,40,100),
  * BENCH_AGENT_ROUNDS=3 (default 7), BENCH_AGENT_PARTS=identity,replay,tiny,rss,
@@ -377,41 +378,71 @@ function rssChild(
 const PINNED_YOUNG_GENERATION = ["--max-semi-space-size=1"] as const;
 
 /**
- * Peak RSS of a long loop's identities beside the same loop without them:
- * within the reuse bound? Beside them a control: the loop without
- * identities holding the strings the cache keeps in a plain array (about
- * its bytes). V8 grows its old generation to a multiple of what is live
- * between full collections, so any data the size of the cache raises the
- * peak by more than its size; the control shows how much for this loop.
+ * The reuse cache's memory on a long loop, as two rows (a child process
+ * each side, bench/support/agent-loop-rss.ts):
+ *
+ * - **What the bound promises**: the live heap the cache holds at the end
+ *   (after full collections, with it against emptied) within
+ *   `maxBytes` — the bound is on heap bytes (docs/identity.md).
+ * - **Peak RSS against any holder of the same data**: the loop's identities
+ *   beside the control, the same loop without identities holding the
+ *   strings the cache keeps in a plain array. V8 grows its old generation to
+ *   a multiple of what is live between full collections, so any data of the
+ *   cache's size raises a process's peak by more than its size (on this loop
+ *   two to three times, measured since the twelfth session); what the
+ *   identities may not do is cost more than holding that data does.
+ *
+ * The peak of the loop with neither (the plain baseline) is printed beside
+ * them. An earlier row held the peak within the baseline's plus the bound,
+ * which no cache holding this loop's strings can meet (docs/performance.md,
+ * "Tiny identity and the reuse cache's bound").
  */
-function rssRow(ctx: BenchContext, nodeFlags: readonly string[] = []): BenchRow {
+function rssRows(ctx: BenchContext, nodeFlags: readonly string[] = []): BenchRow[] {
   const base = rssChild("baseline", nodeFlags);
   const held = rssChild("held", nodeFlags);
   const ours = rssChild("identity", nodeFlags);
-  const boundMiB = DEFAULT_REUSE_BYTES / 2 ** 20;
+  const boundBytes = DEFAULT_REUSE_BYTES;
+  const boundMiB = boundBytes / 2 ** 20;
   const mib = (b: number) => (b / 2 ** 20).toFixed(1);
   const flags =
     nodeFlags.length === 0 ? "default V8 flags" : `both children ${nodeFlags.join(" ")}`;
+  const pinned = nodeFlags.length === 0 ? "" : `, young generation pinned (${nodeFlags.join(" ")})`;
   ctx.log(
     `agent loop ${RSS_TURNS} turns, peak RSS (${flags}): identities ${ours.peakMiB.toFixed(0)} MiB, without ${base.peakMiB.toFixed(0)} MiB, without but holding the cache's strings ${held.peakMiB.toFixed(0)} MiB (reuse cache ${mib(ours.reuseBytes)} MiB by its count, ${mib(ours.heldBytes)} MiB of live heap, ${ours.reuseEntries} strings; the control's strings ${mib(held.heldBytes)} MiB of live heap; bound ${boundMiB} MiB)`,
   );
-  return compare(
-    {
-      suite: "agent-loop",
-      measurement:
-        nodeFlags.length === 0
-          ? `agent loop, ${RSS_TURNS} turns: peak RSS with the reuse cache at its default bound`
-          : `agent loop, ${RSS_TURNS} turns: peak RSS with the reuse cache at its default bound, young generation pinned (${nodeFlags.join(" ")})`,
-      unit: "MiB",
-      better: "lower",
-      baselineName: "the same loop without identities (a child process each)",
-      // Within the bound plus the process's own: identity ≤ baseline + bound.
-      target: (base.peakMiB + boundMiB) / base.peakMiB,
-      note: `target: the baseline's peak plus the ${boundMiB} MiB bound; the cache held ${mib(ours.reuseBytes)} MiB by its count, ${mib(ours.heldBytes)} MiB of live heap, in ${ours.reuseEntries} strings at the end; the loop without identities holding the same strings (${mib(held.heldBytes)} MiB live) peaked at ${held.peakMiB.toFixed(0)} MiB; ${flags}`,
-    },
-    ours.peakMiB,
-    base.peakMiB,
+  const rows: BenchRow[] = [];
+  if (nodeFlags.length === 0)
+    rows.push(
+      compare(
+        {
+          suite: "agent-loop",
+          measurement: `agent loop, ${RSS_TURNS} turns: live heap the reuse cache holds, against its default bound`,
+          unit: "MiB",
+          better: "lower",
+          baselineName: `the bound (maxBytes, ${boundMiB} MiB)`,
+          target: 1,
+          note: `the cache's own count ${mib(ours.reuseBytes)} MiB in ${ours.reuseEntries} strings; live heap measured after full collections, the cache full against emptied`,
+        },
+        ours.heldBytes / 2 ** 20,
+        boundMiB,
+      ),
+    );
+  rows.push(
+    compare(
+      {
+        suite: "agent-loop",
+        measurement: `agent loop, ${RSS_TURNS} turns: peak RSS with the reuse cache at its default bound${pinned}`,
+        unit: "MiB",
+        better: "lower",
+        baselineName: "the same loop without identities, holding the cache's strings",
+        target: 1.1,
+        note: `the same loop with neither identities nor the strings peaked at ${base.peakMiB.toFixed(0)} MiB; the control's strings ${mib(held.heldBytes)} MiB live, the cache's ${mib(ours.heldBytes)} MiB; ${flags}; peak RSS moves ±15 MiB from run to run`,
+      },
+      ours.peakMiB,
+      held.peakMiB,
+    ),
   );
+  return rows;
 }
 
 export default async function agentLoopBench(ctx: BenchContext): Promise<BenchRow[]> {
@@ -420,8 +451,8 @@ export default async function agentLoopBench(ctx: BenchContext): Promise<BenchRo
   if (PARTS.includes("replay")) for (const n of TURNS) rows.push(...(await replayRows(n, ctx)));
   if (PARTS.includes("tiny")) rows.push(await tinyRow(ctx));
   if (PARTS.includes("rss")) {
-    rows.push(rssRow(ctx));
-    rows.push(rssRow(ctx, PINNED_YOUNG_GENERATION));
+    rows.push(...rssRows(ctx));
+    rows.push(...rssRows(ctx, PINNED_YOUNG_GENERATION));
   }
   return rows;
 }
