@@ -462,14 +462,21 @@ export async function createProxy(options: ProxyOptions): Promise<InvocacheProxy
       ctx.run === undefined
         ? call
         : async () => lane.recorder.withRun(await runFor(lane, ctx.run as string), call);
-    const response = await withInvocation(
-      {
-        ...(ctx.role === undefined ? {} : { role: ctx.role }),
-        ...(ctx.task === undefined ? {} : { task: ctx.task }),
-        ...(ctx.attempt === undefined ? {} : { attempt: ctx.attempt }),
-      },
-      scoped,
-    );
+    // A call that names no role, task or attempt runs in the context it is
+    // in (a scope with nothing in it changes nothing): entering an
+    // AsyncLocalStorage scope turns on Node's promise hooks for the whole
+    // process from then on, a cost on every promise of every later call.
+    const response =
+      ctx.role === undefined && ctx.task === undefined && ctx.attempt === undefined
+        ? await scoped()
+        : await withInvocation(
+            {
+              ...(ctx.role === undefined ? {} : { role: ctx.role }),
+              ...(ctx.task === undefined ? {} : { task: ctx.task }),
+              ...(ctx.attempt === undefined ? {} : { attempt: ctx.attempt }),
+            },
+            scoped,
+          );
     if (!(response instanceof Response)) {
       // A JSON answer goes out from its recording, no Response built (a
       // recording with unusual headers through one, as before).

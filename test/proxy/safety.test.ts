@@ -122,6 +122,69 @@ describe("proxy safety", () => {
     expect(await entries(sandbox.url)).toBe(0);
   });
 
+  it("reads a body sent in chunks without a length, and cuts one that passes the limit mid-stream", async () => {
+    const p = await proxy({ maxBodyBytes: 1024 });
+    const port = Number(new URL(p.url).port);
+    /** POST `parts` as chunked transfer coding, a pause between them; the raw answer. */
+    const chunked = (parts: string[]) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(port, "127.0.0.1", async () => {
+          socket.write(
+            `POST /openai/v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${KEY}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n`,
+          );
+          for (const part of parts) {
+            await new Promise((r) => setTimeout(r, 20));
+            if (socket.destroyed) break;
+            socket.write(`${Buffer.byteLength(part).toString(16)}\r\n${part}\r\n`);
+          }
+          if (!socket.destroyed) socket.write("0\r\n\r\n");
+        });
+        let text = "";
+        socket.on("data", (d) => {
+          text += d.toString();
+        });
+        socket.on("close", () => resolve(text));
+        socket.on("error", () => {});
+      });
+    const whole = await chunked([chat.slice(0, 10), chat.slice(10, 30), chat.slice(30)]);
+    expect(whole).toMatch(/^HTTP\/1\.1 200 /);
+    expect(provider.calls).toBe(1);
+    // A valid call of ~1,200 bytes in 300-byte chunks: reading stops at the limit; nothing goes upstream.
+    const big = JSON.stringify({
+      model: "gpt-fake",
+      messages: [{ role: "user", content: "x".repeat(1150) }],
+    });
+    const parts = Array.from({ length: Math.ceil(big.length / 300) }, (_, i) =>
+      big.slice(i * 300, i * 300 + 300),
+    );
+    const over = await chunked(parts);
+    expect(over).not.toMatch(/^HTTP\/1\.1 200 /);
+    expect(provider.calls).toBe(1);
+    await p.close();
+    expect(await entries(sandbox.url)).toBe(1);
+  });
+
+  it("lets go of a call whose client closes before its body ends: nothing sent upstream or stored", async () => {
+    const p = await proxy();
+    const port = Number(new URL(p.url).port);
+    await new Promise<void>((resolve) => {
+      const socket = connect(port, "127.0.0.1", () => {
+        socket.write(
+          `POST /openai/v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n${chat.slice(0, 20)}`,
+        );
+        setTimeout(() => socket.destroy(), 50);
+      });
+      socket.on("close", () => resolve());
+      socket.on("error", () => {});
+    });
+    // The call ends (no waiting on a body that will never come).
+    for (let i = 0; i < 100 && p.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(p.inFlight).toBe(0);
+    expect(provider.calls).toBe(0);
+    await p.close();
+    expect(await entries(sandbox.url)).toBe(0);
+  });
+
   it("answers malformed JSON with a 400 naming the problem, never forwarding it", async () => {
     const p = await proxy();
     const res = await post(`${p.url}/openai/v1/chat/completions`, '{"model": ');
