@@ -160,8 +160,20 @@ export function configureNormalizationReuse(opts: NormalizationReuseOptions): nu
   return previous;
 }
 
+/**
+ * Bumped each time the cache is emptied: what is kept beside it
+ * (conversation-chains.ts) is emptied with it.
+ */
+let generation = 0;
+
+/** How many times the cache was emptied (see {@link generation}). */
+export function reuseGeneration(): number {
+  return generation;
+}
+
 /** Forget every kept string (the bound stays). */
 export function clearNormalizationReuse(): void {
+  generation++;
   sets = new Map();
   newest = undefined;
   bytes = 0;

@@ -98,6 +98,12 @@ export interface Sha256 {
   update(data: Uint8Array | string): Sha256;
   /** The digest, lowercase hex. */
   hex(): string;
+  /**
+   * An independent hash in the same state: what was added so far, continued
+   * separately (a conversation's prefix hashed once, each turn continued
+   * from it: conversation-chains.ts).
+   */
+  copy(): Sha256;
 }
 
 /**
@@ -125,16 +131,22 @@ class NodeSha256 implements Sha256 {
   hex(): string {
     return this.h.digest("hex");
   }
+  copy(): Sha256 {
+    return new NodeSha256(this.h.copy());
+  }
 }
 
 class NobleSha256 implements Sha256 {
   private readonly n = nobleOrThrow();
-  private readonly h = this.n.sha256.create();
+  constructor(private readonly h = nobleOrThrow().sha256.create()) {}
   update(data: Uint8Array | string): Sha256 {
     this.h.update(typeof data === "string" ? this.n.utf8ToBytes(data) : data);
     return this;
   }
   hex(): string {
     return this.n.bytesToHex(this.h.digest());
+  }
+  copy(): Sha256 {
+    return new NobleSha256(this.h.clone());
   }
 }
