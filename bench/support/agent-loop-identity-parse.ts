@@ -51,9 +51,10 @@ for (let round = 0; round < rounds + 2; round++) {
     let total = 0;
     for (let t = 0; t < turns; t++) {
       const text = ` ${bodies[t]!}`.slice(1);
-      const parsed = (
-        side === "body-reuse" ? chains.parse(text) : JSON.parse(text)
-      ) as Record<string, never>;
+      const parsed = (side === "body-reuse" ? chains.parse(text) : JSON.parse(text)) as Record<
+        string,
+        never
+      >;
       const [req, opts] = invocationCall(describeHttpCall(url, parsed, volatile, undefined));
       const c0 = cpuUs();
       sink =

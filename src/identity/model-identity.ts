@@ -13,6 +13,7 @@ import {
 } from "./canonical-json.js";
 import { type ConversationPieces, escapedPrompts } from "./conversation.js";
 import { hashAfter } from "./conversation-chains.js";
+import { EVERY as CHECKPOINT_EVERY, findCheckpoint, keepCheckpoints } from "./hash-checkpoints.js";
 import type { ModelManifest } from "./manifest-types.js";
 import { MANIFEST_FIELDS, REQUIRED_MANIFEST_FIELDS } from "./schema.js";
 import { createSha256, type Sha256, sha256Hex, sha256HexOfText } from "./sha256.js";
@@ -227,12 +228,24 @@ function escapedPromptIdentity(
   let h: Sha256 | undefined;
   let text = head;
   let from = 0;
+  // Checkpoints (hash-checkpoints.ts): where the pieces continue from the
+  // last calls', and the states to keep for the next ones.
+  let marks: { index: number; state: Sha256 }[] | undefined;
+  let sinceMark = 0;
   if (chained !== undefined && escaped[chained.index] === chained.segment.escaped) {
     // A kept segment: the state after everything up to its end, then the rest.
     for (let i = 0; i < chained.index; i++) text += escaped[i];
     h = hashAfter(chained.segment, text);
     text = "";
     from = chained.index + 1;
+  } else {
+    const found = findCheckpoint(head, escaped);
+    if (found !== undefined) {
+      h = found.state;
+      text = "";
+      from = found.index;
+    }
+    marks = found?.marks ?? [];
   }
   for (let i = from; i < escaped.length; i++) {
     const p = escaped[i]!;
@@ -240,9 +253,15 @@ function escapedPromptIdentity(
     if (text.length >= SLICE) {
       h ??= createSha256();
       h.update(known || text.isWellFormed() ? text : wtf8(text));
+      sinceMark += text.length;
       text = "";
+      if (marks !== undefined && sinceMark >= CHECKPOINT_EVERY) {
+        marks.push({ index: i + 1, state: h.copy() });
+        sinceMark = 0;
+      }
     }
   }
+  if (marks !== undefined && marks.length > 0) keepCheckpoints(head, escaped, marks);
   text += tail;
   const last = known || text.isWellFormed();
   if (h === undefined && last) return sha256HexOfText(text);

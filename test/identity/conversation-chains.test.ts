@@ -13,6 +13,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { segmentCounts } from "../../src/identity/conversation-chains.js";
+import { checkpointCounts } from "../../src/identity/hash-checkpoints.js";
 import {
   clearNormalizationReuse,
   configureNormalizationReuse,
@@ -282,5 +283,74 @@ describe("conversation segments under another manifest head", () => {
     };
     for (let t = 1; t < 6; t++) messages.push(deepFreeze({ role: "user", content: `u${t}` }));
     expect(ids(DEFAULT_REUSE_BYTES)).toEqual(ids(0));
+  });
+});
+
+describe("hash checkpoints (conversations parsed anew each turn)", () => {
+  it("give the identities no reuse gives, over random loops of unfrozen messages", () => {
+    const before = checkpointCounts.continued;
+    const long = fc.oneof(
+      { weight: 2, arbitrary: text },
+      { weight: 1, arbitrary: text.map((t) => `${t}${"w/work/run-7 é\ud800 ".repeat(2500)}`) },
+    );
+    const turn = fc.record({
+      add: fc.array(long, { maxLength: 3 }),
+      back: fc.option(fc.nat(8), { freq: 4 }),
+      model: fc.constantFrom("gpt-a", "gpt-b"),
+      attempt: fc.constantFrom(0, 0, 1),
+      system: fc.boolean(),
+    });
+    const runTurns = (turns: (typeof turn extends fc.Arbitrary<infer T> ? T : never)[]) => {
+      let contents: string[] = ["sys"];
+      const out: string[] = [];
+      for (const s of turns) {
+        if (s.back !== null && s.back < contents.length) contents = contents.slice(0, s.back);
+        contents.push(...s.add);
+        // Parsed anew each turn: new objects, new strings.
+        const messages = JSON.parse(
+          JSON.stringify(
+            contents.map((c, i) => ({ role: i % 2 ? "user" : "assistant", content: c })),
+          ),
+        ) as unknown[];
+        const conversation = s.system ? { messages, system: "brief" } : { messages };
+        const req = { role: "r", model: s.model, conversation };
+        const opts = { attempt: s.attempt };
+        const id = invocationIdentity(req, opts);
+        const manifest = invocationManifest(req, opts);
+        expect(manifestIdentity(manifest)).toBe(id);
+        out.push(id);
+      }
+      return out;
+    };
+    fc.assert(
+      fc.property(fc.array(turn, { minLength: 1, maxLength: 8 }), (turns) => {
+        configureNormalizationReuse({ maxBytes: 0 });
+        const without = runTurns(turns);
+        configureNormalizationReuse({ maxBytes: DEFAULT_REUSE_BYTES });
+        clearNormalizationReuse();
+        expect(runTurns(turns)).toEqual(without);
+        expect(runTurns(turns)).toEqual(without);
+      }),
+      { numRuns: 100 },
+    );
+    expect(checkpointCounts.continued - before).toBeGreaterThan(100);
+  });
+
+  it("continue from no checkpoint of a conversation whose text differs at the same length", () => {
+    const ids = () => {
+      const out: string[] = [];
+      for (const c of ["a", "b", "a", "b"]) {
+        const messages = [
+          { role: "user", content: c.repeat(70_000) },
+          { role: "user", content: "next" },
+        ];
+        out.push(invocationIdentity({ role: "r", conversation: { messages } }));
+      }
+      return out;
+    };
+    const withReuse = ids();
+    configureNormalizationReuse({ maxBytes: 0 });
+    expect(withReuse).toEqual(ids());
+    expect(new Set(withReuse).size).toBe(2);
   });
 });
