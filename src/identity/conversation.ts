@@ -396,7 +396,9 @@ function writeTop(v: unknown, w: FusedWriter, token: object): boolean {
     if (!n[2]) w.wellFormed = false;
     if (!followed && Array.isArray(x) && x.length > 0) {
       followed = true; // one array per conversation: the first one
-      if (!writeFollowed(x, w, token)) return false;
+      // A first element that is not immutable is in no segment and starts
+      // none (every kept element is): written as always, at no extra cost.
+      if (!(isImmutable(x[0]) ? writeFollowed(x, w, token) : write(x, w, 1))) return false;
     } else if (!write(x, w, 1)) return false;
   }
   push(w, "}");
