@@ -120,6 +120,14 @@ export function createSha256(): Sha256 {
     : new NodeSha256(nodeCrypto.createHash("sha256"));
 }
 
+/**
+ * {@link createSha256} on the pure-JS implementation (after
+ * {@link preloadNobleSha256} where node:crypto exists): tests compare the two.
+ */
+export function createSha256Noble(): Sha256 {
+  return new NobleSha256();
+}
+
 // Classes rather than closures: nothing is allocated per call but the object.
 class NodeSha256 implements Sha256 {
   constructor(private readonly h: import("node:crypto").Hash) {}

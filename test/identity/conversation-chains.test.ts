@@ -10,6 +10,7 @@
  * secrets, members of the conversation around the array, elements that
  * are not frozen or that read through a getter.
  */
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { segmentCounts } from "../../src/identity/conversation-chains.js";
@@ -20,6 +21,7 @@ import {
   DEFAULT_REUSE_BYTES,
   manifestIdentity,
 } from "../../src/identity/index.js";
+import { createSha256, createSha256Noble, preloadNobleSha256 } from "../../src/identity/sha256.js";
 import {
   type IdentityOptions,
   type InvocationRequest,
@@ -352,5 +354,26 @@ describe("hash checkpoints (conversations parsed anew each turn)", () => {
     configureNormalizationReuse({ maxBytes: 0 });
     expect(withReuse).toEqual(ids());
     expect(new Set(withReuse).size).toBe(2);
+  });
+});
+
+describe("Sha256.copy", () => {
+  it("continues an independent copy of the state, on node:crypto and on the pure-JS fallback", async () => {
+    await preloadNobleSha256();
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.string(), (a, b, c) => {
+        const whole = (x: string) => createHash("sha256").update(x, "utf8").digest("hex");
+        const [p, q, r] = [a, b, c].map((x) => (x.isWellFormed() ? x : "?"));
+        for (const make of [createSha256, createSha256Noble]) {
+          const h = make().update(p!);
+          const copy = h.copy();
+          h.update(q!);
+          copy.update(r!);
+          expect(h.hex()).toBe(whole(p! + q!));
+          expect(copy.hex()).toBe(whole(p! + r!));
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });
