@@ -43,7 +43,7 @@
  * is emptied (normalized-reuse.ts).
  */
 import { wtf8 } from "./canonical-json.js";
-import { reuseGeneration, reuseIsOn } from "./normalized-reuse.js";
+import { emptiedWithReuse, reuseIsOn } from "./normalized-reuse.js";
 import { createSha256, type Sha256 } from "./sha256.js";
 
 /** Conversations followed at once (parallel agents); the least recently used goes. */
@@ -77,20 +77,11 @@ export interface Segment {
 
 /** Least recently used first. */
 let segments: Segment[] = [];
+emptiedWithReuse(() => {
+  segments = [];
+});
 /** Requests that continued from a kept segment, and hashes continued from a kept state, since the process started (tests read them). */
 export const segmentCounts = { found: 0, continued: 0 };
-let generation = -1;
-
-/** The kept segments, emptied when the reuse cache was. */
-function kept(): Segment[] {
-  const g = reuseGeneration();
-  if (g !== generation) {
-    generation = g;
-    segments = [];
-  }
-  return segments;
-}
-
 /**
  * The longest kept segment `elements` begins with, under `token` and after
  * `before`; undefined when none. Checks every kept element by `===`.
@@ -101,7 +92,7 @@ export function findSegment(
   elements: readonly unknown[],
 ): Segment | undefined {
   if (!reuseIsOn()) return undefined;
-  const list = kept();
+  const list = segments;
   let best: Segment | undefined;
   for (let i = list.length - 1; i >= 0; i--) {
     const s = list[i]!;
@@ -145,7 +136,7 @@ export function keepSegment(
   if (!reuseIsOn() || elements.length === 0) return undefined;
   const text = from === undefined ? escaped : from.escaped + escaped;
   if (text.length > MAX_SEGMENT_LENGTH) return undefined;
-  const list = kept();
+  const list = segments;
   const seg: Segment = {
     token,
     before,

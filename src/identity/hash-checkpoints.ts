@@ -23,7 +23,7 @@
  * mostly the reuse cache's) up to {@link MAX_TEXT} code units each; off and
  * emptied with the reuse cache (normalized-reuse.ts).
  */
-import { reuseGeneration, reuseIsOn } from "./normalized-reuse.js";
+import { emptiedWithReuse, reuseIsOn } from "./normalized-reuse.js";
 import type { Sha256 } from "./sha256.js";
 
 /** A checkpoint every this many code units of text hashed. */
@@ -47,18 +47,11 @@ interface Kept {
 
 /** Least recently used first. */
 let kept: Kept[] = [];
-let generation = -1;
 /** Calls that continued from a checkpoint, since the process started (tests read it). */
 export const checkpointCounts = { continued: 0 };
-
-function list(): Kept[] {
-  const g = reuseGeneration();
-  if (g !== generation) {
-    generation = g;
-    kept = [];
-  }
-  return kept;
-}
+emptiedWithReuse(() => {
+  kept = [];
+});
 
 /**
  * The furthest checkpoint `pieces` (after `key`) can continue from: a copy
@@ -71,7 +64,7 @@ export function findCheckpoint(
 ): { state: Sha256; index: number; marks: Mark[] } | undefined {
   if (!reuseIsOn()) return undefined;
   let best: { k: Kept; m: number } | undefined;
-  for (const k of list()) {
+  for (const k of kept) {
     if (k.key !== key || k.marks.length === 0) continue;
     const last = k.marks[k.marks.length - 1]!.index;
     const n = Math.min(last, pieces.length);
@@ -100,7 +93,7 @@ export function keepCheckpoints(key: string, pieces: readonly string[], marks: M
   let length = 0;
   for (const p of pieces) length += p.length;
   if (length > MAX_TEXT) return;
-  const l = list();
+  const l = kept;
   l.push({ key, pieces: pieces.slice(), marks });
   if (l.length > MAX_KEPT) l.shift();
 }

@@ -161,19 +161,20 @@ export function configureNormalizationReuse(opts: NormalizationReuseOptions): nu
 }
 
 /**
- * Bumped each time the cache is emptied: what is kept beside it
- * (conversation-chains.ts) is emptied with it.
+ * What is kept beside the cache (conversation-chains.ts,
+ * hash-checkpoints.ts), emptied with it, at once: what they hold (the
+ * cache's strings among it) is then free, as the cache's own is.
  */
-let generation = 0;
+const alsoEmptied: (() => void)[] = [];
 
-/** How many times the cache was emptied (see {@link generation}). */
-export function reuseGeneration(): number {
-  return generation;
+/** Empty `forget`'s kept values whenever the cache is emptied (or turned off). */
+export function emptiedWithReuse(forget: () => void): void {
+  alsoEmptied.push(forget);
 }
 
 /** Forget every kept string (the bound stays). */
 export function clearNormalizationReuse(): void {
-  generation++;
+  for (const forget of alsoEmptied) forget();
   sets = new Map();
   newest = undefined;
   bytes = 0;
