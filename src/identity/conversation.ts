@@ -23,6 +23,7 @@ import {
   canonicalStringTwice,
   sortNames,
 } from "./canonical-json.js";
+import { findSegment, isImmutable, keepSegment, type Segment } from "./conversation-chains.js";
 import type { ManifestValue } from "./manifest-types.js";
 import { ReusingLookup, reuseIsOn, type Written } from "./normalized-reuse.js";
 
@@ -82,6 +83,12 @@ export interface ConversationPieces {
    * pieces to find out; false when unknown or not.
    */
   wellFormed: boolean;
+  /**
+   * Where `escaped` holds a kept segment's text (conversation-chains.ts):
+   * `escaped[index]` is `segment.escaped`, so the hash can continue from
+   * the segment's state instead of hashing it again.
+   */
+  chained?: { segment: Segment; index: number } | undefined;
 }
 
 /**
@@ -110,14 +117,22 @@ export function preparedConversationPieces(
   // One pass: each string normalized and written as canonical JSON where it
   // stands, members in canonical order, no copy of the tree.
   const before = counts === undefined ? undefined : { ...counts };
+  const piece = written(prepared, counts);
   const w: FusedWriter = {
     out: withPrompt ? [] : undefined,
     out2: [],
-    piece: written(prepared, counts),
+    piece,
     wellFormed: true,
+    chained: undefined,
   };
-  if (write(value, w, 0)) {
-    return { prompt: w.out?.join(""), escaped: w.out2, wellFormed: w.wellFormed };
+  const token = piece instanceof ReusedPieces ? piece.chainToken() : undefined;
+  if (token === undefined ? write(value, w, 0) : writeTop(value, w, token)) {
+    return {
+      prompt: w.out === undefined ? undefined : joined(w.out, w.chained !== undefined),
+      escaped: w.out2,
+      wellFormed: w.wellFormed,
+      chained: w.chained,
+    };
   }
   // Anything the fast writer does not take (not plain JSON, a hole, a cycle,
   // very deep nesting) goes the original two passes: they name the first bad
@@ -134,6 +149,19 @@ export function preparedConversationPieces(
     escaped: undefined,
     wellFormed: false,
   };
+}
+
+/**
+ * The prompt's pieces as one string. With a kept segment among them (a
+ * few pieces, one as long as the conversation) by `+`, which links the
+ * long one in rather than copying it (a join copied the whole
+ * conversation's text on every turn); else joined.
+ */
+function joined(pieces: readonly string[], chained: boolean): string {
+  if (!chained) return pieces.join("");
+  let s = "";
+  for (const p of pieces) s += p;
+  return s;
 }
 
 /** How each string is normalized: counted for miss reports, else as it is. */
@@ -191,6 +219,19 @@ class ReusedPieces extends ReusingLookup implements Pieces {
   protected compute(s: string): Piece {
     return pieceOf(this.prepared.normalize(s));
   }
+  /**
+   * The option set's token for the conversation's kept segments
+   * (conversation-chains.ts), or undefined: none (caller rules that are
+   * not well-formed), or resolving the options failed, which the first
+   * string normalized then reports where it always has.
+   */
+  chainToken(): object | undefined {
+    try {
+      return reuseToken(this.prepared);
+    } catch {
+      return undefined;
+    }
+  }
 }
 
 /** Reuse off: short strings (roles, part types, tool names) once per request. */
@@ -247,6 +288,8 @@ interface FusedWriter {
   piece: Pieces;
   /** Every piece of `out2` so far is well-formed (punctuation always is). */
   wellFormed: boolean;
+  /** A kept segment written as one piece (see ConversationPieces.chained). */
+  chained: { segment: Segment; index: number } | undefined;
 }
 
 /**
@@ -321,6 +364,100 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
     if (!write(x, w, depth + 1)) return false;
   }
   push(w, "}");
+  return true;
+}
+
+/**
+ * {@link write} of a conversation, with its first array member's leading
+ * elements taken from a kept segment when the request sends the same ones
+ * (conversation-chains.ts), and the array kept as a segment for the next
+ * turn when all its elements are immutable. The same pieces joined as
+ * {@link write} gives; false where it gives false.
+ */
+function writeTop(v: unknown, w: FusedWriter, token: object): boolean {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return write(v, w, 0);
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  sortNames(keys);
+  push(w, "{");
+  let first = true;
+  let followed = false;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = o[k];
+    if (x === undefined) continue; // as JSON.stringify does
+    if (!first) push(w, ",");
+    first = false;
+    const n = namePiece(k);
+    w.out?.push(n[0]);
+    w.out2.push(n[1]);
+    if (!n[2]) w.wellFormed = false;
+    if (!followed && Array.isArray(x) && x.length > 0) {
+      followed = true; // one array per conversation: the first one
+      // A first element that is not immutable is in no segment and starts
+      // none (every kept element is): written as always, at no extra cost.
+      if (!(isImmutable(x[0]) ? writeFollowed(x, w, token) : write(x, w, 1))) return false;
+    } else if (!write(x, w, 1)) return false;
+  }
+  push(w, "}");
+  return true;
+}
+
+/** The array `a` of a conversation (depth 1), its kept leading elements as one piece. */
+function writeFollowed(a: readonly unknown[], w: FusedWriter, token: object): boolean {
+  push(w, "[");
+  const before = w.out2.join("");
+  const seg = findSegment(token, before, a);
+  const out = w.out;
+  let from = 0;
+  if (seg !== undefined) {
+    w.chained = { segment: seg, index: w.out2.length };
+    out?.push(seg.prompt);
+    w.out2.push(seg.escaped);
+    if (!seg.wellFormed) w.wellFormed = false;
+    from = seg.elements.length;
+    if (from === a.length) {
+      push(w, "]");
+      return true;
+    }
+  }
+  // The new elements' pieces, apart: what a new segment adds (with the
+  // prompt's text of them even when the prompt is not being written).
+  const added: FusedWriter = {
+    out: [],
+    out2: [],
+    piece: w.piece,
+    wellFormed: true,
+    chained: undefined,
+  };
+  let keep = true;
+  for (let i = from; i < a.length; i++) {
+    if (i > 0) push(added, ",");
+    const x = a[i];
+    if (!(i in a) || !write(x, added, 2)) return false;
+    if (keep && !isImmutable(x)) keep = false;
+  }
+  if (!added.wellFormed) w.wellFormed = false;
+  const kept = keep
+    ? keepSegment(token, before, a, seg, added.out!.join(""), added.out2.join(""), added.wellFormed)
+    : undefined;
+  if (kept !== undefined) {
+    // The new segment as one piece, in place of the one it extends: the
+    // hash continues from its state.
+    if (seg !== undefined) {
+      w.out2.pop();
+      out?.pop();
+    }
+    w.chained = { segment: kept, index: w.out2.length };
+    w.out2.push(kept.escaped);
+    out?.push(kept.prompt);
+  } else {
+    for (const p of added.out2) w.out2.push(p);
+    if (out !== undefined) for (const p of added.out!) out.push(p);
+  }
+  push(w, "]");
   return true;
 }
 

@@ -41,5 +41,11 @@ export function manifestIdentity(manifest: Manifest): string {
 export function invocationIdentity(req: InvocationRequest, opts: IdentityOptions = {}): string {
   // The conversation's prompt is not built: its escaped pieces are what is hashed.
   const { manifest, paramsText, pieces } = buildManifest(req, opts, true);
-  return builtManifestIdentity(manifest, pieces?.escaped, paramsText, pieces?.wellFormed === true);
+  return builtManifestIdentity(
+    manifest,
+    pieces?.escaped,
+    paramsText,
+    pieces?.wellFormed === true,
+    pieces?.chained,
+  );
 }

@@ -12,6 +12,8 @@ import {
   wtf8,
 } from "./canonical-json.js";
 import { type ConversationPieces, escapedPrompts } from "./conversation.js";
+import { hashAfter } from "./conversation-chains.js";
+import { EVERY as CHECKPOINT_EVERY, findCheckpoint, keepCheckpoints } from "./hash-checkpoints.js";
 import type { ModelManifest } from "./manifest-types.js";
 import { MANIFEST_FIELDS, REQUIRED_MANIFEST_FIELDS } from "./schema.js";
 import { createSha256, type Sha256, sha256Hex, sha256HexOfText } from "./sha256.js";
@@ -26,7 +28,13 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
   const pieces: ConversationPieces | undefined = escapedPrompts.get(manifest);
   const escaped =
     pieces?.prompt !== undefined && manifest.prompt === pieces.prompt ? pieces.escaped : undefined;
-  return builtManifestIdentity(manifest, escaped, undefined, pieces?.wellFormed === true);
+  return builtManifestIdentity(
+    manifest,
+    escaped,
+    undefined,
+    pieces?.wellFormed === true,
+    escaped === undefined ? undefined : pieces?.chained,
+  );
 }
 
 /**
@@ -40,13 +48,15 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
  * pieces only if the general path runs. `escapedWellFormed`: every piece of
  * `escaped` is known to be well-formed (conversation.ts works that out once
  * per string and the reuse cache keeps it), so a long prompt's text is not
- * read again to find out before it is hashed.
+ * read again to find out before it is hashed. `chained`: `escaped[index]`
+ * is a kept segment's text, whose hash state continues (conversation-chains.ts).
  */
 export function builtManifestIdentity(
   manifest: ModelManifest,
   escaped: readonly string[] | undefined,
   paramsText: string | undefined,
   escapedWellFormed = false,
+  chained?: ConversationPieces["chained"],
 ): string {
   if (escaped !== undefined) {
     // Short: written as one string (smallManifestIdentity); else, or when
@@ -55,7 +65,7 @@ export function builtManifestIdentity(
       const id = smallManifestIdentity(manifest, escaped, paramsText);
       if (id !== undefined) return id;
     }
-    const id = escapedPromptIdentity(manifest, escaped, escapedWellFormed);
+    const id = escapedPromptIdentity(manifest, escaped, escapedWellFormed, chained);
     if (id !== undefined) return id;
     // The general path reports what is wrong; it reads the prompt itself.
     // JSON.parse undoes exactly the canonical escaping (lone surrogates
@@ -186,6 +196,7 @@ function escapedPromptIdentity(
   manifest: ModelManifest,
   escaped: readonly string[],
   escapedWellFormed: boolean,
+  chained?: ConversationPieces["chained"],
 ): string | undefined {
   let head = `${IDENTITY_DOMAIN_V1}{`;
   let tail = '"';
@@ -216,14 +227,41 @@ function escapedPromptIdentity(
   const known = escapedWellFormed && head.isWellFormed() && tail.isWellFormed();
   let h: Sha256 | undefined;
   let text = head;
-  for (const p of escaped) {
+  let from = 0;
+  // Checkpoints (hash-checkpoints.ts): where the pieces continue from the
+  // last calls', and the states to keep for the next ones.
+  let marks: { index: number; state: Sha256 }[] | undefined;
+  let sinceMark = 0;
+  if (chained !== undefined && escaped[chained.index] === chained.segment.escaped) {
+    // A kept segment: the state after everything up to its end, then the rest.
+    for (let i = 0; i < chained.index; i++) text += escaped[i];
+    h = hashAfter(chained.segment, text);
+    text = "";
+    from = chained.index + 1;
+  } else {
+    const found = findCheckpoint(head, escaped);
+    if (found !== undefined) {
+      h = found.state;
+      text = "";
+      from = found.index;
+    }
+    marks = found?.marks ?? [];
+  }
+  for (let i = from; i < escaped.length; i++) {
+    const p = escaped[i]!;
     text += p;
     if (text.length >= SLICE) {
       h ??= createSha256();
       h.update(known || text.isWellFormed() ? text : wtf8(text));
+      sinceMark += text.length;
       text = "";
+      if (marks !== undefined && sinceMark >= CHECKPOINT_EVERY) {
+        marks.push({ index: i + 1, state: h.copy() });
+        sinceMark = 0;
+      }
     }
   }
+  if (marks !== undefined && marks.length > 0) keepCheckpoints(head, escaped, marks);
   text += tail;
   const last = known || text.isWellFormed();
   if (h === undefined && last) return sha256HexOfText(text);

@@ -160,8 +160,21 @@ export function configureNormalizationReuse(opts: NormalizationReuseOptions): nu
   return previous;
 }
 
+/**
+ * What is kept beside the cache (conversation-chains.ts,
+ * hash-checkpoints.ts), emptied with it, at once: what they hold (the
+ * cache's strings among it) is then free, as the cache's own is.
+ */
+const alsoEmptied: (() => void)[] = [];
+
+/** Empty `forget`'s kept values whenever the cache is emptied (or turned off). */
+export function emptiedWithReuse(forget: () => void): void {
+  alsoEmptied.push(forget);
+}
+
 /** Forget every kept string (the bound stays). */
 export function clearNormalizationReuse(): void {
+  for (const forget of alsoEmptied) forget();
   sets = new Map();
   newest = undefined;
   bytes = 0;

@@ -98,6 +98,12 @@ export interface Sha256 {
   update(data: Uint8Array | string): Sha256;
   /** The digest, lowercase hex. */
   hex(): string;
+  /**
+   * An independent hash in the same state: what was added so far, continued
+   * separately (a conversation's prefix hashed once, each turn continued
+   * from it: conversation-chains.ts).
+   */
+  copy(): Sha256;
 }
 
 /**
@@ -114,6 +120,14 @@ export function createSha256(): Sha256 {
     : new NodeSha256(nodeCrypto.createHash("sha256"));
 }
 
+/**
+ * {@link createSha256} on the pure-JS implementation (after
+ * {@link preloadNobleSha256} where node:crypto exists): tests compare the two.
+ */
+export function createSha256Noble(): Sha256 {
+  return new NobleSha256();
+}
+
 // Classes rather than closures: nothing is allocated per call but the object.
 class NodeSha256 implements Sha256 {
   constructor(private readonly h: import("node:crypto").Hash) {}
@@ -125,16 +139,22 @@ class NodeSha256 implements Sha256 {
   hex(): string {
     return this.h.digest("hex");
   }
+  copy(): Sha256 {
+    return new NodeSha256(this.h.copy());
+  }
 }
 
 class NobleSha256 implements Sha256 {
   private readonly n = nobleOrThrow();
-  private readonly h = this.n.sha256.create();
+  constructor(private readonly h = nobleOrThrow().sha256.create()) {}
   update(data: Uint8Array | string): Sha256 {
     this.h.update(typeof data === "string" ? this.n.utf8ToBytes(data) : data);
     return this;
   }
   hex(): string {
     return this.n.bytesToHex(this.h.digest());
+  }
+  copy(): Sha256 {
+    return new NobleSha256(this.h.clone());
   }
 }
