@@ -60,6 +60,9 @@ if (backendName !== "sqlite" && backendName !== "postgres") {
 }
 const baselineAt = process.argv.indexOf("--baseline");
 const baseline = baselineAt >= 0 ? process.argv[baselineAt + 1]! : undefined;
+// `--hold`: build each size, print its URL and keep it (no measuring) until
+// SIGINT/SIGTERM, which drops it: a store to time statements against by hand.
+const hold = process.argv.includes("--hold");
 const only = process.argv.indexOf("--sizes");
 // `--sizes 1000000` runs only the sizes given (comma-separated).
 const sizes =
@@ -457,17 +460,31 @@ try {
     // (after one unmeasured round: tsx compiles on the first start, the first
     // viewer in this process loads its modules).
     const built = existsSync(builtCli);
-    await viewerProcess(small);
-    await viewerInProcess(small);
-    const floorProcess = firstPageText(await viewerProcess(small));
-    const floorBuilt = built ? firstPageText(await viewerProcess(small, true)) : "— (no dist/)";
-    const floor = `${floorProcess} / ${floorBuilt} / ${firstPageText(await viewerInProcess(small))}`;
+    let floor = "— (--hold)";
+    if (!hold) {
+      await viewerProcess(small);
+      await viewerInProcess(small);
+      const floorProcess = firstPageText(await viewerProcess(small));
+      const floorBuilt = built ? firstPageText(await viewerProcess(small, true)) : "— (no dist/)";
+      floor = `${floorProcess} / ${floorBuilt} / ${firstPageText(await viewerInProcess(small))}`;
+    }
     const compared: string[] = [];
     process.stderr.write(`[scale] viewer first page at 1,000 entries: ${floor}\n`);
     for (const n of sizes) {
       const t0 = performance.now();
       const url = await backend.build(n);
       const buildS = (performance.now() - t0) / 1e3;
+      if (hold) {
+        process.stderr.write(
+          `[scale] held ${n} entries (built in ${buildS.toFixed(0)} s): ${url}\n`,
+        );
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        await backend.drop(n);
+        continue;
+      }
       const [big, ref] = await hitP50(url, small);
       const first = await lsFirstPage(url);
       const ls = cli(["ls", "--store", url, "--json"]);

@@ -33,6 +33,11 @@ import {
 } from "../meta.js";
 import { META_COLUMN_NAMES, META_COLUMNS, metaColumnValues } from "./sql-meta-columns.js";
 import { SQLITE_DIALECT } from "./sql-meta-stats.js";
+import {
+  SQLITE_SUMMARY_FILL,
+  SQLITE_SUMMARY_INDEXES,
+  SQLITE_SUMMARY_TABLES,
+} from "./sql-meta-summary.js";
 
 /** One statement with parameters, its rows (sqlite.ts's `SqliteQuery`; both drivers give one). */
 type SqliteQuery = (sql: string, ...params: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -155,6 +160,36 @@ async function addColumns(query: SqliteQuery, columns: readonly string[]): Promi
 async function addMetaSchema(query: SqliteQuery): Promise<void> {
   await addColumns(query, ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER", ...COLUMNS]);
   for (const statement of [...SCHEMA, ...COLS_SCHEMA]) await query(statement);
+  // An empty table: its summary is empty, nothing to fill.
+  for (const statement of [...SQLITE_SUMMARY_TABLES, ...SQLITE_SUMMARY_INDEXES]) {
+    await query(statement);
+  }
+}
+
+/**
+ * Give a migrated table the stats summary (sql-meta-summary.ts): triggers,
+ * the sums of the rows there are, the indexes; in one write transaction, so
+ * no write falls between the fill and the triggers. Nothing when it has one.
+ */
+async function addSqliteSummary(query: SqliteQuery): Promise<void> {
+  const [ready] = await query(
+    `SELECT 1 AS one FROM sqlite_master WHERE type = 'index' AND name = 'invocache_stats_live'`,
+  );
+  if (ready !== undefined) return;
+  await query("BEGIN IMMEDIATE");
+  try {
+    for (const statement of [
+      ...SQLITE_SUMMARY_TABLES,
+      ...SQLITE_SUMMARY_FILL,
+      ...SQLITE_SUMMARY_INDEXES,
+    ]) {
+      await query(statement);
+    }
+    await query("COMMIT");
+  } catch (error) {
+    await query("ROLLBACK").catch(() => {});
+    throw error;
+  }
 }
 
 /**
@@ -334,6 +369,7 @@ export async function migrateSqliteMeta(
   // the count of rows given anything.
   const cols = await fillSqliteColumns(query, (done) => onProgress?.(done));
   for (const statement of COLS_SCHEMA) await query(statement);
+  await addSqliteSummary(query);
   return cols;
 }
 
