@@ -60,7 +60,7 @@ if (backendName !== "sqlite" && backendName !== "postgres") {
 }
 const baselineAt = process.argv.indexOf("--baseline");
 const baseline = baselineAt >= 0 ? process.argv[baselineAt + 1]! : undefined;
-// `--hold`: build each size, print its URL and keep it (no measuring) until
+// `--hold`: after measuring each size, print its URL and keep the store until
 // SIGINT/SIGTERM, which drops it: a store to time statements against by hand.
 const hold = process.argv.includes("--hold");
 const only = process.argv.indexOf("--sizes");
@@ -460,31 +460,17 @@ try {
     // (after one unmeasured round: tsx compiles on the first start, the first
     // viewer in this process loads its modules).
     const built = existsSync(builtCli);
-    let floor = "— (--hold)";
-    if (!hold) {
-      await viewerProcess(small);
-      await viewerInProcess(small);
-      const floorProcess = firstPageText(await viewerProcess(small));
-      const floorBuilt = built ? firstPageText(await viewerProcess(small, true)) : "— (no dist/)";
-      floor = `${floorProcess} / ${floorBuilt} / ${firstPageText(await viewerInProcess(small))}`;
-    }
+    await viewerProcess(small);
+    await viewerInProcess(small);
+    const floorProcess = firstPageText(await viewerProcess(small));
+    const floorBuilt = built ? firstPageText(await viewerProcess(small, true)) : "— (no dist/)";
+    const floor = `${floorProcess} / ${floorBuilt} / ${firstPageText(await viewerInProcess(small))}`;
     const compared: string[] = [];
     process.stderr.write(`[scale] viewer first page at 1,000 entries: ${floor}\n`);
     for (const n of sizes) {
       const t0 = performance.now();
       const url = await backend.build(n);
       const buildS = (performance.now() - t0) / 1e3;
-      if (hold) {
-        process.stderr.write(
-          `[scale] held ${n} entries (built in ${buildS.toFixed(0)} s): ${url}\n`,
-        );
-        await new Promise<void>((resolve) => {
-          process.once("SIGINT", resolve);
-          process.once("SIGTERM", resolve);
-        });
-        await backend.drop(n);
-        continue;
-      }
       const [big, ref] = await hitP50(url, small);
       const first = await lsFirstPage(url);
       const ls = cli(["ls", "--store", url, "--json"]);
@@ -524,6 +510,16 @@ try {
         `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${first.toFixed(1)} s | ${fmt(ls)} | ${statsText} | ${fmt(prune)} | ${viewProc} / ${viewIn} |`,
       );
       process.stderr.write(`[scale] ${lines.at(-1)}\n`);
+      if (hold) {
+        process.stderr.write(`[scale] holding ${url} (pid ${process.pid}; SIGINT drops it)\n`);
+        // A signal listener alone does not keep the process alive.
+        const alive = setInterval(() => {}, 1 << 30);
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        clearInterval(alive);
+      }
       await backend.drop(n);
     }
     process.stdout.write(
