@@ -125,6 +125,30 @@ describe("the stats summary", () => {
     }
   });
 
+  it("SQLite: the entries recorded before a time, in key order, from the time index when few", async () => {
+    const store = openStore(`sqlite://${join(tempDir("sql-meta-summary"), "before.sqlite")}`);
+    try {
+      for (const ns of ["a", "b", "c"]) {
+        for (const { key, value } of mixedStatsRows(ns)) await store.set(key, value);
+      }
+      const all = [];
+      for await (const m of store.listMeta!({})) all.push(m);
+      const times = [...new Set(all.flatMap((m) => (m.kind === "entry" ? [m.recordedAt!] : [])))];
+      times.sort();
+      expect(times.length).toBeGreaterThan(2);
+      for (const bound of ["2000-01-01", times[1]!, times.at(-1)!, "9999-01-01"]) {
+        const listed = [];
+        for await (const m of store.listMeta!({ recordedBefore: bound })) listed.push(m.key);
+        const expected = all
+          .filter((m) => m.kind === "entry" && m.recordedAt! < bound)
+          .map((m) => m.key);
+        expect(listed).toStrictEqual(expected);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it.skipIf(postgres.skip)(
     "PostgreSQL: equals the fold of listMeta after every kind of write, and with eight writers at once",
     async () => {
