@@ -148,8 +148,14 @@ function pgApply(parts: ReadonlyArray<[rows: string, sign: 1 | -1]>): string {
       `SELECT m_ns, m_id, ${sign} AS n FROM ${rows} WHERE ${summed()} AND m_ns IS NOT NULL AND m_id IS NOT NULL`,
   );
   const removes = parts.some(([, sign]) => sign === -1);
+  // Nothing summed among the statement's rows (an upsert fires the INSERT
+  // and the UPDATE trigger, one of them with no rows): the one cheap check.
+  const none = parts
+    .map(([rows]) => `NOT EXISTS (SELECT 1 FROM ${rows} WHERE ${summed()})`)
+    .join(" AND ");
   // Ids in one order, so two statements never wait on each other's rows crosswise.
   return `BEGIN
+     IF ${none} THEN RETURN NULL; END IF;
      INSERT INTO public.${SUM_TABLE} (${GROUP_LIST}, ${SUM_LIST})
        SELECT ${GROUP_LIST}, ${SUM_NAMES.map((n) => `sum(${n})`).join(", ")} FROM (${deltas}) d
        GROUP BY ${GROUP_LIST} HAVING ${SUM_NAMES.map((n) => `sum(${n}) <> 0`).join(" OR ")};
