@@ -60,6 +60,9 @@ if (backendName !== "sqlite" && backendName !== "postgres") {
 }
 const baselineAt = process.argv.indexOf("--baseline");
 const baseline = baselineAt >= 0 ? process.argv[baselineAt + 1]! : undefined;
+// `--hold`: after measuring each size, print its URL and keep the store until
+// SIGINT/SIGTERM, which drops it: a store to time statements against by hand.
+const hold = process.argv.includes("--hold");
 const only = process.argv.indexOf("--sizes");
 // `--sizes 1000000` runs only the sizes given (comma-separated).
 const sizes =
@@ -507,6 +510,16 @@ try {
         `| ${n.toLocaleString("en")} | ${mb} MB | ${buildS.toFixed(1)} s | ${big.toFixed(0)} µs (${(big / ref).toFixed(2)}×) | ${first.toFixed(1)} s | ${fmt(ls)} | ${statsText} | ${fmt(prune)} | ${viewProc} / ${viewIn} |`,
       );
       process.stderr.write(`[scale] ${lines.at(-1)}\n`);
+      if (hold) {
+        process.stderr.write(`[scale] holding ${url} (pid ${process.pid}; SIGINT drops it)\n`);
+        // A signal listener alone does not keep the process alive.
+        const alive = setInterval(() => {}, 1 << 30);
+        await new Promise<void>((resolve) => {
+          process.once("SIGINT", resolve);
+          process.once("SIGTERM", resolve);
+        });
+        clearInterval(alive);
+      }
       await backend.drop(n);
     }
     process.stdout.write(

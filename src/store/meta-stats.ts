@@ -161,6 +161,14 @@ export class MetaStatsSum {
     this.#lastPair = pairOf(...last);
   }
 
+  /**
+   * Add ids counted elsewhere, none of them among the ids of the pages
+   * (the store's own count of the ids its summary holds, sql-meta-summary.ts).
+   */
+  addDistinctIds(count: number): void {
+    this.#ids += count;
+  }
+
   addRuns(count: number): void {
     this.#runs += count;
   }

@@ -20,6 +20,7 @@ import {
 } from "../meta.js";
 import { META_COLUMN_NAMES, META_COLUMNS, metaColumnValues } from "./sql-meta-columns.js";
 import { PG_DIALECT } from "./sql-meta-stats.js";
+import { PG_SUMMARY_FILL, PG_SUMMARY_INDEXES, PG_SUMMARY_TABLES } from "./sql-meta-summary.js";
 
 /** One statement with `$n` parameters (postgres.ts's `Query`). */
 type Query = (sql: string, values?: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -129,7 +130,15 @@ async function hasColumns(query: Query, column = "m_meta"): Promise<boolean> {
 export async function preparePgMeta(query: Query): Promise<PgMetaLayout> {
   if (await hasColumns(query)) return (await hasColumns(query, "m_cols")) ? "cols" : "meta";
   if ((await query(`SELECT 1 FROM ${T} LIMIT 1`)).length > 0) return "none";
-  await addSchema(query, [...COLUMNS, ...META_COLS, ...SCHEMA, ...COLS_SCHEMA]);
+  // An empty table: its summary (sql-meta-summary.ts) is empty, nothing to fill.
+  await addSchema(query, [
+    ...COLUMNS,
+    ...META_COLS,
+    ...SCHEMA,
+    ...COLS_SCHEMA,
+    ...PG_SUMMARY_TABLES,
+    ...PG_SUMMARY_INDEXES,
+  ]);
   return "cols";
 }
 
@@ -283,7 +292,29 @@ export async function migratePgMeta(
   // Every row with metadata gains its columns: the count of rows given anything.
   const cols = await fillPgColumns(query, (done) => onProgress?.(done));
   await addSchema(query, COLS_SCHEMA);
+  await addPgSummary(query);
   return cols;
+}
+
+/**
+ * Give a migrated table the stats summary (sql-meta-summary.ts) in one
+ * transaction: one text of several statements (PostgreSQL runs it as one
+ * implicit transaction, on one connection whatever the pool), the table locked against writes from the triggers' creation to
+ * the fill's end, so no write is summed twice or missed. Nothing when it has one.
+ */
+async function addPgSummary(query: Query): Promise<void> {
+  const ready = await query(
+    `SELECT 1 FROM pg_indexes WHERE schemaname = 'public' AND indexname = 'invocache_stats_live'`,
+  );
+  if (ready.length > 0) return;
+  await query(
+    [
+      `LOCK TABLE ${T} IN SHARE ROW EXCLUSIVE MODE`,
+      ...PG_SUMMARY_TABLES,
+      ...PG_SUMMARY_FILL,
+      ...PG_SUMMARY_INDEXES,
+    ].join(";\n"),
+  );
 }
 
 /**

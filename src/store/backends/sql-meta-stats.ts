@@ -19,6 +19,14 @@ import { decodeMeta } from "../meta.js";
 import { MetaStatsSum, statsKeyFromColumns } from "../meta-stats.js";
 import type { MetaStats, MetaStatsQuery } from "../meta-types.js";
 import { META_COLUMNS, metaColumn } from "./sql-meta-columns.js";
+import {
+  LIVE,
+  PG_COMPACT_ABOVE,
+  PG_SUMMARY,
+  SQLITE_SUMMARY,
+  SUMMARY_READY_INDEX,
+  type SummarySpelling,
+} from "./sql-meta-summary.js";
 
 /** Rows summed per statement on SQLite (it walks the covering key index in order). */
 export const STATS_PAGE = 50_000;
@@ -65,7 +73,9 @@ interface Dialect {
    * As `page`, from the columns: `ok` whether the row's columns are its
    * metadata's, the columns, and `m` the metadata JSON only where they are not.
    */
-  pageCols(limit: string, after: string, prefix?: string, upper?: string): string;
+  pageCols(limit: string, after: string, prefix?: string, upper?: string, live?: boolean): string;
+  /** The summary's statements (sql-meta-summary.ts). */
+  summary: SummarySpelling;
 }
 
 /** The columns the stats statement reads, as `pageCols` selects them. */
@@ -104,15 +114,17 @@ export const SQLITE_DIALECT: Dialect = {
   // The index covers the columns; `m_meta` is read from the table only for
   // a row whose columns are not filled (SQLite defers the table's seek
   // until a CASE asks for it).
-  pageCols: (limit, after, prefix, upper) => `SELECT key, ${COLS},
+  // `live`: only the rows the summary leaves out, from their own index.
+  pageCols: (limit, after, prefix, upper, live) => `SELECT key, ${COLS},
       CASE WHEN m_cols = m_rev THEN NULL ELSE m_meta END AS m FROM ${T_SQLITE}
-    INDEXED BY invocache_meta_cols
-    WHERE key > ${after}${
+    INDEXED BY ${live === true ? SUMMARY_READY_INDEX : "invocache_meta_cols"}
+    WHERE ${live === true ? `${LIVE} AND ` : ""}key > ${after}${
       prefix === undefined
         ? ""
         : ` AND key >= ${prefix} AND ${upper === undefined ? `substr(key, 1, length(${prefix})) = ${prefix}` : `key < ${upper}`}`
     }
     ORDER BY key LIMIT ${limit}`,
+  summary: SQLITE_SUMMARY,
 };
 
 export const PG_DIALECT: Dialect = {
@@ -139,14 +151,15 @@ export const PG_DIALECT: Dialect = {
   metaOf: `SELECT m_meta FROM ${T_PG} WHERE key = @key`,
   colsReady: `SELECT 1 AS one FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'invocache_entries' AND indexname = 'invocache_meta_cols'`,
   // The JSON is cast only for a row whose columns are not filled.
-  pageCols: (limit, after, prefix, upper) => `SELECT key, ${COLS},
+  pageCols: (limit, after, prefix, upper, live) => `SELECT key, ${COLS},
       CASE WHEN m_cols = m_rev THEN NULL ELSE m_meta::jsonb END AS m FROM ${T_PG}
-    WHERE key COLLATE "C" > ${after}${
+    WHERE ${live === true ? `${LIVE} AND ` : ""}key COLLATE "C" > ${after}${
       prefix === undefined
         ? ""
         : ` AND key COLLATE "C" >= ${prefix} AND ${upper === undefined ? `left(key, char_length(${prefix})) = ${prefix}` : `key COLLATE "C" < ${upper}`}`
     }
     ORDER BY key COLLATE "C" LIMIT ${limit}`,
+  summary: PG_SUMMARY,
 };
 
 /**
@@ -161,6 +174,7 @@ function pageStatement(
   prefixed: boolean,
   bounded: boolean,
   cols: boolean,
+  liveOnly = false,
 ): string {
   const c = d.binary;
   // A field from its column where the row's columns are filled, else from
@@ -184,6 +198,7 @@ function pageStatement(
     "@after",
     prefixed ? "@prefix" : undefined,
     bounded ? "@upper" : undefined,
+    liveOnly,
   );
   // Every field read once per row, into narrow rows (the JSON goes no further).
   const fields = `SELECT key, ${kind} AS kind,
@@ -222,7 +237,12 @@ function pageStatement(
     UNION ALL
     SELECT 'i', 'entry', ${none}, 0, 0, 0, 0, 0, 0, 0, 0, 0,
       count(DISTINCT ns || ':' || id), min(key${c}), max(key${c}), NULL, NULL
-    FROM e`;
+    FROM e${
+      // Beside the summary: only the ids it does not hold (it counts its own).
+      liveOnly
+        ? " WHERE NOT EXISTS (SELECT 1 FROM invocache_stats_ids s WHERE s.ns = e.ns AND s.id = e.id)"
+        : ""
+    }`;
 }
 
 /**
@@ -295,7 +315,18 @@ export async function statsSqlMeta(
   );
   // The columns where the store has them; the JSON alone on a store not migrated to them.
   const cols = (await run(dialect.colsReady, [])).length > 0;
-  const text = pageStatement(dialect, details.length, prefix !== "", upper !== undefined, cols);
+  // The whole store (no namespace), from the summary where the store keeps
+  // one; the paged statement then reads only the rows it leaves out.
+  const live =
+    cols && prefix === "" && above >= 0 && (await run(dialect.summary.ready, [])).length > 0;
+  const text = pageStatement(
+    dialect,
+    details.length,
+    prefix !== "",
+    upper !== undefined,
+    cols,
+    live,
+  );
   const named = (after: string) => {
     const values: Record<string, unknown> = { after, limit: pageSize, now, above };
     if (prefix !== "") values.prefix = prefix;
@@ -304,6 +335,7 @@ export async function statsSqlMeta(
     return dialect.bind(text, values);
   };
   const sum = new MetaStatsSum();
+  if (live) await addSummary(run, dialect, sum, details, above);
   let after = "";
   let firstProblem: string | undefined;
   let seen = 0;
@@ -376,6 +408,44 @@ export async function statsSqlMeta(
     sum.addProblems(0, { key: firstProblem, problem: meta?.problem ?? firstProblem });
   }
   return sum.result();
+}
+
+/** Fold the summary's groups, ids, times and exact token counts into `sum`. */
+async function addSummary(
+  run: (sql: string, params: unknown[]) => Promise<Rows>,
+  dialect: Dialect,
+  sum: MetaStatsSum,
+  details: readonly string[],
+  above: number,
+): Promise<void> {
+  const s = dialect.summary;
+  if (s.compact !== undefined) {
+    const [row] = await run(s.compact.count, []);
+    // A reader that may not write (a read-only role) sums the deltas as they are.
+    if (Number(row?.n ?? 0) > PG_COMPACT_ABOVE) await run(s.compact.fold, []).catch(() => {});
+  }
+  for (const row of await run(s.groups, [])) {
+    sum.addGroup({
+      ...statsKeyOfRow(row),
+      ...tokensOfRow(row),
+      entries: Number(row.n),
+      bytes: Number(row.bytes),
+      durationUs: Number(row.dur_us),
+      accepted: Number(row.accepted),
+      rejected: Number(row.rejected),
+    });
+  }
+  const values: Record<string, unknown> = { above };
+  for (const [i, model] of details.entries()) values[`d${i}`] = model;
+  const usages = dialect.bind(s.usages(details.length), values);
+  for (const row of await run(usages.sql, usages.params)) {
+    sum.addUsage({ ...statsKeyOfRow(row), ...tokensOfRow(row), entries: Number(row.n) });
+  }
+  const [ids] = await run(s.ids, []);
+  sum.addDistinctIds(Number(ids?.n ?? 0));
+  const [oldest] = await run(s.oldest, []);
+  const [newest] = await run(s.newest, []);
+  if (oldest?.at != null && newest?.at != null) sum.addTimes(String(oldest.at), String(newest.at));
 }
 
 /**

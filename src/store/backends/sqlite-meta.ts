@@ -33,6 +33,11 @@ import {
 } from "../meta.js";
 import { META_COLUMN_NAMES, META_COLUMNS, metaColumnValues } from "./sql-meta-columns.js";
 import { SQLITE_DIALECT } from "./sql-meta-stats.js";
+import {
+  SQLITE_SUMMARY_FILL,
+  SQLITE_SUMMARY_INDEXES,
+  SQLITE_SUMMARY_TABLES,
+} from "./sql-meta-summary.js";
 
 /** One statement with parameters, its rows (sqlite.ts's `SqliteQuery`; both drivers give one). */
 type SqliteQuery = (sql: string, ...params: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -44,6 +49,11 @@ const T = "invocache_entries";
 const SQLITE_NOW_MS = "((julianday('now') - 2440587.5) * 86400000.0)";
 /** Rows per page while listing metadata (a few hundred bytes each). */
 const META_PAGE = 500;
+/**
+ * Rows recorded before a time up to which a key-order listing of them is
+ * read from the time index and sorted (each page sorts them all again).
+ */
+const FEW_BEFORE = 10_000;
 /** Rows per statement of a migration (4 parameters each, under SQLite's parameter limit). */
 const MIGRATE_BATCH = 200;
 
@@ -155,6 +165,36 @@ async function addColumns(query: SqliteQuery, columns: readonly string[]): Promi
 async function addMetaSchema(query: SqliteQuery): Promise<void> {
   await addColumns(query, ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER", ...COLUMNS]);
   for (const statement of [...SCHEMA, ...COLS_SCHEMA]) await query(statement);
+  // An empty table: its summary is empty, nothing to fill.
+  for (const statement of [...SQLITE_SUMMARY_TABLES, ...SQLITE_SUMMARY_INDEXES]) {
+    await query(statement);
+  }
+}
+
+/**
+ * Give a migrated table the stats summary (sql-meta-summary.ts): triggers,
+ * the sums of the rows there are, the indexes; in one write transaction, so
+ * no write falls between the fill and the triggers. Nothing when it has one.
+ */
+async function addSqliteSummary(query: SqliteQuery): Promise<void> {
+  const [ready] = await query(
+    `SELECT 1 AS one FROM sqlite_master WHERE type = 'index' AND name = 'invocache_stats_live'`,
+  );
+  if (ready !== undefined) return;
+  await query("BEGIN IMMEDIATE");
+  try {
+    for (const statement of [
+      ...SQLITE_SUMMARY_TABLES,
+      ...SQLITE_SUMMARY_FILL,
+      ...SQLITE_SUMMARY_INDEXES,
+    ]) {
+      await query(statement);
+    }
+    await query("COMMIT");
+  } catch (error) {
+    await query("ROLLBACK").catch(() => {});
+    throw error;
+  }
 }
 
 /**
@@ -207,13 +247,27 @@ export async function* listSqliteMeta(query: SqliteQuery, q: MetaQuery): AsyncIt
   // over there and only the matches' metadata is read from the table.
   const narrowed =
     order === "key" && q.recordedBefore !== undefined && (await sqliteHasColumnsIndex(query));
+  // Few such rows (a bounded count on the time index): each page is read
+  // from the time index's range and sorted by key, so the rest of the
+  // store is never walked; many: the columns' index in key order, as before.
+  const few =
+    narrowed &&
+    Number(
+      (
+        await query(
+          `SELECT count(*) AS n FROM (SELECT 1 FROM ${T} INDEXED BY invocache_meta_at
+           WHERE m_at IS NOT NULL AND m_at < ? LIMIT ${FEW_BEFORE + 1})`,
+          q.recordedBefore,
+        )
+      )[0]?.n,
+    ) <= FEW_BEFORE;
   while (left > 0) {
     const page = Math.min(META_PAGE, left);
     let rows: Array<Record<string, unknown>>;
     if (narrowed) {
       rows = await query(
-        `SELECT key, m_meta FROM ${T} INDEXED BY invocache_meta_cols
-         WHERE key > ? AND substr(key, 1, length(?)) = ? AND m_at < ? ORDER BY key LIMIT ?`,
+        `SELECT key, m_meta FROM ${T} INDEXED BY ${few ? "invocache_meta_at" : "invocache_meta_cols"}
+         WHERE ${few ? "m_at IS NOT NULL AND " : ""}key > ? AND substr(key, 1, length(?)) = ? AND m_at < ? ORDER BY key LIMIT ?`,
         after?.key ?? "",
         prefix,
         prefix,
@@ -334,6 +388,7 @@ export async function migrateSqliteMeta(
   // the count of rows given anything.
   const cols = await fillSqliteColumns(query, (done) => onProgress?.(done));
   for (const statement of COLS_SCHEMA) await query(statement);
+  await addSqliteSummary(query);
   return cols;
 }
 
