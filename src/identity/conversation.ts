@@ -343,6 +343,20 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
     push(w, "]");
     return true;
   }
+  return writeObject(v, w, depth, write);
+}
+
+/**
+ * A plain object's members, as {@link write} writes them, each value by
+ * `value` at `depth + 1` (the conversation's top level, {@link writeTop},
+ * follows its first array there); false for any other object.
+ */
+function writeObject(
+  v: object,
+  w: FusedWriter,
+  depth: number,
+  value: (x: unknown, w: FusedWriter, depth: number) => boolean,
+): boolean {
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return false;
   const o = v as Record<string, unknown>;
@@ -361,7 +375,7 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
     w.out?.push(n[0]);
     w.out2.push(n[1]);
     if (!n[2]) w.wellFormed = false;
-    if (!write(x, w, depth + 1)) return false;
+    if (!value(x, w, depth + 1)) return false;
   }
   push(w, "}");
   return true;
@@ -376,33 +390,14 @@ function write(v: unknown, w: FusedWriter, depth: number): boolean {
  */
 function writeTop(v: unknown, w: FusedWriter, token: object): boolean {
   if (v === null || typeof v !== "object" || Array.isArray(v)) return write(v, w, 0);
-  const proto = Object.getPrototypeOf(v);
-  if (proto !== Object.prototype && proto !== null) return false;
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o);
-  sortNames(keys);
-  push(w, "{");
-  let first = true;
   let followed = false;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    const x = o[k];
-    if (x === undefined) continue; // as JSON.stringify does
-    if (!first) push(w, ",");
-    first = false;
-    const n = namePiece(k);
-    w.out?.push(n[0]);
-    w.out2.push(n[1]);
-    if (!n[2]) w.wellFormed = false;
-    if (!followed && Array.isArray(x) && x.length > 0) {
-      followed = true; // one array per conversation: the first one
-      // A first element that is not immutable is in no segment and starts
-      // none (every kept element is): written as always, at no extra cost.
-      if (!(isImmutable(x[0]) ? writeFollowed(x, w, token) : write(x, w, 1))) return false;
-    } else if (!write(x, w, 1)) return false;
-  }
-  push(w, "}");
-  return true;
+  return writeObject(v, w, 0, (x, w, depth) => {
+    if (followed || !Array.isArray(x) || x.length === 0) return write(x, w, depth);
+    followed = true; // one array per conversation: the first one
+    // A first element that is not immutable is in no segment and starts
+    // none (every kept element is): written as always, at no extra cost.
+    return isImmutable(x[0]) ? writeFollowed(x, w, token) : write(x, w, depth);
+  });
 }
 
 /** The array `a` of a conversation (depth 1), its kept leading elements as one piece. */
