@@ -116,18 +116,29 @@ export async function startPostgresServer(
   };
 }
 
-interface PgClient {
+/** A `pg` client: what the tests ask of it. */
+export interface PgClient {
   connect(): Promise<void>;
-  query(sql: string): Promise<unknown>;
+  query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
   end(): Promise<void>;
   on(event: "error", listener: () => void): unknown;
 }
 
-async function answers(url: string): Promise<boolean> {
-  // pg is @keyv/postgres's dependency; resolve it from there, as the store does.
+/**
+ * A `pg` client for `url`, not yet connected: pg is @keyv/postgres's
+ * dependency, resolved from there, as the store does.
+ */
+export function pgClient(
+  url: string,
+  options: { connectionTimeoutMillis?: number } = {},
+): PgClient {
   const require = createRequire(createRequire(import.meta.url).resolve("@keyv/postgres"));
   const { Client } = require("pg") as { Client: new (c: object) => PgClient };
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  return new Client({ connectionString: url, ...options });
+}
+
+async function answers(url: string): Promise<boolean> {
+  const client = pgClient(url, { connectionTimeoutMillis: 1000 });
   client.on("error", () => {});
   try {
     await client.connect();

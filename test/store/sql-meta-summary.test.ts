@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { PG_SUMMARY } from "../../src/store/backends/sql-meta-summary.js";
 import { foldMetaStats, openStore, type Store } from "../../src/store/index.js";
 import { mixedStatsRows } from "../../src/testing/stats-mixed.js";
+import { pgClient } from "../helpers/postgres-server.js";
 import { usePostgresServer } from "../helpers/servers.js";
 import { tempDir } from "../helpers/tmp.js";
 
@@ -153,17 +154,7 @@ describe("the stats summary", () => {
     "PostgreSQL: equals the fold of listMeta after every kind of write, and with eight writers at once",
     async () => {
       const store = openStore(postgres.url());
-      const require = createRequire(createRequire(import.meta.url).resolve("@keyv/postgres"));
-      const { Client } = require("pg") as {
-        Client: new (o: {
-          connectionString: string;
-        }) => {
-          connect(): Promise<void>;
-          query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
-          end(): Promise<void>;
-        };
-      };
-      const client = new Client({ connectionString: postgres.url() });
+      const client = pgClient(postgres.url());
       await client.connect();
       const run: Run = async (sql, params) => (await client.query(sql, params)).rows;
       try {
