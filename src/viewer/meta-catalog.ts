@@ -11,11 +11,15 @@
  *   and model filters. (Prompt text is not in the metadata: the full read,
  *   used where a store has none, searches the start of the prompt too.)
  * - Totals (entries, namespaces, roles, models, model time, tokens and
- *   cost) are one pass over the metadata in constant memory, as `invocache
- *   stats` counts them, run in the background and refreshed like the
- *   catalog. The stored run records (one value per stored run, not per
- *   entry) are read in the same pass, and the metadata of the entries they
- *   name looked up one by one, for the recent runs and their spend.
+ *   cost) come from the store's sums (`Store.statsMeta`, meta-totals.ts):
+ *   where the database keeps a summary, a few hundred rows at any size;
+ *   the run records by each namespace's key prefix, the first problems
+ *   from the front of the time order. A store without sums (or with runs
+ *   outside its entries' namespaces) gets one pass over the metadata in
+ *   constant memory instead. Either runs in the background and is
+ *   refreshed like the catalog. The stored run records (one value per
+ *   stored run, not per entry) are read, and the metadata of the entries
+ *   they name looked up one by one, for the recent runs and their spend.
  * - An entry page reads that entry, and the metadata of its siblings and
  *   its parent, by key prefix.
  */
@@ -23,6 +27,7 @@ import { MIN_PREFIX_LENGTH } from "../identity/index.js";
 import type { CallKind } from "../identity/internal.js";
 import type { JsonValue } from "../json/index.js";
 import { type Entry, type Store, type StoredMeta, validateEntry } from "../store/index.js";
+import { type SummedTotals, summedTotals } from "./meta-totals.js";
 import { type Recorded, type RunSpend, runSpend, SpendTally } from "./spend.js";
 import {
   type CatalogSnapshot,
@@ -68,6 +73,9 @@ export interface MetaPage {
   /** How many match in all, when known without reading further. */
   total: number | undefined;
 }
+
+/** What a count of the totals finds before the runs are read. */
+type Counted = SummedTotals & { problems: MetaTotals["problems"]; runKeys: string[] };
 
 const FACET_LIMIT = 500;
 const PROBLEMS_KEPT = 20;
@@ -238,6 +246,68 @@ export class MetaCatalog {
   }
 
   async #count(): Promise<MetaTotals> {
+    const counted = (await this.#summed()) ?? (await this.#walk());
+    const { runKeys, ...totals } = counted;
+    const runs = await this.#runs(runKeys);
+    const byKey = await this.#metaOfCalls(runs);
+    const runSpends = new Map<string, RunSpend>();
+    const spent = new SpendTally();
+    const saved = new SpendTally();
+    for (const r of runs) {
+      const entryOf = (c: { id: string; occurrence: number }) =>
+        byKey.get(`${r.namespace}:e:${c.id}:${c.occurrence}`);
+      runSpends.set(r.key, runSpend(r, entryOf));
+      for (const c of r.calls) {
+        const e = entryOf(c);
+        if (e === undefined) continue;
+        if (c.served === "hit") saved.add(e);
+        else if (c.served === "recorded") spent.add(e);
+      }
+    }
+    return {
+      ...totals,
+      runs,
+      runSpend: runSpends,
+      spent: spent.done(),
+      saved: saved.done(),
+      readAt: Date.now(),
+    };
+  }
+
+  /**
+   * The totals from the store's sums (`Store.statsMeta`: a few hundred
+   * rows where the database keeps them, see meta-totals.ts), the run keys
+   * by each namespace's key prefix and the first problems from the front of
+   * the time order (where they sort). Undefined when the store has no sums,
+   * or holds runs outside the namespaces of its entries (the walk finds them).
+   */
+  async #summed(): Promise<Counted | undefined> {
+    if (this.store.statsMeta === undefined) return undefined;
+    const stats = await this.store.statsMeta();
+    const totals = summedTotals(stats, FACET_LIMIT);
+    const runKeys: string[] = [];
+    if (stats.runs > 0)
+      for (const n of totals.namespaces)
+        for await (const m of this.#rows({ prefix: `${n.name}:run:` }))
+          if (m.kind === "run") runKeys.push(m.key);
+    if (runKeys.length !== stats.runs) return undefined;
+    const problems: MetaTotals["problems"] = [];
+    if (stats.problems > 0) {
+      for await (const m of this.#rows({ order: "recordedAt", limit: PROBLEMS_KEPT })) {
+        if (m.kind !== "problem") break;
+        problems.push({ key: m.key, message: `${this.store.url} ${m.problem ?? m.key}` });
+      }
+      if (problems.length === 0 && stats.firstProblem !== undefined)
+        problems.push({
+          key: stats.firstProblem.key,
+          message: `${this.store.url} ${stats.firstProblem.problem}`,
+        });
+    }
+    return { ...totals, problems, runKeys };
+  }
+
+  /** The totals by one pass over every row's metadata, in constant memory. */
+  async #walk(): Promise<Counted> {
     const ns = new Map<string, { name: string; entries: number; ms: number; bytes: number }>();
     const roles = new Set<string>();
     const models = new Set<string>();
@@ -268,22 +338,6 @@ export class MetaCatalog {
         if (e.model !== "" && models.size < FACET_LIMIT * 4) models.add(e.model);
       }
     }
-    const runs = await this.#runs(runKeys);
-    const byKey = await this.#metaOfCalls(runs);
-    const runSpends = new Map<string, RunSpend>();
-    const spent = new SpendTally();
-    const saved = new SpendTally();
-    for (const r of runs) {
-      const entryOf = (c: { id: string; occurrence: number }) =>
-        byKey.get(`${r.namespace}:e:${c.id}:${c.occurrence}`);
-      runSpends.set(r.key, runSpend(r, entryOf));
-      for (const c of r.calls) {
-        const e = entryOf(c);
-        if (e === undefined) continue;
-        if (c.served === "hit") saved.add(e);
-        else if (c.served === "recorded") spent.add(e);
-      }
-    }
     return {
       entries,
       namespaces: [...ns.values()].sort((a, b) => a.name.localeCompare(b.name)),
@@ -292,11 +346,7 @@ export class MetaCatalog {
       totalMs,
       recorded: tally.done(),
       problems,
-      runs,
-      runSpend: runSpends,
-      spent: spent.done(),
-      saved: saved.done(),
-      readAt: Date.now(),
+      runKeys,
     };
   }
 

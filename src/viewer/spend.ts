@@ -47,21 +47,30 @@ export class SpendTally {
   readonly #groups = new Map<string, { model: string; usage: Usage; calls: number }>();
 
   add(e: Pick<EntrySummary, "durationMs" | "usage" | "kind" | "model">): void {
+    this.addMany(1, e.durationMs, e);
+  }
+
+  /**
+   * `entries` entries of one model and kind at once, whose model time sums
+   * to `ms` and whose usage, when they have one, sums to `e.usage` (a group
+   * of `Store.statsMeta`'s sums): what {@link add} of each would count.
+   */
+  addMany(entries: number, ms: number, e: Pick<EntrySummary, "usage" | "kind" | "model">): void {
     const out = this.#out;
-    out.entries++;
-    out.ms += e.durationMs;
+    out.entries += entries;
+    out.ms += ms;
     const u = e.usage;
     if (u === undefined) {
-      if (callKindNamed(e.kind).priced) out.noUsage++;
+      if (callKindNamed(e.kind).priced) out.noUsage += entries;
       return;
     }
     out.inputTokens += u.inputTokens;
     out.outputTokens += u.outputTokens;
     const key = `${e.model}\u0000${u.model ?? ""}\u0000${u.shape}`;
     const g = this.#groups.get(key);
-    if (g === undefined) this.#groups.set(key, { model: e.model, usage: { ...u }, calls: 1 });
+    if (g === undefined) this.#groups.set(key, { model: e.model, usage: { ...u }, calls: entries });
     else {
-      g.calls++;
+      g.calls += entries;
       g.usage.inputTokens += u.inputTokens;
       g.usage.outputTokens += u.outputTokens;
       if (u.cacheReadTokens !== undefined)
