@@ -23,7 +23,13 @@ export {
   type StoredMeta,
   storedMetaOf,
 } from "./meta.js";
-export { durationUs, foldMetaStats, metaStatsOf, statsKeyId } from "./meta-stats.js";
+export {
+  durationUs,
+  foldMetaStats,
+  metaStatsOf,
+  statsKeyId,
+  summedUsage,
+} from "./meta-stats.js";
 export type {
   MetaStats,
   MetaStatsGroup,

@@ -14,6 +14,7 @@ import type {
   MetaStatsGroup,
   MetaStatsKey,
   MetaStatsQuery,
+  MetaStatsTokens,
   MetaStatsUsage,
   StoredMeta,
 } from "./meta-types.js";
@@ -36,6 +37,26 @@ export function usageClass(usage: Usage | undefined): MetaStatsKey["usage"] {
   if (usage === undefined) return "none";
   const cached = (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
   return cached > usage.inputTokens ? "over" : "ok";
+}
+
+/**
+ * Summed token counts (a `MetaStatsGroup`'s, or one row of `usages`) as one
+ * `Usage` to price: prices are per token below a price's first tier, so a
+ * sum prices as its calls would. The shape is not priced by: any will do.
+ *
+ * @example
+ * costOf(g.model, summedUsage(g)) // the group's calls, priced at once
+ */
+export function summedUsage(t: MetaStatsTokens & Pick<MetaStatsKey, "usageModel">): Usage {
+  const usage: Usage = {
+    shape: "openai.chat",
+    inputTokens: t.inputTokens,
+    outputTokens: t.outputTokens,
+  };
+  if (t.cacheReadTokens > 0) usage.cacheReadTokens = t.cacheReadTokens;
+  if (t.cacheWriteTokens > 0) usage.cacheWriteTokens = t.cacheWriteTokens;
+  if (t.usageModel !== undefined) usage.model = t.usageModel;
+  return usage;
 }
 
 /** The group of an entry's metadata. */

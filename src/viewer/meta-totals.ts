@@ -8,7 +8,7 @@
  * back. The figures are the ones that walk counts (`MetaCatalog`'s
  * fallback), priced the same way (summed tokens per model, `SpendTally`).
  */
-import type { MetaStats, MetaStatsGroup, Usage } from "../store/index.js";
+import { type MetaStats, summedUsage } from "../store/index.js";
 import { type Recorded, SpendTally } from "./spend.js";
 
 /** The part of `MetaTotals` (meta-catalog.ts) a store's sums answer. */
@@ -67,17 +67,4 @@ export function summedTotals(stats: MetaStats, facetLimit: number): SummedTotals
     totalMs: totalUs / 1000,
     recorded: tally.done(),
   };
-}
-
-/** A group's summed tokens as one `Usage` (the shape is not priced by). */
-function summedUsage(g: MetaStatsGroup): Usage {
-  const usage: Usage = {
-    shape: "openai.chat",
-    inputTokens: g.inputTokens,
-    outputTokens: g.outputTokens,
-  };
-  if (g.cacheReadTokens > 0) usage.cacheReadTokens = g.cacheReadTokens;
-  if (g.cacheWriteTokens > 0) usage.cacheWriteTokens = g.cacheWriteTokens;
-  if (g.usageModel !== undefined) usage.model = g.usageModel;
-  return usage;
 }

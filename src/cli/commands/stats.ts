@@ -10,6 +10,7 @@ import {
   type MetaStatsKey,
   type MetaStatsTokens,
   statsKeyId,
+  summedUsage,
 } from "../../store/index.js";
 import {
   costOf,
@@ -249,7 +250,7 @@ class StatsFold {
       d.tokens.outputTokens += u.outputTokens * u.entries;
       d.tokens.cacheReadTokens += u.cacheReadTokens * u.entries;
       d.tokens.cacheWriteTokens += u.cacheWriteTokens * u.entries;
-      const nano = nanoUsd(u.model, usageOf(u));
+      const nano = nanoUsd(u.model, summedUsage(u));
       if (nano === undefined) d.unpriced += u.entries;
       else d.nano += nano * u.entries;
     }
@@ -291,7 +292,7 @@ class StatsFold {
         } else {
           // modelsToDetail had every entry of this model counted exactly: these
           // were written between the two passes. Priced as one call (close, not exact).
-          const nano = nanoUsd(g.model, usageOf(left));
+          const nano = nanoUsd(g.model, summedUsage(left));
           if (nano === undefined) s.unpriced += rest;
           else s.nanoUsd += nano;
         }
@@ -349,19 +350,6 @@ class StatsFold {
       prices: { ...PRICE_SNAPSHOT },
     };
   }
-}
-
-/** The summed tokens of a group (or one entry's, of a detail row) as a `Usage` to price. */
-function usageOf(t: MetaStatsTokens & Pick<MetaStatsKey, "usageModel">): Usage {
-  const usage: Usage = {
-    shape: "openai.chat", // not priced by: any shape
-    inputTokens: t.inputTokens,
-    outputTokens: t.outputTokens,
-  };
-  if (t.cacheReadTokens > 0) usage.cacheReadTokens = t.cacheReadTokens;
-  if (t.cacheWriteTokens > 0) usage.cacheWriteTokens = t.cacheWriteTokens;
-  if (t.usageModel !== undefined) usage.model = t.usageModel;
-  return usage;
 }
 
 /**
