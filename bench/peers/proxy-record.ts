@@ -13,8 +13,11 @@
  * process, so two versions are compared under the same load. `--profile
  * DIR` writes the last round's CPU profile of each row.
  *
+ * `--mode auto` records as an `auto`-mode miss does (every call a miss in
+ * a fresh store) instead of `record` mode.
+ *
  * `node --import tsx bench/peers/proxy-record.ts [--calls N] [--rounds R]
- * [--stores sqlite,cassette] [--base DIR] [--profile DIR]`
+ * [--stores sqlite,cassette] [--mode record|auto] [--base DIR] [--profile DIR]`
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -34,6 +37,8 @@ const calls = Number(arg("calls", "300"));
 const rounds = Number(arg("rounds", "5"));
 const stores = arg("stores", "sqlite,cassette").split(",");
 const baseDir = arg("base", "");
+/** `record` (as bench:peers) or `auto` (a miss: lookup, lease, re-check, write, release). */
+const mode = arg("mode", "record") as "record" | "auto";
 const profileDir = arg("profile", "");
 const inspector = profileDir === "" ? undefined : new Session();
 inspector?.connect();
@@ -130,7 +135,7 @@ try {
           : join(dir, `r${serial}.yaml`);
       const proxy = await make({
         store,
-        mode: "record",
+        mode,
         upstreams: { bench: provider.url },
         env: {},
       });
