@@ -11,13 +11,15 @@
  * `--base DIR` also records through the proxy of another checkout (its
  * `src/proxy/index.ts`, e.g. a worktree of main), in the same rounds and
  * process, so two versions are compared under the same load. `--profile
- * DIR` writes the last round's CPU profile of each row.
+ * DIR` writes the last round's CPU profile of each row. `memory` (a row
+ * of `--stores`) records into an in-memory store: the proxy and recorder
+ * without a store's write.
  *
  * `--mode auto` records as an `auto`-mode miss does (every call a miss in
  * a fresh store) instead of `record` mode.
  *
  * `node --import tsx bench/peers/proxy-record.ts [--calls N] [--rounds R]
- * [--stores sqlite,cassette] [--mode record|auto] [--base DIR] [--profile DIR]`
+ * [--stores sqlite,cassette,memory] [--mode record|auto] [--base DIR] [--profile DIR]`
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -132,7 +134,9 @@ try {
       const store =
         s === "sqlite"
           ? `sqlite://${join(dir, `r${serial}.sqlite`)}`
-          : join(dir, `r${serial}.yaml`);
+          : s === "memory"
+            ? "memory://"
+            : join(dir, `r${serial}.yaml`);
       const proxy = await make({
         store,
         mode,
