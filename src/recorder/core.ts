@@ -41,6 +41,8 @@ export interface Core {
   /** This recorder's lease owner name. */
   readonly owner: string;
   readonly failOpen: FailOpen;
+  /** `record` mode reads the entry before going upstream, for a fixture error only (record-probe.ts). */
+  readonly probesBeforeRecord: boolean;
   /** Where replay misses are logged (miss-log.ts); undefined: not logged. */
   readonly missLog: string | undefined;
 }

@@ -98,8 +98,9 @@ async function upstreamThenRecord(
 /** record: always upstream and (re)write, sharing in-process identical calls. */
 async function recordAlways(core: Core, flights: SingleFlight, c: CallContext): Promise<Answer> {
   // Record mode does not read, but a cassette that cannot be loaded is
-  // a fixture error to show before a paid call, not after it.
-  await core.failOpen.peek(c.key);
+  // a fixture error to show before a paid call, not after it. A store that
+  // cannot raise one is not read (record-probe.ts).
+  if (core.probesBeforeRecord) await core.failOpen.peek(c.key);
   return flights.run(
     c,
     () => upstreamThenRecord(core, c, NO_LEASE),

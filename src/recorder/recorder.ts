@@ -43,6 +43,7 @@ import type { Mode } from "./mode.js";
 import { type OnceAs, onceAs, settled } from "./once.js";
 import { resolveOptions } from "./options.js";
 import { answerCall } from "./pipeline.js";
+import { probesBeforeRecord } from "./record-probe.js";
 import { endRun } from "./run-records.js";
 import { type RunInfo, RunScope, type ServedCall, servedStep } from "./run-scope.js";
 import { ServedMemory } from "./served.js";
@@ -157,6 +158,7 @@ class RecorderImpl implements Recorder {
       leaseMs: s.leaseMs,
       owner: `invocache-${randomUUID()}`,
       failOpen: new FailOpen(store, events, s.mode, s.ttl, s.secrets),
+      probesBeforeRecord: probesBeforeRecord(s.store.url, s.staleness !== undefined),
       missLog: missLogFor(s.store.url, s.opts.missLog, s.opts.projectRoot ?? process.cwd()),
     };
     rememberMissLog(this, this.#core.missLog);
