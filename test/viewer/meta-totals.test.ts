@@ -93,7 +93,11 @@ describe("the viewer's totals from a store's sums equal the walk's", () => {
     await check(`sqlite://${join(tempDir("meta-totals"), "s.sqlite")}`);
   });
 
-  it.skipIf(postgres.skip)("PostgreSQL (the summary and its deltas)", async () => {
-    await check(postgres.url());
-  }, 60_000);
+  it.skipIf(postgres.skip)(
+    "PostgreSQL (the summary and its deltas)",
+    async () => {
+      await check(postgres.url());
+    },
+    60_000,
+  );
 });
