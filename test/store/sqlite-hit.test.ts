@@ -1,9 +1,9 @@
 /**
- * What a hit reads, kept beside the value on SQLite (src/store/backends/sqlite-hit.ts):
- * `m_hit` is always the value without its manifest as SQLite cuts it, or
- * NULL; every kind of write keeps it in step (the store's own, an older
- * invocache's that bumps `m_rev` without it, keyv's value-only write), a
- * file made before it is never changed by an open or a read, and
+ * What a hit reads, kept beside the values on SQLite (src/store/backends/sqlite-hit.ts):
+ * each key's hit is always its value without the manifest as SQLite cuts
+ * it (NULL for a text that is not JSON), after every kind of write (the
+ * store's own, an older invocache's, keyv's value-only write, a delete);
+ * a file made before it is never changed by an open or a read, and
  * `migrateMeta` adds and fills it. Real SQLite files, both drivers (the
  * better-sqlite3 one when INVOCACHE_BETTER_SQLITE3 names a build).
  */
@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { invocationManifest, manifestIdentity } from "../../src/identity/index.js";
 import { INVOCACHE_VERSION, NORMALIZATION_VERSION } from "../../src/index.js";
 import { createBetterSqliteBackend } from "../../src/store/backends/better-sqlite3.js";
-import { SQLITE_HIT_FROM_VALUE } from "../../src/store/backends/sqlite-hit.js";
+import { sqliteHitOf } from "../../src/store/backends/sqlite-hit.js";
 import { type Entry, entryKey, openStore } from "../../src/store/index.js";
 import { KeyvStore } from "../../src/store/keyv-store.js";
 import type { Store } from "../../src/store/types.js";
@@ -95,12 +95,26 @@ if (buildPath !== undefined) {
 }
 
 describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
-  /** Each row's m_hit, and what SQLite cuts from its value now. */
+  /** Each value's stored hit (undefined: no hit row), and what SQLite cuts from the value now (NULL: not JSON). */
   async function hitColumn(path: string): Promise<Array<{ hit: unknown; cut: unknown }>> {
-    return (await sql(
+    const rows = (await sql(
       path,
-      `SELECT m_hit AS hit, ${SQLITE_HIT_FROM_VALUE} AS cut FROM invocache_entries ORDER BY key`,
-    )) as Array<{ hit: unknown; cut: unknown }>;
+      `SELECT h.key IS NOT NULL AS has, h.hit AS hit, ${sqliteHitOf("value")} AS cut
+       FROM invocache_entries AS e LEFT JOIN invocache_hits AS h ON h.key = e.key ORDER BY e.key`,
+    )) as Array<{ has: number; hit: unknown; cut: unknown }>;
+    return rows.map((r) => ({ hit: r.has ? r.hit : undefined, cut: r.cut }));
+  }
+  /** Every value has its hit row, and each hit is its value's cut (or NULL for a value that is not JSON). */
+  async function inStep(path: string): Promise<void> {
+    for (const r of await hitColumn(path)) {
+      expect(r.hit).not.toBeUndefined();
+      expect(r.hit).toBe(r.cut);
+    }
+    const orphans = await sql(
+      path,
+      "SELECT key FROM invocache_hits WHERE key NOT IN (SELECT key FROM invocache_entries)",
+    );
+    expect(orphans).toStrictEqual([]);
   }
 
   it("is the value without its manifest after every write of the store, and what a hit serves", async () => {
@@ -109,20 +123,19 @@ describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
     const a = entry("first", "one");
     const key = entryKey("ns", a.id, 0);
     await store.set(key, a as never);
-    let [row] = await hitColumn(path);
+    const [row] = await hitColumn(path);
     expect(row!.hit).not.toBeNull();
-    expect(row!.hit).toBe(row!.cut);
+    await inStep(path);
     expect(await store.getHit!(key)).toStrictEqual(withoutManifest(a));
     // Overwritten by the store: the new value's cut.
     const b = { ...a, response: { text: "two" } };
     await store.set(key, b as never);
-    [row] = await hitColumn(path);
-    expect(row!.hit).toBe(row!.cut);
+    await inStep(path);
     expect(await store.getHit!(key)).toStrictEqual(withoutManifest(b));
     await store.close();
   });
 
-  it("never serves the cut of an older value after a write that changed the value without it", async () => {
+  it("follows every kind of write, whoever makes it: keyv alone, an older invocache, a delete", async () => {
     const path = freshFile();
     const store = open(path);
     const a = entry("second", "one");
@@ -134,27 +147,33 @@ describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
       JSON.stringify({ value: b }),
       key,
     ]);
-    expect((await hitColumn(path))[0]!.hit).toBeNull();
+    await inStep(path);
     expect(await store.getHit!(key)).toStrictEqual(withoutManifest(b));
-    // Written again by the store: the column is back.
-    await store.set(key, a as never);
-    expect((await hitColumn(path))[0]!.hit).toBe((await hitColumn(path))[0]!.cut);
-    // An invocache before the column: value and metadata, m_rev bumped, m_hit untouched.
+    // An invocache before the hits' table: value and metadata, a new key too.
     const c = { ...a, response: { text: "by an older invocache" } };
-    await sql(
-      path,
-      `INSERT INTO invocache_entries (key, value, m_rev) VALUES (?, ?, 1)
-       ON CONFLICT(key) DO UPDATE SET value = excluded.value, m_rev = coalesce(m_rev, 0) + 1`,
-      [key, JSON.stringify({ value: c })],
-    );
-    expect((await hitColumn(path))[0]!.hit).toBeNull();
+    const other = entry("another", "three");
+    for (const [k, v] of [
+      [key, c],
+      [entryKey("ns", other.id, 0), other],
+    ] as const) {
+      await sql(
+        path,
+        `INSERT INTO invocache_entries (key, value, m_rev) VALUES (?, ?, 1)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value, m_rev = coalesce(m_rev, 0) + 1`,
+        [k, JSON.stringify({ value: v })],
+      );
+    }
+    await inStep(path);
     expect(await store.getHit!(key)).toStrictEqual(withoutManifest(c));
-    // The same value written again by anyone: the column still matches it.
-    await store.set(key, c as never);
-    await sql(path, "UPDATE invocache_entries SET value = value WHERE key = ?", [key]);
-    const [row] = await hitColumn(path);
-    expect(row!.hit).not.toBeNull();
-    expect(row!.hit).toBe(row!.cut);
+    expect(await store.getHit!(entryKey("ns", other.id, 0))).toStrictEqual(withoutManifest(other));
+    // Deleted by anyone: its hit goes too; a moved key takes its hit along.
+    await store.delete(key);
+    await sql(path, "UPDATE invocache_entries SET key = 'ns:moved' WHERE key = ?", [
+      entryKey("ns", other.id, 0),
+    ]);
+    await inStep(path);
+    expect(await store.getHit!(key)).toBeUndefined();
+    expect(await store.getHit!("ns:moved")).toStrictEqual(withoutManifest(other));
     await store.close();
   });
 
@@ -166,6 +185,7 @@ describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
     await store.set(key, a as never);
     await sql(path, "UPDATE invocache_entries SET value = '{not json' WHERE key = ?", [key]);
     expect((await hitColumn(path))[0]!.hit).toBeNull();
+    await inStep(path);
     await expect(store.getHit!(key)).rejects.toThrow();
     await store.close();
   });
@@ -182,29 +202,31 @@ describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
     }
     await sql(path, "INSERT INTO invocache_entries (key, value) VALUES ('ns:bad', '{not json')");
     const columns = async () =>
-      ((await sql(path, "PRAGMA table_info(invocache_entries)")) as Array<{ name: string }>).map(
-        (c) => c.name,
-      );
-    const before = await columns();
+      (
+        (await sql(path, "SELECT name FROM sqlite_master WHERE name LIKE '%hits%'")) as Array<{
+          name: string;
+        }>
+      ).map((c) => c.name);
+    expect(await columns()).toStrictEqual([]);
     const store = open(path);
     for (const e of entries) {
       expect(await store.getHit!(entryKey("ns", e.id, 0))).toStrictEqual(withoutManifest(e));
     }
     await store.set(entryKey("ns", entries[0]!.id, 0), entries[0] as never);
-    expect(await columns()).toStrictEqual(before);
+    expect(await columns()).toStrictEqual([]);
     await store.migrateMeta!();
-    expect(await columns()).toContain("m_hit");
+    expect(await columns()).toContain("invocache_hits");
     const rows = await hitColumn(path);
-    // The three entries filled; the text that is not JSON keeps NULL.
+    // The three entries filled; the text that is not JSON has a NULL hit.
     expect(rows.filter((r) => r.hit !== null)).toHaveLength(3);
-    for (const r of rows) if (r.hit !== null) expect(r.hit).toBe(r.cut);
-    // This open writes the column from now on; a new open reads it.
+    await inStep(path);
+    // Written from now on by the triggers, whoever writes; a new open reads it.
     const d = { ...entries[1]!, response: { text: "after the migration" } };
     await store.set(entryKey("ns", d.id, 0), d as never);
     await store.close();
     const again = open(path);
     expect(await again.getHit!(entryKey("ns", d.id, 0))).toStrictEqual(withoutManifest(d));
-    for (const r of await hitColumn(path)) if (r.hit !== null) expect(r.hit).toBe(r.cut);
+    await inStep(path);
     // A second migration fills nothing new and changes nothing.
     const snapshot = await hitColumn(path);
     await again.migrateMeta!();

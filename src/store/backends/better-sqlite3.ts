@@ -36,7 +36,7 @@ import {
   SQLITE_NOW_MS,
   SQLITE_VALUES_TABLE,
 } from "./sqlite.js";
-import { SQLITE_HIT_SELECT_COLUMN, sqliteHasHitColumn } from "./sqlite-hit.js";
+import { SQLITE_HIT_SELECT_TABLE, sqliteHasHits } from "./sqlite-hit.js";
 import {
   listSqliteMeta,
   migrateSqliteMeta,
@@ -151,11 +151,11 @@ export async function createBetterSqliteBackend(
       return statement.all(...params);
     });
   let layout: SqliteMetaLayout;
-  // Whether the file keeps what a hit reads beside the value (sqlite-hit.ts): writes then write it.
-  let hitColumn: boolean;
+  // Whether the file keeps what a hit reads beside the values (sqlite-hit.ts): hits then read it.
+  let hits: boolean;
   try {
     layout = await prepareSqliteMeta(metaQuery);
-    hitColumn = layout !== "none" && (await sqliteHasHitColumn(metaQuery));
+    hits = await sqliteHasHits(metaQuery);
   } catch (error) {
     db.close();
     throw error;
@@ -163,7 +163,7 @@ export async function createBetterSqliteBackend(
   // Prepared once the columns exist, again when a migration adds the metadata's own columns.
   let fencedSetMetaStmt: Statement | undefined;
   const getStmt = db.prepare(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
-  let getHitStmt = db.prepare(hitColumn ? SQLITE_HIT_SELECT_COLUMN : SQLITE_HIT_SELECT);
+  let getHitStmt = db.prepare(hits ? SQLITE_HIT_SELECT_TABLE : SQLITE_HIT_SELECT);
   const setStmt = db.prepare(
     `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) VALUES (?, ?)
      ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
@@ -232,7 +232,7 @@ export async function createBetterSqliteBackend(
     async setRecord(key, record, _ttlMs, notAfter, meta) {
       const rows = await whenFree(() => {
         if (meta === undefined) return fencedSetStmt.all(key, record, notAfter).length;
-        const sql = sqliteFencedSetMeta(layout, hitColumn);
+        const sql = sqliteFencedSetMeta(layout);
         if (fencedSetMetaStmt?.source !== sql) fencedSetMetaStmt = db.prepare(sql);
         return fencedSetMetaStmt.all(key, record, ...sqliteMetaParams(meta, layout), notAfter)
           .length;
@@ -246,8 +246,7 @@ export async function createBetterSqliteBackend(
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(metaQuery, onProgress);
       layout = "cols";
-      hitColumn = true;
-      getHitStmt = db.prepare(SQLITE_HIT_SELECT_COLUMN);
+      getHitStmt = db.prepare(SQLITE_HIT_SELECT_TABLE);
       return filled;
     },
     async deleteRecord(key, notAfter) {
@@ -261,7 +260,7 @@ export async function createBetterSqliteBackend(
       return row === undefined ? undefined : String(row.value);
     },
     async getHitRecord(key) {
-      // The manifest removed by SQLite (see SQLITE_HIT_SELECT in sqlite.ts), or when it was written (sqlite-hit.ts).
+      // The manifest removed by SQLite (see SQLITE_HIT_SELECT in sqlite.ts), or read from the hits' table (sqlite-hit.ts).
       const row = await whenFree(() => getHitStmt.get(key));
       return row === undefined ? undefined : String(row.value);
     },

@@ -1,26 +1,26 @@
 /**
- * What a replay hit reads, kept beside the value on SQLite (`Store.getHit`):
- * column `m_hit` holds the record without the entry's manifest, computed by
- * SQLite from the value in the statement that writes the value (one
- * statement: the two can never disagree), so a hit reads a few KB instead of
- * the whole record. On turn 100 of an agent loop the record is ~400 KB, and
- * cutting the manifest out on every read (`json_valid` + `json_remove`, see
- * SQLITE_HIT_FROM_VALUE) cost ~0.5 ms of SQLite's time per hit against
- * ~0.07 ms to read the column.
+ * What a replay hit reads, kept beside the values on SQLite (`Store.getHit`):
+ * table `invocache_hits` holds, per key, the record without the entry's
+ * manifest, cut by SQLite from the value by triggers on the values' table,
+ * so a hit reads a few KB from a small table instead of the whole record.
+ * On turn 100 of an agent loop the record is ~400 KB; cutting the manifest
+ * out on every read (`json_valid` + `json_remove`, SQLITE_HIT_FROM_VALUE)
+ * cost ~0.5 ms of SQLite's time per hit. A column of the values' table
+ * would not do: SQLite stores a row's columns after `value`, so reaching it
+ * walks the value's overflow pages (tried: ~0.25 ms per hit once the file
+ * outgrows SQLite's page cache, docs/performance.md).
  *
- * Exact by construction: `m_hit` is SQLITE_HIT_FROM_VALUE of the value as
- * written (the expression a hit without the column runs on every read), or
- * NULL, and a hit reads it only when it is not NULL; otherwise the value is
- * cut as before. Writers that change the value without writing `m_hit`
- * (an older invocache, keyv alone) leave it as it was: the trigger
- * `invocache_hit_stale` sets it to NULL in their statement, so a hit never
- * reads the text of another value. A writer that writes `m_hit` anew and
- * happens to write the same text as before is cleared too (its value
- * changed while its cut did not): a NULL costs the fallback read, never a
- * wrong answer.
+ * Exact by construction: the triggers run inside every statement that
+ * inserts, changes or deletes a value, whoever runs it (this invocache, an
+ * older one, keyv alone, another program), so the hit of a key is always
+ * SQLITE_HIT_OF of its value as it now is: the text a hit without the table
+ * computes on every read. A value that is not valid JSON has a NULL hit,
+ * and a key without a hit row (a file whose table is still being filled by
+ * a migration) reads its value; both are then cut or returned whole as
+ * before. Nothing a hit serves comes from anywhere but the value.
  *
- * A file made before this gains the column only through `invocache
- * migrate-store` (sqlite-meta.ts's migration ends with `addSqliteHitColumn`),
+ * A file made before this gains the table only through `invocache
+ * migrate-store` (sqlite-meta.ts's migration ends with `addSqliteHits`),
  * never behind the user's back on an open; until then hits cut the value.
  */
 
@@ -29,9 +29,9 @@ type SqliteQuery = (sql: string, ...params: unknown[]) => Promise<Array<Record<s
 
 // sqlite.ts's SQLITE_VALUES_TABLE, spelled out (sqlite.ts imports this module).
 const T = "invocache_entries";
-
-/** The column, as `ALTER TABLE … ADD COLUMN` takes it. */
-export const SQLITE_HIT_COLUMN = "m_hit TEXT";
+/** The hits' table: `key` (a values' key), `hit` (its value's cut, or NULL). */
+export const SQLITE_HITS_TABLE = "invocache_hits";
+const H = SQLITE_HITS_TABLE;
 
 /**
  * The record `v` (an SQL expression) as a hit reads it: the manifest removed
@@ -46,76 +46,64 @@ export function sqliteHitOf(v: string): string {
   return `CASE WHEN json_valid(${v}) THEN json_remove(${v}, '$.value.manifest') END`;
 }
 
-/** A hit's text from the value alone (no `m_hit`, or a NULL one): the cut, or the whole text. */
+/** A hit's text from the value alone (no hit row, or a NULL one): the cut, or the whole text. */
 export const SQLITE_HIT_FROM_VALUE = `CASE WHEN json_valid(value) THEN json_remove(value, '$.value.manifest') ELSE value END`;
 
 /**
- * A hit's read on a file with the column: `m_hit` when set, else the value
- * cut as on a file without it. SQLite evaluates the CASE lazily: a set
- * `m_hit` never has the value's text read or parsed (the row's overflow
- * pages are walked to reach the column, not copied).
+ * A hit's read on a file with the hits' table: its hit when set, else the
+ * value cut as on a file without it. SQLite evaluates the CASE lazily: a
+ * set hit never has the value's text read (the values' row is found by its
+ * key in the table's b-tree, its overflow pages are not touched).
  */
-export const SQLITE_HIT_SELECT_COLUMN = `SELECT CASE WHEN m_hit IS NOT NULL THEN m_hit ELSE ${SQLITE_HIT_FROM_VALUE} END AS value FROM ${T} WHERE key = ?`;
+export const SQLITE_HIT_SELECT_TABLE = `SELECT CASE WHEN h.hit IS NOT NULL THEN h.hit ELSE ${SQLITE_HIT_FROM_VALUE} END AS value
+  FROM ${T} LEFT JOIN ${H} AS h ON h.key = ${T}.key WHERE ${T}.key = ?`;
+
+const upsert = (key: string, value: string) =>
+  `INSERT INTO ${H} (key, hit) VALUES (${key}, ${sqliteHitOf(value)})
+     ON CONFLICT(key) DO UPDATE SET hit = excluded.hit;`;
 
 /**
- * Clears `m_hit` in the statement of any write that changed the value
- * without giving it a new `m_hit` (see the module comment).
+ * The table and the triggers that keep it in step with the values (see the
+ * module comment). An update of the key itself (nobody does; kept exact
+ * anyway) moves the hit. The triggers fire on changes of `key` or `value`
+ * only, not on the metadata columns' own updates.
  */
-const HIT_TRIGGER = `CREATE TRIGGER IF NOT EXISTS invocache_hit_stale AFTER UPDATE OF value ON ${T}
-     WHEN NEW.m_hit IS NOT NULL AND NEW.m_hit IS OLD.m_hit AND NEW.value IS NOT OLD.value
-     BEGIN UPDATE ${T} SET m_hit = NULL WHERE key = NEW.key; END`;
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS ${H} (key TEXT PRIMARY KEY, hit TEXT)`,
+  `CREATE TRIGGER IF NOT EXISTS invocache_hits_ins AFTER INSERT ON ${T}
+     BEGIN ${upsert("NEW.key", "NEW.value")} END`,
+  `CREATE TRIGGER IF NOT EXISTS invocache_hits_upd AFTER UPDATE OF key, value ON ${T}
+     BEGIN DELETE FROM ${H} WHERE key = OLD.key AND OLD.key IS NOT NEW.key;
+       ${upsert("NEW.key", "NEW.value")} END`,
+  `CREATE TRIGGER IF NOT EXISTS invocache_hits_del AFTER DELETE ON ${T}
+     BEGIN DELETE FROM ${H} WHERE key = OLD.key; END`,
+];
 
-/**
- * A fenced write statement (sqlite-meta.ts's `INSERT INTO T (key, value, …)
- * SELECT ?, ?, … WHERE … ON CONFLICT(key) DO UPDATE SET value =
- * excluded.value, …`) that also writes `m_hit`, with the same parameters in
- * the same order: key and value are named once in a CTE so the value can be
- * both stored and cut.
- */
-export function withHitColumn(statement: string): string {
-  const insert = `INSERT INTO ${T} (key, value, `;
-  const select = "SELECT ?, ?, ";
-  const update = "DO UPDATE SET value = excluded.value, ";
-  if (!statement.startsWith(insert) || !statement.includes(select) || !statement.includes(update))
-    throw new Error("sqlite-hit: not a fenced write of the expected shape");
-  const where = statement.indexOf(" WHERE ", statement.indexOf(select));
-  return `WITH w(k, v) AS (SELECT ?, ?) ${insert}m_hit, ${statement
-    .slice(insert.length, where)
-    .replace(select, `SELECT k, v, ${sqliteHitOf("v")}, `)} FROM w${statement
-    .slice(where)
-    .replace(update, `${update}m_hit = excluded.m_hit, `)}`;
+/** Whether the file has the hits' table and its triggers (made before any filling). */
+export async function sqliteHasHits(query: SqliteQuery): Promise<boolean> {
+  const rows = await query(
+    `SELECT count(*) AS n FROM sqlite_master WHERE (type = 'table' AND name = ?)
+       OR (type = 'trigger' AND name IN ('invocache_hits_ins', 'invocache_hits_upd', 'invocache_hits_del'))`,
+    H,
+  );
+  return Number(rows[0]?.n) === 4;
 }
 
-/** Whether the table has the column. */
-export async function sqliteHasHitColumn(query: SqliteQuery): Promise<boolean> {
-  const columns = await query(`PRAGMA table_info(${T})`);
-  return columns.some((c) => c.name === "m_hit");
-}
-
-/** Rows per statement while the column is filled (each row's value is parsed by SQLite). */
+/** Rows per statement while the table is filled (each value is parsed by SQLite). */
 const FILL_BATCH = 500;
 
 /**
- * Give the table the column and its trigger (nothing when it has them), then
- * fill it on every row where it is NULL, a key range at a time. One
- * statement reads and writes each row, so a row rewritten meanwhile is
- * filled from what its writer wrote. Resolves how many rows it filled (a
- * value that is not valid JSON keeps NULL: its hits read it whole).
+ * Give the file the hits' table and its triggers (nothing when it has
+ * them), then fill the hit of every key that has none, a key range at a
+ * time. The triggers come first: a value written meanwhile has its hit
+ * written by its own statement, which the fill never overwrites (one
+ * statement reads each value and writes its hit). Resolves how many hits it wrote.
  */
-export async function addSqliteHitColumn(
+export async function addSqliteHits(
   query: SqliteQuery,
   onProgress?: (done: number) => void,
 ): Promise<number> {
-  if (!(await sqliteHasHitColumn(query))) {
-    try {
-      await query(`ALTER TABLE ${T} ADD COLUMN ${SQLITE_HIT_COLUMN}`);
-    } catch (error) {
-      // Another process migrating the same file added it first.
-      if (!/duplicate column name/i.test(String((error as Error).message))) throw error;
-    }
-  }
-  // Before any filling: a write by a writer that does not know the column clears it from here on.
-  await query(HIT_TRIGGER);
+  for (const statement of SCHEMA) await query(statement);
   let filled = 0;
   let after = "";
   while (true) {
@@ -126,9 +114,11 @@ export async function addSqliteHitColumn(
     );
     const upper = end === undefined ? undefined : String(end.key);
     const done = await query(
-      `UPDATE ${T} SET m_hit = ${sqliteHitOf("value")}
-       WHERE key > ?${upper === undefined ? "" : " AND key <= ?"} AND m_hit IS NULL
-         AND json_valid(value)
+      `INSERT INTO ${H} (key, hit)
+       SELECT key, ${sqliteHitOf("value")} FROM ${T}
+       WHERE key > ?${upper === undefined ? "" : " AND key <= ?"}
+         AND NOT EXISTS (SELECT 1 FROM ${H} WHERE ${H}.key = ${T}.key)
+       ON CONFLICT(key) DO NOTHING
        RETURNING key`,
       ...(upper === undefined ? [after] : [after, upper]),
     );

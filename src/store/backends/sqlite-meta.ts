@@ -38,7 +38,7 @@ import {
   SQLITE_SUMMARY_INDEXES,
   SQLITE_SUMMARY_TABLES,
 } from "./sql-meta-summary.js";
-import { addSqliteHitColumn, withHitColumn } from "./sqlite-hit.js";
+import { addSqliteHits } from "./sqlite-hit.js";
 
 /** One statement with parameters, its rows (sqlite.ts's `SqliteQuery`; both drivers give one). */
 type SqliteQuery = (sql: string, ...params: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -81,16 +81,9 @@ export const SQLITE_FENCED_SET_COLS = `INSERT INTO ${T} (key, value, m_meta, m_a
     m_at = excluded.m_at, m_rev = coalesce(${T}.m_rev, 0) + 1, m_cols = coalesce(${T}.m_rev, 0) + 1,
     ${META_COLUMNS.map((c) => `${c.name} = excluded.${c.name}`).join(", ")} RETURNING key`;
 
-const SQLITE_FENCED_SET_META_HIT = withHitColumn(SQLITE_FENCED_SET_META);
-const SQLITE_FENCED_SET_COLS_HIT = withHitColumn(SQLITE_FENCED_SET_COLS);
-
-/**
- * The fenced write of `layout` ("meta" or "cols"); with `hit`, one that also
- * writes what a hit reads (sqlite-hit.ts), same parameters.
- */
-export function sqliteFencedSetMeta(layout: SqliteMetaLayout, hit = false): string {
-  if (layout === "cols") return hit ? SQLITE_FENCED_SET_COLS_HIT : SQLITE_FENCED_SET_COLS;
-  return hit ? SQLITE_FENCED_SET_META_HIT : SQLITE_FENCED_SET_META;
+/** The fenced write of `layout` ("meta" or "cols"). */
+export function sqliteFencedSetMeta(layout: SqliteMetaLayout): string {
+  return layout === "cols" ? SQLITE_FENCED_SET_COLS : SQLITE_FENCED_SET_META;
 }
 
 const SQLITE_TYPE = { text: "TEXT", num: "REAL", int: "INTEGER" } as const;
@@ -173,11 +166,11 @@ async function addColumns(query: SqliteQuery, columns: readonly string[]): Promi
 async function addMetaSchema(query: SqliteQuery): Promise<void> {
   await addColumns(query, ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER", ...COLUMNS]);
   for (const statement of [...SCHEMA, ...COLS_SCHEMA]) await query(statement);
-  // An empty table: its summary is empty, nothing to fill; nor is the hit column.
+  // An empty table: its summary is empty, nothing to fill; nor are its hits.
   for (const statement of [...SQLITE_SUMMARY_TABLES, ...SQLITE_SUMMARY_INDEXES]) {
     await query(statement);
   }
-  await addSqliteHitColumn(query);
+  await addSqliteHits(query);
 }
 
 /**
@@ -398,9 +391,9 @@ export async function migrateSqliteMeta(
   const cols = await fillSqliteColumns(query, (done) => onProgress?.(done));
   for (const statement of COLS_SCHEMA) await query(statement);
   await addSqliteSummary(query);
-  // Last: what a hit reads, beside the value (sqlite-hit.ts). Not counted:
+  // Last: what a hit reads, beside the values (sqlite-hit.ts). Not counted:
   // `filled` says which rows gained metadata.
-  await addSqliteHitColumn(query);
+  await addSqliteHits(query);
   return cols;
 }
 

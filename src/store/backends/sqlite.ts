@@ -13,7 +13,7 @@ import { keysetPages } from "./keyset.js";
 import { prepareKeyv } from "./keyv.js";
 import { LATE } from "./late.js";
 import { statsSqliteMeta } from "./sql-meta-stats.js";
-import { SQLITE_HIT_SELECT_COLUMN, sqliteHasHitColumn } from "./sqlite-hit.js";
+import { SQLITE_HIT_SELECT_TABLE, sqliteHasHits } from "./sqlite-hit.js";
 import {
   listSqliteMeta,
   migrateSqliteMeta,
@@ -86,11 +86,11 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   }
   const { adapter, query, keyv } = opened;
   let layout: SqliteMetaLayout;
-  // Whether the file keeps what a hit reads beside the value (sqlite-hit.ts): writes then write it.
-  let hitColumn: boolean;
+  // Whether the file keeps what a hit reads beside the values (sqlite-hit.ts): hits then read it.
+  let hits: boolean;
   try {
     layout = await prepareSqliteMeta(query);
-    hitColumn = layout !== "none" && (await sqliteHasHitColumn(query));
+    hits = await sqliteHasHits(query);
   } catch (error) {
     await adapter.disconnect().catch(() => {});
     if (own !== undefined) await closeDatabase(own);
@@ -104,7 +104,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   const reader =
     own === undefined
       ? undefined
-      : readerOn(own, hitColumn ? SQLITE_HIT_SELECT_COLUMN : SQLITE_HIT_SELECT).then((r) => {
+      : readerOn(own, hits ? SQLITE_HIT_SELECT_TABLE : SQLITE_HIT_SELECT).then((r) => {
           if (r !== undefined) {
             // cast: keyv's adapter type declares get as a method; it is a plain writable property at run time, swapped for the prepared-statement reader.
             (adapter as unknown as { get: (key: string) => Promise<unknown> }).get = r.get;
@@ -132,7 +132,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
         meta === undefined
           ? await query(SQLITE_FENCED_SET, key, record, notAfter)
           : await query(
-              sqliteFencedSetMeta(layout, hitColumn),
+              sqliteFencedSetMeta(layout),
               key,
               record,
               ...sqliteMetaParams(meta, layout),
@@ -148,8 +148,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(query, onProgress);
       layout = "cols";
-      // Writes now keep the hit column; this open's hits go on cutting the value (still exact).
-      hitColumn = true;
+      // This open's hits go on cutting the value (exact, only slower); the next open reads the hits' table.
       return filled;
     },
     async deleteRecord(key, notAfter) {
@@ -162,7 +161,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     async getHitRecord(key) {
       const r = await reader;
       if (r !== undefined) return r.getHit(key);
-      const [row] = await query(hitColumn ? SQLITE_HIT_SELECT_COLUMN : SQLITE_HIT_SELECT, key);
+      const [row] = await query(hits ? SQLITE_HIT_SELECT_TABLE : SQLITE_HIT_SELECT, key);
       return row === undefined ? undefined : String(row.value);
     },
     async deleteRecordIf(key, record, notAfter) {
@@ -265,15 +264,15 @@ export function listSqliteRows(query: SqliteQuery, prefix: string): AsyncIterabl
  * JSON is returned whole, so the store's own parse reports it as before
  * (a failed `json_remove` would be an error of another kind). Whatever
  * SQLite leaves (a duplicate `manifest` key), the store drops after parsing.
- * A file with the hit column reads that instead (sqlite-hit.ts,
- * SQLITE_HIT_SELECT_COLUMN): the same text, cut once when it was written.
+ * A file with the hits' table reads that instead (sqlite-hit.ts,
+ * SQLITE_HIT_SELECT_TABLE): the same text, cut once when it was written.
  */
 export const SQLITE_HIT_SELECT = `SELECT CASE WHEN json_valid(value) THEN json_remove(value, '$.value.manifest') ELSE value END AS value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`;
 
 /** A connection of our own for reads by key, through one statement prepared once. */
 interface Reader {
   get(key: string): Promise<string | undefined>;
-  /** The record as a hit reads it (`SQLITE_HIT_SELECT`, or from the hit column: sqlite-hit.ts). */
+  /** The record as a hit reads it (`SQLITE_HIT_SELECT`, or from the hits' table: sqlite-hit.ts). */
   getHit(key: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
