@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { invocationManifest, manifestIdentity } from "../../src/identity/index.js";
 import { INVOCACHE_VERSION, NORMALIZATION_VERSION } from "../../src/index.js";
 import { createBetterSqliteBackend } from "../../src/store/backends/better-sqlite3.js";
-import { sqliteHitOf } from "../../src/store/backends/sqlite-hit.js";
+import { SQLITE_HIT_MIN_SAVING, sqliteHitOf } from "../../src/store/backends/sqlite-hit.js";
 import { type Entry, entryKey, openStore } from "../../src/store/index.js";
 import { KeyvStore } from "../../src/store/keyv-store.js";
 import type { Store } from "../../src/store/types.js";
@@ -26,7 +26,8 @@ const freshFile = () => join(dir, `h${n++}.sqlite`);
 
 function entry(prompt: string, answer: string): Entry {
   const manifest = invocationManifest(
-    { role: "r", model: "m", prompt },
+    // Long: a hit row is kept only when it saves SQLITE_HIT_MIN_SAVING characters.
+    { role: "r", model: "m", prompt: `${prompt} ${"long conversation ".repeat(600)}` },
     { homeDir: "/h", tmpDirs: [] },
   );
   return {
@@ -95,21 +96,23 @@ if (buildPath !== undefined) {
 }
 
 describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
-  /** Each value's stored hit (undefined: no hit row), and what SQLite cuts from the value now (NULL: not JSON). */
+  /** Each value's stored hit (undefined: no hit row), and the hit it should have (undefined: none). */
   async function hitColumn(path: string): Promise<Array<{ hit: unknown; cut: unknown }>> {
     const rows = (await sql(
       path,
-      `SELECT h.key IS NOT NULL AS has, h.hit AS hit, ${sqliteHitOf("value")} AS cut
+      `SELECT h.key IS NOT NULL AS has, h.hit AS hit,
+         CASE WHEN json_valid(value) AND length(value) - length(${sqliteHitOf("value")}) >= ${SQLITE_HIT_MIN_SAVING}
+           THEN 1 ELSE 0 END AS worth, ${sqliteHitOf("value")} AS cut
        FROM invocache_entries AS e LEFT JOIN invocache_hits AS h ON h.key = e.key ORDER BY e.key`,
-    )) as Array<{ has: number; hit: unknown; cut: unknown }>;
-    return rows.map((r) => ({ hit: r.has ? r.hit : undefined, cut: r.cut }));
+    )) as Array<{ has: number; hit: unknown; worth: number; cut: unknown }>;
+    return rows.map((r) => ({
+      hit: r.has ? r.hit : undefined,
+      cut: r.worth ? r.cut : undefined,
+    }));
   }
-  /** Every value has its hit row, and each hit is its value's cut (or NULL for a value that is not JSON). */
+  /** Each value has the hit row it should (its cut, when that is JSON and saves enough), and no other. */
   async function inStep(path: string): Promise<void> {
-    for (const r of await hitColumn(path)) {
-      expect(r.hit).not.toBeUndefined();
-      expect(r.hit).toBe(r.cut);
-    }
+    for (const r of await hitColumn(path)) expect(r.hit).toBe(r.cut);
     const orphans = await sql(
       path,
       "SELECT key FROM invocache_hits WHERE key NOT IN (SELECT key FROM invocache_entries)",
@@ -124,7 +127,7 @@ describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
     const key = entryKey("ns", a.id, 0);
     await store.set(key, a as never);
     const [row] = await hitColumn(path);
-    expect(row!.hit).not.toBeNull();
+    expect(row!.hit).toEqual(expect.any(String));
     await inStep(path);
     expect(await store.getHit!(key)).toStrictEqual(withoutManifest(a));
     // Overwritten by the store: the new value's cut.
@@ -132,6 +135,25 @@ describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
     await store.set(key, b as never);
     await inStep(path);
     expect(await store.getHit!(key)).toStrictEqual(withoutManifest(b));
+    await store.close();
+  });
+
+  it("keeps no row for a small record, whose hit cuts the value as before", async () => {
+    const path = freshFile();
+    const store = open(path);
+    const long = entry("long", "one");
+    const small = { ...long, manifest: { small: true } } as unknown as Entry;
+    const key = entryKey("ns", long.id, 0);
+    await store.set(key, small as never);
+    expect((await hitColumn(path))[0]!.hit).toBeUndefined();
+    expect(await store.getHit!(key)).toStrictEqual(withoutManifest(small));
+    // Rewritten long: a row; small again: the row goes.
+    await store.set(key, long as never);
+    expect((await hitColumn(path))[0]!.hit).toEqual(expect.any(String));
+    await store.set(key, small as never);
+    expect((await hitColumn(path))[0]!.hit).toBeUndefined();
+    await inStep(path);
+    expect(await store.getHit!(key)).toStrictEqual(withoutManifest(small));
     await store.close();
   });
 
@@ -177,14 +199,14 @@ describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
     await store.close();
   });
 
-  it("is NULL for a value that is not JSON, whose hit still reports it as before", async () => {
+  it("has no row for a value that is not JSON, whose hit still reports it as before", async () => {
     const path = freshFile();
     const store = open(path);
     const a = entry("third", "one");
     const key = entryKey("ns", a.id, 0);
     await store.set(key, a as never);
     await sql(path, "UPDATE invocache_entries SET value = '{not json' WHERE key = ?", [key]);
-    expect((await hitColumn(path))[0]!.hit).toBeNull();
+    expect((await hitColumn(path))[0]!.hit).toBeUndefined();
     await inStep(path);
     await expect(store.getHit!(key)).rejects.toThrow();
     await store.close();
@@ -217,8 +239,8 @@ describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
     await store.migrateMeta!();
     expect(await columns()).toContain("invocache_hits");
     const rows = await hitColumn(path);
-    // The three entries filled; the text that is not JSON has a NULL hit.
-    expect(rows.filter((r) => r.hit !== null)).toHaveLength(3);
+    // The three entries filled; the text that is not JSON has no hit row.
+    expect(rows.filter((r) => r.hit !== undefined)).toHaveLength(3);
     await inStep(path);
     // Written from now on by the triggers, whoever writes; a new open reads it.
     const d = { ...entries[1]!, response: { text: "after the migration" } };

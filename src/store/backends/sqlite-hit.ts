@@ -14,10 +14,11 @@
  * inserts, changes or deletes a value, whoever runs it (this invocache, an
  * older one, keyv alone, another program), so the hit of a key is always
  * SQLITE_HIT_OF of its value as it now is: the text a hit without the table
- * computes on every read. A value that is not valid JSON has a NULL hit,
- * and a key without a hit row (a file whose table is still being filled by
- * a migration) reads its value; both are then cut or returned whole as
- * before. Nothing a hit serves comes from anywhere but the value.
+ * computes on every read, or it has no hit row: a value that is not valid
+ * JSON, a small record (SQLITE_HIT_MIN_SAVING), a file whose table a
+ * migration is still filling. A key without a row reads its value, cut or
+ * returned whole as before. Nothing a hit serves comes from anywhere but
+ * the value.
  *
  * A file made before this gains the table only through `invocache
  * migrate-store` (sqlite-meta.ts's migration ends with `addSqliteHits`),
@@ -29,7 +30,7 @@ type SqliteQuery = (sql: string, ...params: unknown[]) => Promise<Array<Record<s
 
 // sqlite.ts's SQLITE_VALUES_TABLE, spelled out (sqlite.ts imports this module).
 const T = "invocache_entries";
-/** The hits' table: `key` (a values' key), `hit` (its value's cut, or NULL). */
+/** The hits' table: `key` (a values' key), `hit` (its value's cut, when worth keeping). */
 export const SQLITE_HITS_TABLE = "invocache_hits";
 const H = SQLITE_HITS_TABLE;
 
@@ -46,35 +47,51 @@ export function sqliteHitOf(v: string): string {
   return `CASE WHEN json_valid(${v}) THEN json_remove(${v}, '$.value.manifest') END`;
 }
 
-/** A hit's text from the value alone (no hit row, or a NULL one): the cut, or the whole text. */
+/** A hit's text from the value alone (no hit row): the cut, or the whole text. */
 export const SQLITE_HIT_FROM_VALUE = `CASE WHEN json_valid(value) THEN json_remove(value, '$.value.manifest') ELSE value END`;
 
 /**
- * A hit's read on a file with the hits' table: its hit when set, else the
- * value cut as on a file without it. SQLite evaluates the CASE lazily: a
- * set hit never has the value's text read (the values' row is found by its
+ * A hit's read on a file with the hits' table: its hit row's text when it
+ * has one, else the value cut as on a file without it. SQLite evaluates the
+ * CASE lazily: a hit row means the value's text is never read (the values' row is found by its
  * key in the table's b-tree, its overflow pages are not touched).
  */
 export const SQLITE_HIT_SELECT_TABLE = `SELECT CASE WHEN h.hit IS NOT NULL THEN h.hit ELSE ${SQLITE_HIT_FROM_VALUE} END AS value
   FROM ${T} LEFT JOIN ${H} AS h ON h.key = ${T}.key WHERE ${T}.key = ?`;
 
-const upsert = (key: string, value: string) =>
-  `INSERT INTO ${H} (key, hit) VALUES (${key}, ${sqliteHitOf(value)})
-     ON CONFLICT(key) DO UPDATE SET hit = excluded.hit;`;
+/**
+ * Characters a hit must save on its value for a row to be kept: below
+ * this, cutting the manifest out on the read costs little (a record of a
+ * few KiB sits in one page), while a copy of nearly the whole record would
+ * double the file for stores of small entries (issue 34's million-entry
+ * store). An agent loop's records pass it from about its third turn.
+ */
+export const SQLITE_HIT_MIN_SAVING = 8192;
+
+/**
+ * The hit row of the value `v` under `key` (SQL expressions), as rows of a
+ * SELECT: one row when `v` is valid JSON and its cut saves at least
+ * SQLITE_HIT_MIN_SAVING characters, none otherwise (the read then cuts the value).
+ */
+const hitRows = (key: string, v: string) =>
+  `SELECT ${key}, c FROM (SELECT json_remove(${v}, '$.value.manifest') AS c WHERE json_valid(${v}))
+     WHERE length(${v}) - length(c) >= ${SQLITE_HIT_MIN_SAVING}`;
 
 /**
  * The table and the triggers that keep it in step with the values (see the
- * module comment). An update of the key itself (nobody does; kept exact
- * anyway) moves the hit. The triggers fire on changes of `key` or `value`
- * only, not on the metadata columns' own updates.
+ * module comment): every write of a value drops its key's hit row and
+ * writes the new one, if any. An update of the key itself (nobody does;
+ * kept exact anyway) drops the old key's. The triggers fire on changes of
+ * `key` or `value` only, not on the metadata columns' own updates.
  */
 const SCHEMA = [
-  `CREATE TABLE IF NOT EXISTS ${H} (key TEXT PRIMARY KEY, hit TEXT)`,
+  `CREATE TABLE IF NOT EXISTS ${H} (key TEXT PRIMARY KEY, hit TEXT NOT NULL)`,
   `CREATE TRIGGER IF NOT EXISTS invocache_hits_ins AFTER INSERT ON ${T}
-     BEGIN ${upsert("NEW.key", "NEW.value")} END`,
+     BEGIN DELETE FROM ${H} WHERE key = NEW.key;
+       INSERT INTO ${H} (key, hit) ${hitRows("NEW.key", "NEW.value")}; END`,
   `CREATE TRIGGER IF NOT EXISTS invocache_hits_upd AFTER UPDATE OF key, value ON ${T}
-     BEGIN DELETE FROM ${H} WHERE key = OLD.key AND OLD.key IS NOT NEW.key;
-       ${upsert("NEW.key", "NEW.value")} END`,
+     BEGIN DELETE FROM ${H} WHERE key IN (OLD.key, NEW.key);
+       INSERT INTO ${H} (key, hit) ${hitRows("NEW.key", "NEW.value")}; END`,
   `CREATE TRIGGER IF NOT EXISTS invocache_hits_del AFTER DELETE ON ${T}
      BEGIN DELETE FROM ${H} WHERE key = OLD.key; END`,
 ];
@@ -113,11 +130,14 @@ export async function addSqliteHits(
       FILL_BATCH - 1,
     );
     const upper = end === undefined ? undefined : String(end.key);
+    // The triggers' own rows, for the keys that have none (a key that
+    // gains no row is cut again by the next migration: only its cost).
     const done = await query(
       `INSERT INTO ${H} (key, hit)
-       SELECT key, ${sqliteHitOf("value")} FROM ${T}
-       WHERE key > ?${upper === undefined ? "" : " AND key <= ?"}
-         AND NOT EXISTS (SELECT 1 FROM ${H} WHERE ${H}.key = ${T}.key)
+       SELECT key, c FROM (SELECT key, value AS v, json_remove(value, '$.value.manifest') AS c
+         FROM ${T} WHERE key > ?${upper === undefined ? "" : " AND key <= ?"}
+           AND NOT EXISTS (SELECT 1 FROM ${H} WHERE ${H}.key = ${T}.key) AND json_valid(value))
+       WHERE length(v) - length(c) >= ${SQLITE_HIT_MIN_SAVING}
        ON CONFLICT(key) DO NOTHING
        RETURNING key`,
       ...(upper === undefined ? [after] : [after, upper]),
