@@ -101,7 +101,7 @@ describe.each(drivers)("the hit column (%s)", (_driver, open, sql) => {
     const rows = (await sql(
       path,
       `SELECT h.key IS NOT NULL AS has, h.hit AS hit,
-         CASE WHEN json_valid(value) AND length(value) - length(${sqliteHitOf("value")}) >= ${SQLITE_HIT_MIN_SAVING}
+         CASE WHEN json_valid(value) AND length(CAST(value AS BLOB)) - length(CAST(${sqliteHitOf("value")} AS BLOB)) >= ${SQLITE_HIT_MIN_SAVING}
            THEN 1 ELSE 0 END AS worth, ${sqliteHitOf("value")} AS cut
        FROM invocache_entries AS e LEFT JOIN invocache_hits AS h ON h.key = e.key ORDER BY e.key`,
     )) as Array<{ has: number; hit: unknown; worth: number; cut: unknown }>;

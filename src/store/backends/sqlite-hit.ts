@@ -60,7 +60,7 @@ export const SQLITE_HIT_SELECT_TABLE = `SELECT CASE WHEN h.hit IS NOT NULL THEN 
   FROM ${T} LEFT JOIN ${H} AS h ON h.key = ${T}.key WHERE ${T}.key = ?`;
 
 /**
- * Characters a hit must save on its value for a row to be kept: below
+ * Bytes (UTF-8) a hit must save on its value for a row to be kept: below
  * this, cutting the manifest out on the read costs little (a record of a
  * few KiB sits in one page), while a copy of nearly the whole record would
  * double the file for stores of small entries (issue 34's million-entry
@@ -69,13 +69,20 @@ export const SQLITE_HIT_SELECT_TABLE = `SELECT CASE WHEN h.hit IS NOT NULL THEN 
 export const SQLITE_HIT_MIN_SAVING = 8192;
 
 /**
- * The hit row of the value `v` under `key` (SQL expressions), as rows of a
- * SELECT: one row when `v` is valid JSON and its cut saves at least
- * SQLITE_HIT_MIN_SAVING characters, none otherwise (the read then cuts the value).
+ * The statements that give `key` the hit row of the value `v` (SQL
+ * expressions), if any: its cut when `v` is valid JSON, dropped again when
+ * it saves less than SQLITE_HIT_MIN_SAVING bytes (the read then cuts the
+ * value). `length` of a BLOB is its size; of a TEXT, a count of its
+ * characters that reads all of it. Two statements, not one SELECT with a
+ * condition: SQLite substitutes a subquery's column into the outer query,
+ * so a condition on the cut's length would run `json_remove` over the
+ * value a second time. Together: +10% CPU on a `store.set` of the 100-turn
+ * loop's entries (docs/performance.md).
  */
-const hitRows = (key: string, v: string) =>
-  `SELECT ${key}, c FROM (SELECT json_remove(${v}, '$.value.manifest') AS c WHERE json_valid(${v}))
-     WHERE length(${v}) - length(c) >= ${SQLITE_HIT_MIN_SAVING}`;
+const writeHit = (key: string, v: string) =>
+  `INSERT INTO ${H} (key, hit) SELECT ${key}, json_remove(${v}, '$.value.manifest') WHERE json_valid(${v});
+   DELETE FROM ${H} WHERE key = ${key}
+     AND length(CAST(${v} AS BLOB)) - length(CAST(hit AS BLOB)) < ${SQLITE_HIT_MIN_SAVING};`;
 
 /**
  * The table and the triggers that keep it in step with the values (see the
@@ -87,11 +94,9 @@ const hitRows = (key: string, v: string) =>
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS ${H} (key TEXT PRIMARY KEY, hit TEXT NOT NULL)`,
   `CREATE TRIGGER IF NOT EXISTS invocache_hits_ins AFTER INSERT ON ${T}
-     BEGIN DELETE FROM ${H} WHERE key = NEW.key;
-       INSERT INTO ${H} (key, hit) ${hitRows("NEW.key", "NEW.value")}; END`,
+     BEGIN DELETE FROM ${H} WHERE key = NEW.key; ${writeHit("NEW.key", "NEW.value")} END`,
   `CREATE TRIGGER IF NOT EXISTS invocache_hits_upd AFTER UPDATE OF key, value ON ${T}
-     BEGIN DELETE FROM ${H} WHERE key IN (OLD.key, NEW.key);
-       INSERT INTO ${H} (key, hit) ${hitRows("NEW.key", "NEW.value")}; END`,
+     BEGIN DELETE FROM ${H} WHERE key IN (OLD.key, NEW.key); ${writeHit("NEW.key", "NEW.value")} END`,
   `CREATE TRIGGER IF NOT EXISTS invocache_hits_del AFTER DELETE ON ${T}
      BEGIN DELETE FROM ${H} WHERE key = OLD.key; END`,
 ];
@@ -130,14 +135,15 @@ export async function addSqliteHits(
       FILL_BATCH - 1,
     );
     const upper = end === undefined ? undefined : String(end.key);
-    // The triggers' own rows, for the keys that have none (a key that
-    // gains no row is cut again by the next migration: only its cost).
+    // The triggers' rows, for the keys that have none (a key that gains no
+    // row is cut again by the next migration, and the condition may run
+    // json_remove twice per value: a migration's cost only).
     const done = await query(
       `INSERT INTO ${H} (key, hit)
        SELECT key, c FROM (SELECT key, value AS v, json_remove(value, '$.value.manifest') AS c
          FROM ${T} WHERE key > ?${upper === undefined ? "" : " AND key <= ?"}
            AND NOT EXISTS (SELECT 1 FROM ${H} WHERE ${H}.key = ${T}.key) AND json_valid(value))
-       WHERE length(v) - length(c) >= ${SQLITE_HIT_MIN_SAVING}
+       WHERE length(CAST(v AS BLOB)) - length(CAST(c AS BLOB)) >= ${SQLITE_HIT_MIN_SAVING}
        ON CONFLICT(key) DO NOTHING
        RETURNING key`,
       ...(upper === undefined ? [after] : [after, upper]),
