@@ -8,7 +8,7 @@
 import { restoreSecrets } from "../secrets/index.js";
 import type { JsonValue } from "../store/index.js";
 import { validateEntry } from "../store/index.js";
-import { type EntryHit, validateEntryHit } from "../store/internal.js";
+import { type EntryHit, validateEntryHit, vouch } from "../store/internal.js";
 import { extractUsage, plausibleUsage } from "../usage/index.js";
 import { countHit } from "./call-events.js";
 import { type Answer, type CallContext, type Core, TRUSTED } from "./core.js";
@@ -32,9 +32,10 @@ export type Lookup =
  * else the whole entry is read and checked as before.
  */
 export async function lookup(deps: LookupDeps, c: CallContext): Promise<Lookup> {
-  // The manifest and id this call computed: a cassette settles its lazy id check by comparing (GetOptions).
+  // The manifest and id this call computed: a cassette settles its lazy id check by comparing
+  // (GetOptions), and remembers it: the id is this recorder's hash of that manifest (vouched.ts).
   // A Manifest is JSON, but an interface type (no index signature): it is widened to JsonValue.
-  const options = { expect: { id: c.id, manifest: c.manifest as unknown as JsonValue } };
+  const options = { expect: vouch({ id: c.id, manifest: c.manifest as unknown as JsonValue }) };
   const store = deps.store;
   if (store.getHit !== undefined) {
     const head = await read(deps, c, () => store.getHit!(c.key, options));

@@ -10,3 +10,4 @@ export { assertStoreKey } from "./keys.js";
 export { checkMetaQuery } from "./meta.js";
 export { checkKey, checkLease, checkPrefix, checkSet, StoreShell } from "./shell.js";
 export { checkOnStale, isStale, type OnStale, parseMaxAge, recordedAt } from "./staleness.js";
+export { isVouched, vouch } from "./vouched.js";

@@ -22,7 +22,9 @@ export interface GetOptions {
    * time it serves it) may pass it by finding the stored id and manifest
    * equal to these, instead of hashing the stored manifest again: equal
    * JSON has equal canonical bytes, so the same identity. Such a pass is not
-   * remembered, so a wrong hint cannot clear the check for anyone else.
+   * remembered, so a wrong hint cannot clear the check for anyone else
+   * (only a hint made by invocache's own recorder, which computed the id
+   * from that manifest itself, is: it is a proof).
    * Other stores ignore it.
    */
   expect?: { id: string; manifest: JsonValue };

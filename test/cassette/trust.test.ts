@@ -21,8 +21,10 @@ import { leasePath } from "../../src/cassette/leases.js";
 import { parseCachePath } from "../../src/cassette/parse-cache.js";
 import { cassetteStore, MAX_CASSETTE_BYTES } from "../../src/cassette/store.js";
 import { CassetteError } from "../../src/errors.js";
-import type { JsonValue } from "../../src/store/types.js";
-import { makeEntry, tempDir } from "./helpers.js";
+import { createRecorder } from "../../src/index.js";
+import { isVouched, vouch } from "../../src/store/internal.js";
+import type { GetOptions, JsonValue, Store } from "../../src/store/types.js";
+import { MACHINE, makeEntry, tempDir } from "./helpers.js";
 
 const dir = tempDir("cassette-trust");
 let n = 0;
@@ -330,6 +332,52 @@ describe("entries whose id is not their manifest's identity", () => {
       1,
     );
     await store.discard();
+  });
+
+  it("a pass by a hint the recorder vouches for is remembered; only the recorder's own hints are vouched", async () => {
+    // A vouched hint is taken as a proof that its id is its manifest's
+    // identity. Vouching for a lie (only code inside invocache can) shows
+    // the pass is remembered: later gets, without a hint, are served.
+    const { a, b, path } = swappedCassette("expect-vouched");
+    const store = cassetteStore(path, { parseCache: false });
+    const lie = vouch({ id: a.entry.id, manifest: b.entry.manifest as unknown as JsonValue });
+    expect((await store.get(a.key, { expect: lie })) as { id: string }).toMatchObject({
+      id: a.entry.id,
+    });
+    expect((await store.get(a.key)) as { id: string }).toMatchObject({ id: a.entry.id });
+    await store.discard();
+    // The recorder's hints are vouched: its id is its own hash of that manifest.
+    const seen: GetOptions[] = [];
+    const good = makeEntry("what is two plus two", { text: "4" });
+    const goodPath = fresh("expect-recorder");
+    writeFileSync(
+      goodPath,
+      emitCassette([{ key: good.key, value: good.entry as unknown as JsonValue }]),
+    );
+    const inner = cassetteStore(goodPath, { parseCache: false });
+    // The real store, its getHit watched (a Proxy: its methods use private fields).
+    const watching = new Proxy(inner, {
+      get(target, name) {
+        if (name === "getHit") {
+          return (key: string, options?: GetOptions) => {
+            if (options !== undefined) seen.push(options);
+            return target.getHit!(key, options);
+          };
+        }
+        const v: unknown = Reflect.get(target, name, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    }) as Store;
+    const r = createRecorder({ store: watching, mode: "replay", identity: MACHINE });
+    const answer = await r.call(
+      { role: "builder", model: "gpt-5", prompt: "what is two plus two", task: "T-1" },
+      async () => ({ text: "live" }),
+    );
+    expect(answer).toStrictEqual({ text: "4" });
+    expect(seen.length).toBe(1);
+    expect(isVouched(seen[0]!.expect)).toBe(true);
+    expect(isVouched({ ...seen[0]!.expect! })).toBe(false);
+    await r.close();
   });
 
   it("a tampered entry that is never read does not fail the load: the other entries are served, its own get fails", async () => {

@@ -36,6 +36,7 @@ import {
   SQLITE_NOW_MS,
   SQLITE_VALUES_TABLE,
 } from "./sqlite.js";
+import { SQLITE_HIT_SELECT_TABLE, sqliteHasHits } from "./sqlite-hit.js";
 import {
   listSqliteMeta,
   migrateSqliteMeta,
@@ -150,8 +151,11 @@ export async function createBetterSqliteBackend(
       return statement.all(...params);
     });
   let layout: SqliteMetaLayout;
+  // Whether the file keeps what a hit reads beside the values (sqlite-hit.ts): hits then read it.
+  let hits: boolean;
   try {
     layout = await prepareSqliteMeta(metaQuery);
+    hits = await sqliteHasHits(metaQuery);
   } catch (error) {
     db.close();
     throw error;
@@ -159,7 +163,7 @@ export async function createBetterSqliteBackend(
   // Prepared once the columns exist, again when a migration adds the metadata's own columns.
   let fencedSetMetaStmt: Statement | undefined;
   const getStmt = db.prepare(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
-  const getHitStmt = db.prepare(SQLITE_HIT_SELECT);
+  let getHitStmt = db.prepare(hits ? SQLITE_HIT_SELECT_TABLE : SQLITE_HIT_SELECT);
   const setStmt = db.prepare(
     `INSERT INTO ${SQLITE_VALUES_TABLE} (key, value) VALUES (?, ?)
      ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
@@ -242,6 +246,7 @@ export async function createBetterSqliteBackend(
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(metaQuery, onProgress);
       layout = "cols";
+      getHitStmt = db.prepare(SQLITE_HIT_SELECT_TABLE);
       return filled;
     },
     async deleteRecord(key, notAfter) {
@@ -255,7 +260,7 @@ export async function createBetterSqliteBackend(
       return row === undefined ? undefined : String(row.value);
     },
     async getHitRecord(key) {
-      // The manifest removed by SQLite (see SQLITE_HIT_SELECT in sqlite.ts).
+      // The manifest removed by SQLite (see SQLITE_HIT_SELECT in sqlite.ts), or read from the hits' table (sqlite-hit.ts).
       const row = await whenFree(() => getHitStmt.get(key));
       return row === undefined ? undefined : String(row.value);
     },

@@ -38,6 +38,7 @@ import {
   SQLITE_SUMMARY_INDEXES,
   SQLITE_SUMMARY_TABLES,
 } from "./sql-meta-summary.js";
+import { addSqliteHits } from "./sqlite-hit.js";
 
 /** One statement with parameters, its rows (sqlite.ts's `SqliteQuery`; both drivers give one). */
 type SqliteQuery = (sql: string, ...params: unknown[]) => Promise<Array<Record<string, unknown>>>;
@@ -165,10 +166,11 @@ async function addColumns(query: SqliteQuery, columns: readonly string[]): Promi
 async function addMetaSchema(query: SqliteQuery): Promise<void> {
   await addColumns(query, ["m_meta TEXT", "m_at TEXT", "m_rev INTEGER", ...COLUMNS]);
   for (const statement of [...SCHEMA, ...COLS_SCHEMA]) await query(statement);
-  // An empty table: its summary is empty, nothing to fill.
+  // An empty table: its summary is empty, nothing to fill; nor are its hits.
   for (const statement of [...SQLITE_SUMMARY_TABLES, ...SQLITE_SUMMARY_INDEXES]) {
     await query(statement);
   }
+  await addSqliteHits(query);
 }
 
 /**
@@ -389,6 +391,9 @@ export async function migrateSqliteMeta(
   const cols = await fillSqliteColumns(query, (done) => onProgress?.(done));
   for (const statement of COLS_SCHEMA) await query(statement);
   await addSqliteSummary(query);
+  // Last: what a hit reads, beside the values (sqlite-hit.ts). Not counted:
+  // `filled` says which rows gained metadata.
+  await addSqliteHits(query);
   return cols;
 }
 

@@ -13,6 +13,7 @@ import { keysetPages } from "./keyset.js";
 import { prepareKeyv } from "./keyv.js";
 import { LATE } from "./late.js";
 import { statsSqliteMeta } from "./sql-meta-stats.js";
+import { SQLITE_HIT_SELECT_TABLE, sqliteHasHits } from "./sqlite-hit.js";
 import {
   listSqliteMeta,
   migrateSqliteMeta,
@@ -85,8 +86,11 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   }
   const { adapter, query, keyv } = opened;
   let layout: SqliteMetaLayout;
+  // Whether the file keeps what a hit reads beside the values (sqlite-hit.ts): hits then read it.
+  let hits: boolean;
   try {
     layout = await prepareSqliteMeta(query);
+    hits = await sqliteHasHits(query);
   } catch (error) {
     await adapter.disconnect().catch(() => {});
     if (own !== undefined) await closeDatabase(own);
@@ -100,7 +104,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   const reader =
     own === undefined
       ? undefined
-      : readerOn(own).then((r) => {
+      : readerOn(own, hits ? SQLITE_HIT_SELECT_TABLE : SQLITE_HIT_SELECT).then((r) => {
           if (r !== undefined) {
             // cast: keyv's adapter type declares get as a method; it is a plain writable property at run time, swapped for the prepared-statement reader.
             (adapter as unknown as { get: (key: string) => Promise<unknown> }).get = r.get;
@@ -144,6 +148,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     async migrateMeta(onProgress) {
       const filled = await migrateSqliteMeta(query, onProgress);
       layout = "cols";
+      // This open's hits go on cutting the value (exact, only slower); the next open reads the hits' table.
       return filled;
     },
     async deleteRecord(key, notAfter) {
@@ -156,7 +161,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     async getHitRecord(key) {
       const r = await reader;
       if (r !== undefined) return r.getHit(key);
-      const [row] = await query(SQLITE_HIT_SELECT, key);
+      const [row] = await query(hits ? SQLITE_HIT_SELECT_TABLE : SQLITE_HIT_SELECT, key);
       return row === undefined ? undefined : String(row.value);
     },
     async deleteRecordIf(key, record, notAfter) {
@@ -259,13 +264,15 @@ export function listSqliteRows(query: SqliteQuery, prefix: string): AsyncIterabl
  * JSON is returned whole, so the store's own parse reports it as before
  * (a failed `json_remove` would be an error of another kind). Whatever
  * SQLite leaves (a duplicate `manifest` key), the store drops after parsing.
+ * A file with the hits' table reads that instead (sqlite-hit.ts,
+ * SQLITE_HIT_SELECT_TABLE): the same text, cut once when it was written.
  */
 export const SQLITE_HIT_SELECT = `SELECT CASE WHEN json_valid(value) THEN json_remove(value, '$.value.manifest') ELSE value END AS value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`;
 
 /** A connection of our own for reads by key, through one statement prepared once. */
 interface Reader {
   get(key: string): Promise<string | undefined>;
-  /** The record as a hit reads it (`SQLITE_HIT_SELECT`). */
+  /** The record as a hit reads it (`SQLITE_HIT_SELECT`, or from the hits' table: sqlite-hit.ts). */
   getHit(key: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
@@ -283,7 +290,7 @@ interface Reader {
  * closed) when the statement cannot be prepared: reads then stay on the
  * adapter's.
  */
-async function readerOn(db: RawDatabase): Promise<Reader | undefined> {
+async function readerOn(db: RawDatabase, hitSelect: string): Promise<Reader | undefined> {
   try {
     const statement = await new Promise<RawStatement>((resolve, reject) => {
       const st: RawStatement = db.prepare(
@@ -292,7 +299,7 @@ async function readerOn(db: RawDatabase): Promise<Reader | undefined> {
       );
     });
     const hitStatement = await new Promise<RawStatement>((resolve, reject) => {
-      const st: RawStatement = db.prepare(SQLITE_HIT_SELECT, (error) =>
+      const st: RawStatement = db.prepare(hitSelect, (error) =>
         error ? reject(error) : resolve(st),
       );
     });
