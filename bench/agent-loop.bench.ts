@@ -28,12 +28,14 @@
  *
  * Sizes (for quick checks): BENCH_AGENT_TURNS=10,40 (default 10,40,100),
  * BENCH_AGENT_ROUNDS=3 (default 7), BENCH_AGENT_PARTS=identity,replay,tiny,rss,
- * BENCH_AGENT_STORES=memory,sqlite,cassette, BENCH_AGENT_RSS_TURNS=1000. `npm run bench -- agent-loop`
+ * BENCH_AGENT_STORES=memory,sqlite,cassette (and sqlite-better, the default
+ * when INVOCACHE_BETTER_SQLITE3 names a better-sqlite3 build), BENCH_AGENT_RSS_TURNS=1000. `npm run bench -- agent-loop`
  * runs only this module.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,6 +46,8 @@ import * as identityModule from "../src/identity/index.js";
 import { DEFAULT_REUSE_BYTES, invocationIdentity } from "../src/identity/index.js";
 import { cassetteStore, createRecorder, openStore, type Store } from "../src/index.js";
 import { invocationCall } from "../src/invocation/index.js";
+import { createBetterSqliteBackend } from "../src/store/backends/better-sqlite3.js";
+import { KeyvStore } from "../src/store/keyv-store.js";
 import {
   assistant,
   BASE_URL,
@@ -64,7 +68,12 @@ const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 7);
 const WARMUP = 2;
 const PARTS = list(process.env.BENCH_AGENT_PARTS, "identity,replay,tiny,rss");
 const RSS_TURNS = Number(process.env.BENCH_AGENT_RSS_TURNS ?? 1000);
-const STORES = list(process.env.BENCH_AGENT_STORES, "memory,sqlite,cassette");
+/** The optional better-sqlite3 driver, when a build is named (not a dependency: docs/performance.md, "SQLite drivers"). */
+const BETTER_SQLITE3 = process.env.INVOCACHE_BETTER_SQLITE3;
+const STORES = list(
+  process.env.BENCH_AGENT_STORES,
+  BETTER_SQLITE3 === undefined ? "memory,sqlite,cassette" : "memory,sqlite,sqlite-better,cassette",
+);
 
 const CHAT_URL = new URL(`${BASE_URL}/chat/completions`);
 
@@ -173,6 +182,22 @@ function storeKinds(): StoreKind[] {
     sqlite: {
       name: "SQLite",
       open: (dir) => openStore(`sqlite://${join(dir, "loop.sqlite")}`),
+      close: (s) => s.close(),
+    },
+    // Reads on the main thread: no thread-pool hop per hit (the SQLite row's gap to memory).
+    "sqlite-better": {
+      name: "SQLite (better-sqlite3)",
+      open: (dir) => {
+        if (BETTER_SQLITE3 === undefined)
+          throw new Error("BENCH_AGENT_STORES: sqlite-better needs INVOCACHE_BETTER_SQLITE3");
+        const file = join(dir, "loop-better.sqlite");
+        const load = () => createRequire(import.meta.url)(BETTER_SQLITE3);
+        return new KeyvStore(`sqlite://${file}`, () => createBetterSqliteBackend(file, load), {
+          timeoutMs: 30_000,
+          listsInKeyOrder: true,
+          meta: "stored",
+        });
+      },
       close: (s) => s.close(),
     },
     cassette: {
