@@ -57,13 +57,14 @@ async function normalizeThroughput(ctx: BenchContext): Promise<BenchRow> {
 /**
  * One contender beside node:crypto SHA-256 of the same 100 KiB bench
  * prompt's UTF-8, interleaved, as an MB/s row against the hashing-speed
- * target (0.2x). Every "vs hashing" row below is one of these.
+ * target (0.2x unless the row names its own). Every "vs hashing" row below
+ * is one of these.
  */
 async function vsSha256(
   ctx: BenchContext,
   prompt: string,
   contender: Contender,
-  row: { measurement: string; baselineName?: string; note?: string },
+  row: { measurement: string; baselineName?: string; note?: string; target?: number },
 ): Promise<BenchRow> {
   const bytes = Buffer.byteLength(prompt);
   ctx.log(`${contender.name} vs node:crypto sha256 on ${bytes} bytes`);
@@ -82,7 +83,7 @@ async function vsSha256(
       unit: "MB/s",
       better: "higher",
       baselineName: row.baselineName ?? "node:crypto sha256 of the same prompt's UTF-8",
-      target: 0.2,
+      target: row.target ?? 0.2,
       note: row.note === undefined ? samples : `${row.note}; ${samples}`,
     },
     mbPerS(bytes, a!.medianNs),
@@ -94,8 +95,9 @@ async function vsSha256(
 /**
  * The hashing-speed limit (issue "fastest replay"): normalizing a prompt
  * should cost a small multiple of hashing it, since the identity hashes the
- * normalized text anyway. Target: at least 0.2x node:crypto SHA-256 of the
- * same UTF-8 text.
+ * normalized text anyway. Target: at least 0.1x node:crypto SHA-256 of the
+ * same UTF-8 text (issue 32; it was 0.2x before the step-by-step analysis in
+ * docs/performance.md showed that out of reach in JavaScript).
  */
 function normalizeVsSha256(ctx: BenchContext): Promise<BenchRow> {
   const prompt = buildPrompt(100 * KiB);
@@ -106,6 +108,8 @@ function normalizeVsSha256(ctx: BenchContext): Promise<BenchRow> {
     {
       measurement: "normalizePrompt vs hashing, 100 KiB prompt",
       baselineName: "node:crypto sha256 of the same prompt's UTF-8 (the hashing-speed limit)",
+      // Issue 32 re-set it from 0.2x (shown out of reach step by step) to 0.1x.
+      target: 0.1,
     },
   );
 }
