@@ -85,6 +85,14 @@ const upstream = `${provider.url}/v1`;
 const sqliteUrl = `sqlite://${join(dir, "s.sqlite")}`;
 const cassette = join(dir, "c.yaml");
 const memory: Store = openStore("memory://");
+// The opt-in better-sqlite3 driver on the same file, when a build is named
+// (INVOCACHE_BETTER_SQLITE3, a package directory, put on NODE_PATH before
+// this process starts: `NODE_PATH=$(dirname "$INVOCACHE_BETTER_SQLITE3")`):
+// its reads run on the main thread, without the thread-pool hop per hit.
+const better: Store | undefined =
+  (process.env.INVOCACHE_BETTER_SQLITE3 ?? "") === ""
+    ? undefined
+    : openStore(sqliteUrl, { sqliteDriver: "better-sqlite3" });
 const opts = { upstreams: { bench: provider.url }, env: {} } as const;
 let sized = "";
 for (const store of [sqliteUrl, cassette, memory]) {
@@ -153,6 +161,12 @@ const rows: Row[] = [
   plainRow("SDK alone", () => client(upstream, constantFetch)),
   proxyRow("SQLite", sqliteUrl),
   inProcessRow("SQLite", sqliteUrl),
+  ...(better === undefined
+    ? []
+    : [
+        proxyRow("SQLite (better-sqlite3)", better),
+        inProcessRow("SQLite (better-sqlite3)", better),
+      ]),
   proxyRow("cassette", cassette),
   inProcessRow("cassette", cassette),
   proxyRow("memory", memory),
@@ -176,6 +190,7 @@ if (perfRow !== "") {
   );
   server.close();
   await memory.close();
+  await better?.close();
   await provider.close();
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
@@ -210,7 +225,7 @@ try {
       `${name.padEnd(22)} CPU ${median(m.cpu).toFixed(0).padStart(6)} µs/call (${Math.min(...m.cpu).toFixed(0)}–${Math.max(...m.cpu).toFixed(0)})  wall ${median(m.ms).toFixed(0).padStart(6)} µs/call`,
     );
   const hop = cpu("floor (same size)") - cpu("SDK alone");
-  for (const s of ["SQLite", "cassette", "memory"]) {
+  for (const s of ["SQLite", "SQLite (better-sqlite3)", "cassette", "memory"]) {
     const hit = cpu(`in-process ${s}`) - cpu("SDK alone");
     const own = cpu(`proxy ${s}`) - cpu("floor (same size)") - hit;
     if (Number.isFinite(own))
@@ -221,6 +236,7 @@ try {
 } finally {
   server.close();
   await memory.close();
+  await better?.close();
   await provider.close();
   rmSync(dir, { recursive: true, force: true });
 }
