@@ -1,7 +1,9 @@
 /**
  * `sqlite://path`: the embedded default, one file shared safely by several
- * processes. Values go through `@keyv/sqlite`; listing and leases are plain
- * SQL on the adapter's own connection (`adapter.query`).
+ * processes. `@keyv/sqlite` opens the file and runs listing, stats and
+ * migrations as plain SQL on its connection (`adapter.query`); keyed reads
+ * and the fenced writes (values and leases) run on a second connection of
+ * our own through statements prepared once (readerOn).
  */
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -112,6 +114,15 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
           return r;
         });
 
+  // The fenced writes (sets, deletes, leases) go through the reader's
+  // connection, each statement compiled once (readerOn), and wait for it on
+  // a store's first operations; through the adapter's where that connection
+  // could not be had (":memory:", or its statements would not compile).
+  const write = async (sql: string, ...params: unknown[]) => {
+    const own = await reader;
+    return own === undefined ? query(sql, ...params) : own.write(sql, params);
+  };
+
   return {
     keyv,
     keyPrefix: "",
@@ -130,8 +141,8 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       // The expiry lives in the record (keyv's envelope), as keyv writes it.
       const rows =
         meta === undefined
-          ? await query(SQLITE_FENCED_SET, key, record, notAfter)
-          : await query(
+          ? await write(SQLITE_FENCED_SET, key, record, notAfter)
+          : await write(
               sqliteFencedSetMeta(layout),
               key,
               record,
@@ -152,7 +163,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       return filled;
     },
     async deleteRecord(key, notAfter) {
-      return fencedRemoval((await query(SQLITE_FENCED_DELETE, key, notAfter)).length, notAfter);
+      return fencedRemoval((await write(SQLITE_FENCED_DELETE, key, notAfter)).length, notAfter);
     },
     async getRecord(key) {
       const [row] = await query(`SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`, key);
@@ -167,7 +178,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
     async deleteRecordIf(key, record, notAfter) {
       // One statement: SQLite's write lock makes the compare and the delete
       // one step against every other process. Fenced like the leases.
-      const rows = await query(
+      const rows = await write(
         `DELETE FROM ${SQLITE_VALUES_TABLE}
          WHERE key = ? AND value = ? AND ${SQLITE_NOW_MS} <= ? RETURNING key`,
         key,
@@ -182,7 +193,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       // RETURNING yields a row only when the insert or the guarded update ran.
       // The fence (SQLite's clock is ours): a statement that only runs after
       // the caller's deadline, having waited for the write lock, takes nothing.
-      const rows = await query(
+      const rows = await write(
         `INSERT INTO ${SQLITE_LEASES_TABLE} (key, owner, expires_at)
          SELECT ?, ?, ? WHERE ${SQLITE_NOW_MS} <= ?
          ON CONFLICT(key) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
@@ -197,7 +208,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       return rows.length === 1;
     },
     async releaseLease(key, owner, notAfter) {
-      await query(
+      await write(
         `DELETE FROM ${SQLITE_LEASES_TABLE} WHERE key = ? AND owner = ? AND ${SQLITE_NOW_MS} <= ?`,
         key,
         owner,
@@ -269,11 +280,17 @@ export function listSqliteRows(query: SqliteQuery, prefix: string): AsyncIterabl
  */
 export const SQLITE_HIT_SELECT = `SELECT CASE WHEN json_valid(value) THEN json_remove(value, '$.value.manifest') ELSE value END AS value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`;
 
-/** A connection of our own for reads by key, through one statement prepared once. */
+/**
+ * A connection of our own for reads by key, through one statement prepared
+ * once, and for the store's fenced writes, each statement prepared on first
+ * use and kept.
+ */
 interface Reader {
   get(key: string): Promise<string | undefined>;
   /** The record as a hit reads it (`SQLITE_HIT_SELECT`, or from the hits' table: sqlite-hit.ts). */
   getHit(key: string): Promise<string | undefined>;
+  /** Run one write statement (`sql` with `params`), prepared once per text; its rows (RETURNING). */
+  write(sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>>;
   close(): Promise<void>;
 }
 
@@ -324,13 +341,57 @@ async function readerOn(db: RawDatabase, hitSelect: string): Promise<Reader | un
             }
           }),
         );
+    // The writes: @keyv/sqlite's `database.all(sql)` compiles a statement
+    // for every call, and a write's compile includes its triggers' (the
+    // stats summary, the hits' table): 41 % of a SQLite recording's
+    // thread-pool CPU (docs/performance.md, "Issue 30: recording through
+    // the proxy"). Kept per text: the fenced set's text changes with the
+    // metadata layout, the others never. Reads on this connection see every
+    // write acknowledged before them, as they did on the adapter's.
+    const writes = new Map<string, Promise<RawStatement>>();
+    const writeStatement = (sql: string): Promise<RawStatement> => {
+      let st = writes.get(sql);
+      if (st === undefined) {
+        st = new Promise<RawStatement>((resolve, reject) => {
+          const made: RawStatement = db.prepare(sql, (error) =>
+            error ? reject(error) : resolve(made),
+          );
+        });
+        writes.set(sql, st);
+        // A failed compile is not kept: the next write compiles again.
+        st.catch(() => writes.delete(sql));
+      }
+      return st;
+    };
+    const write = async (sql: string, params: unknown[]) => {
+      const st = await writeStatement(sql);
+      return new Promise<Array<Record<string, unknown>>>((resolve, reject) =>
+        st.all(params, (error, rows) => {
+          if (!error) resolve(rows);
+          // A statement stopped by an error is reset before the caller
+          // hears of it, so that it holds nothing of this connection (a
+          // read snapshot would make the reads on this connection see old
+          // data). SQLite already ends a write's read when the write lock
+          // stays busy (test/store/sqlite-prepared-writes.test.ts passes
+          // without this reset); other errors mid-way are covered here.
+          else st.reset(() => reject(error));
+        }),
+      );
+    };
     return {
       get: read(statement),
       getHit: read(hitStatement),
-      close: () =>
-        new Promise<void>((resolve) =>
+      write,
+      close: async () => {
+        for (const st of writes.values()) {
+          const made = await st.catch(() => undefined);
+          if (made !== undefined) await new Promise<void>((resolve) => made.finalize(resolve));
+        }
+        writes.clear();
+        await new Promise<void>((resolve) =>
           statement.finalize(() => hitStatement.finalize(() => db.close(() => resolve()))),
-        ),
+        );
+      },
     };
   } catch {
     await closeDatabase(db);
@@ -432,8 +493,9 @@ interface RawDatabase {
 interface RawStatement {
   all(
     params: unknown[],
-    callback: (error: Error | null, rows: Array<{ value: unknown }>) => void,
+    callback: (error: Error | null, rows: Array<Record<string, unknown>>) => void,
   ): void;
+  reset(callback: () => void): void;
   finalize(callback: () => void): void;
 }
 
