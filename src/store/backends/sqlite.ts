@@ -3,7 +3,7 @@
  * processes. `@keyv/sqlite` opens the file and runs listing, stats and
  * migrations as plain SQL on its connection (`adapter.query`); keyed reads
  * and the fenced writes (values and leases) run on a second connection of
- * our own through statements prepared once (readerOn).
+ * our own through statements prepared once (statementsOn).
  */
 import { statSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -103,10 +103,10 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
   // prepared beside the first operations, not before them (a cold start's
   // first read goes through the adapter meanwhile); keyv reads through the
   // adapter's get, which then answers from the prepared statement.
-  const reader =
+  const statements =
     own === undefined
       ? undefined
-      : readerOn(own, hits ? SQLITE_HIT_SELECT_TABLE : SQLITE_HIT_SELECT).then((r) => {
+      : statementsOn(own, hits ? SQLITE_HIT_SELECT_TABLE : SQLITE_HIT_SELECT).then((r) => {
           if (r !== undefined) {
             // cast: keyv's adapter type declares get as a method; it is a plain writable property at run time, swapped for the prepared-statement reader.
             (adapter as unknown as { get: (key: string) => Promise<unknown> }).get = r.get;
@@ -114,13 +114,13 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
           return r;
         });
 
-  // The fenced writes (sets, deletes, leases) go through the reader's
-  // connection, each statement compiled once (readerOn), and wait for it on
+  // The fenced writes (sets, deletes, leases) go through that connection
+  // too, each statement compiled once (statementsOn), and wait for it on
   // a store's first operations; through the adapter's where that connection
   // could not be had (":memory:", or its statements would not compile).
   const write = async (sql: string, ...params: unknown[]) => {
-    const own = await reader;
-    return own === undefined ? query(sql, ...params) : own.write(sql, params);
+    const kept = await statements;
+    return kept === undefined ? query(sql, ...params) : kept.write(sql, params);
   };
 
   return {
@@ -170,7 +170,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       return row === undefined ? undefined : String(row.value);
     },
     async getHitRecord(key) {
-      const r = await reader;
+      const r = await statements;
       if (r !== undefined) return r.getHit(key);
       const [row] = await query(hits ? SQLITE_HIT_SELECT_TABLE : SQLITE_HIT_SELECT, key);
       return row === undefined ? undefined : String(row.value);
@@ -216,7 +216,7 @@ export async function createSqliteBackend(path: string): Promise<Backend> {
       );
     },
     async close() {
-      await (await reader)?.close();
+      await (await statements)?.close();
       await adapter.disconnect();
     },
   };
@@ -285,7 +285,7 @@ export const SQLITE_HIT_SELECT = `SELECT CASE WHEN json_valid(value) THEN json_r
  * once, and for the store's fenced writes, each statement prepared on first
  * use and kept.
  */
-interface Reader {
+interface OwnStatements {
   get(key: string): Promise<string | undefined>;
   /** The record as a hit reads it (`SQLITE_HIT_SELECT`, or from the hits' table: sqlite-hit.ts). */
   getHit(key: string): Promise<string | undefined>;
@@ -307,19 +307,13 @@ interface Reader {
  * closed) when the statement cannot be prepared: reads then stay on the
  * adapter's.
  */
-async function readerOn(db: RawDatabase, hitSelect: string): Promise<Reader | undefined> {
+async function statementsOn(
+  db: RawDatabase,
+  hitSelect: string,
+): Promise<OwnStatements | undefined> {
   try {
-    const statement = await new Promise<RawStatement>((resolve, reject) => {
-      const st: RawStatement = db.prepare(
-        `SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`,
-        (error) => (error ? reject(error) : resolve(st)),
-      );
-    });
-    const hitStatement = await new Promise<RawStatement>((resolve, reject) => {
-      const st: RawStatement = db.prepare(hitSelect, (error) =>
-        error ? reject(error) : resolve(st),
-      );
-    });
+    const statement = await prepareOn(db, `SELECT value FROM ${SQLITE_VALUES_TABLE} WHERE key = ?`);
+    const hitStatement = await prepareOn(db, hitSelect);
     // `all`, not `get` + `reset`: a keyed read finds at most one row, and
     // `all` steps the statement to its end, where SQLite ends the read
     // (the snapshot is released as a reset would), in one thread-pool task.
@@ -328,7 +322,7 @@ async function readerOn(db: RawDatabase, hitSelect: string): Promise<Reader | un
     // next read would see that old snapshot: the reset was a second task,
     // and a second wakeup of the main thread, on every hit. The callback
     // also settles a read whose statement was finalized meanwhile (the file
-    // deleted or replaced: the store closes its reader) with an error.
+    // deleted or replaced: the store closes these statements) with an error.
     const read =
       (st: RawStatement) =>
       (key: string): Promise<string | undefined> =>
@@ -352,11 +346,7 @@ async function readerOn(db: RawDatabase, hitSelect: string): Promise<Reader | un
     const writeStatement = (sql: string): Promise<RawStatement> => {
       let st = writes.get(sql);
       if (st === undefined) {
-        st = new Promise<RawStatement>((resolve, reject) => {
-          const made: RawStatement = db.prepare(sql, (error) =>
-            error ? reject(error) : resolve(made),
-          );
-        });
+        st = prepareOn(db, sql);
         writes.set(sql, st);
         // A failed compile is not kept: the next write compiles again.
         st.catch(() => writes.delete(sql));
@@ -397,6 +387,13 @@ async function readerOn(db: RawDatabase, hitSelect: string): Promise<Reader | un
     await closeDatabase(db);
     return undefined;
   }
+}
+
+/** `sql` compiled on `db`, once. */
+function prepareOn(db: RawDatabase, sql: string): Promise<RawStatement> {
+  return new Promise<RawStatement>((resolve, reject) => {
+    const st: RawStatement = db.prepare(sql, (error) => (error ? reject(error) : resolve(st)));
+  });
 }
 
 function closeDatabase(db: RawDatabase): Promise<void> {
@@ -501,7 +498,7 @@ interface RawStatement {
 
 /**
  * Open the file on a connection of our own and create what the store needs;
- * the connection then stays open for keyed reads (readerOn), and is closed
+ * the connection then stays open for keyed reads and writes (statementsOn), and is closed
  * if anything fails. @keyv/sqlite keeps its connection in a closure: when its
  * CREATE TABLE fails (a read-only file or folder) that connection can never
  * be closed, so every retry of a failing open would leak a file descriptor.
