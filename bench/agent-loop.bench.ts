@@ -35,7 +35,6 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,8 +45,6 @@ import * as identityModule from "../src/identity/index.js";
 import { DEFAULT_REUSE_BYTES, invocationIdentity } from "../src/identity/index.js";
 import { cassetteStore, createRecorder, openStore, type Store } from "../src/index.js";
 import { invocationCall } from "../src/invocation/index.js";
-import { createBetterSqliteBackend } from "../src/store/backends/better-sqlite3.js";
-import { KeyvStore } from "../src/store/keyv-store.js";
 import {
   assistant,
   BASE_URL,
@@ -57,6 +54,7 @@ import {
   SYSTEM,
   user,
 } from "./support/agent-loop-workload.js";
+import { BETTER_SQLITE3_BUILD, betterSqliteStore } from "./support/better-sqlite3-store.js";
 import { type SampleOptions, sampleInterleaved } from "./support/measure.js";
 import { type BenchRow, compare, type RowInput } from "./support/row.js";
 import type { BenchContext } from "./support/run-context.js";
@@ -75,11 +73,11 @@ const WARMUP = 2;
 const identityWarmup = (turns: number) => Math.max(WARMUP, Math.ceil(100 / turns));
 const PARTS = list(process.env.BENCH_AGENT_PARTS, "identity,replay,tiny,rss");
 const RSS_TURNS = Number(process.env.BENCH_AGENT_RSS_TURNS ?? 1000);
-/** The optional better-sqlite3 driver, when a build is named (not a dependency: docs/performance.md, "SQLite drivers"). */
-const BETTER_SQLITE3 = process.env.INVOCACHE_BETTER_SQLITE3;
 const STORES = list(
   process.env.BENCH_AGENT_STORES,
-  BETTER_SQLITE3 === undefined ? "memory,sqlite,cassette" : "memory,sqlite,sqlite-better,cassette",
+  BETTER_SQLITE3_BUILD === undefined
+    ? "memory,sqlite,cassette"
+    : "memory,sqlite,sqlite-better,cassette",
 );
 
 const CHAT_URL = new URL(`${BASE_URL}/chat/completions`);
@@ -196,15 +194,9 @@ function storeKinds(): StoreKind[] {
     "sqlite-better": {
       name: "SQLite (better-sqlite3)",
       open: (dir) => {
-        if (BETTER_SQLITE3 === undefined)
+        if (BETTER_SQLITE3_BUILD === undefined)
           throw new Error("BENCH_AGENT_STORES: sqlite-better needs INVOCACHE_BETTER_SQLITE3");
-        const file = join(dir, "loop-better.sqlite");
-        const load = () => createRequire(import.meta.url)(BETTER_SQLITE3);
-        return new KeyvStore(`sqlite://${file}`, () => createBetterSqliteBackend(file, load), {
-          timeoutMs: 30_000,
-          listsInKeyOrder: true,
-          meta: "stored",
-        });
+        return betterSqliteStore(join(dir, "loop-better.sqlite"));
       },
       close: (s) => s.close(),
     },

@@ -15,7 +15,6 @@
  */
 
 import { mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -31,11 +30,15 @@ import { createPostgresBackend } from "../src/store/backends/postgres.js";
 import { createRedisBackend } from "../src/store/backends/redis.js";
 import { createSqliteBackend } from "../src/store/backends/sqlite.js";
 import { entryKey } from "../src/store/index.js";
-import { KeyvStore } from "../src/store/keyv-store.js";
 import type { Store } from "../src/store/types.js";
 import { countingStore, readsOf, writesOf } from "../test/helpers/counting-store.js";
 import { postgresAvailable, startPostgresServer } from "../test/helpers/postgres-server.js";
 import { redisServerBinary, startRedisServer } from "../test/helpers/redis-server.js";
+import {
+  BETTER_SQLITE3_BUILD,
+  betterSqliteStore,
+  loadBetterSqlite3Build,
+} from "./support/better-sqlite3-store.js";
 import { machine, req, response } from "./support/hit-request.js";
 import { type BenchRow, compare, type RowInput, skipped } from "./support/row.js";
 import type { BenchContext } from "./support/run-context.js";
@@ -261,18 +264,13 @@ export default async function recorderBench(ctx: BenchContext): Promise<BenchRow
     ];
     // The optional better-sqlite3 driver, when a build is named (it is not a
     // dependency: see docs/performance.md, "SQLite drivers").
-    const betterPath = process.env.INVOCACHE_BETTER_SQLITE3;
-    if (betterPath !== undefined) {
+    if (BETTER_SQLITE3_BUILD !== undefined) {
       const file = join(dir, "bench-better.sqlite");
-      const load = () => createRequire(import.meta.url)(betterPath);
       targets.push({
         name: "sqlite (better-sqlite3)",
         url: `sqlite://${file}`,
-        open: () =>
-          new KeyvStore(`sqlite://${file}`, () => createBetterSqliteBackend(file, load), {
-            timeoutMs: 30_000,
-          }),
-        raw: () => createBetterSqliteBackend(file, load),
+        open: () => betterSqliteStore(file),
+        raw: () => createBetterSqliteBackend(file, loadBetterSqlite3Build),
       });
     }
     for (const t of targets) rows.push(...(await measure(t, ctx)));
