@@ -53,6 +53,7 @@ import {
   completion,
   MACHINE,
   MODEL,
+  readingBody,
   SYSTEM,
   user,
 } from "./support/agent-loop-workload.js";
@@ -238,27 +239,6 @@ async function runLoop(
     if (check && content !== assistant(t)) throw new Error(`bench: turn ${t} answered wrong`);
     messages.push({ role: "assistant", content });
   }
-}
-
-/**
- * The floor's fetch: reads the request body once (one native search, about
- * the cheapest read there is), then answers as `answer` does. Every
- * transport reads the body to send it, and the SDK's body is
- * `JSON.stringify`'s result, which V8 returns as a rope (a tree of the
- * pieces it wrote): whoever reads it first pays to join it into one flat
- * string, a fresh allocation the size of the body (two bytes a character
- * here). A floor that never looked at the body left that part of building
- * it to the replay, which must read it (docs/performance.md, "The SDK
- * floor reads its request"). The peers floor (bench/peers/child.ts) reads
- * its body too, to choose its answer.
- */
-function readingBody(answer: typeof globalThis.fetch): typeof globalThis.fetch {
-  return async (input, init) => {
-    const body = init?.body;
-    if (typeof body !== "string" || body.indexOf("\u0000") !== -1)
-      throw new Error("bench: the floor expects the SDK's JSON body, as a string without NUL");
-    return answer(input, init);
-  };
 }
 
 const client = (fetch: typeof globalThis.fetch) =>

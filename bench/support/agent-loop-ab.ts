@@ -23,7 +23,7 @@ const kind = process.argv[3] ?? "memory";
 const turns = Number(process.argv[4] ?? 40);
 const rounds = Number(process.argv[5] ?? 10);
 const here = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const { constant, client, run } = agentLoop(turns);
+const { constant, floor: floorFetch, client, run } = agentLoop(turns);
 
 interface Side {
   name: string;
@@ -75,7 +75,7 @@ async function side(name: string, tree: string): Promise<Side> {
 const sides = [await side("base", resolve(baseTree)), await side("new", here)];
 const floor: Side = {
   name: "floor",
-  client: client(constant),
+  client: client(floorFetch),
   fresh: () => {},
   close: async () => {},
 };

@@ -25,7 +25,7 @@ const turns = Number(process.argv[3] ?? 40);
 const rounds = Number(process.argv[4] ?? 10);
 const out = process.argv[5];
 const profiling = out !== "none";
-const { constant, client, run: loop } = agentLoop(turns);
+const { constant, floor: floorFetch, client, run: loop } = agentLoop(turns);
 
 const dir = mkdtempSync(join(tmpdir(), "invocache-agent-loop-profile-"));
 let memory: Store | undefined;
@@ -56,7 +56,7 @@ const replay = client(
     },
   }),
 );
-const floor = client(constant);
+const floor = client(floorFetch);
 const fresh = () =>
   (
     (identityModule as Record<string, unknown>).clearNormalizationReuse as (() => void) | undefined

@@ -4,7 +4,9 @@
  * (agent-loop-profile.ts, agent-loop-ab.ts):
  * turn t sends a system prompt, t user messages (~2 KiB) and the t − 1
  * answers (~2 KiB) through the real `openai` SDK; `constant` answers each
- * turn's recorded bytes at once (the SDK floor and the recording upstream).
+ * turn's recorded bytes at once (the recording upstream) and `floor` does
+ * the same after reading the request body once (the SDK floor, see
+ * {@link readingBody}).
  */
 import OpenAI from "openai";
 import { buildPrompt } from "./prompt.js";
@@ -39,9 +41,31 @@ export function completion(t: number): string {
   });
 }
 
+/**
+ * The floor's fetch: reads the request body once (one native search, about
+ * the cheapest read there is), then answers as `answer` does. Every
+ * transport reads the body to send it, and the SDK's body is
+ * `JSON.stringify`'s result, which V8 returns as a rope (a tree of the
+ * pieces it wrote): whoever reads it first pays to join it into one flat
+ * string, a fresh allocation the size of the body (two bytes a character
+ * here). A floor that never looked at the body left that part of building
+ * it to the replay, which must read it (docs/performance.md, "The SDK
+ * floor reads its request"). The peers floor (bench/peers/child.ts) reads
+ * its body too, to choose its answer.
+ */
+export function readingBody(answer: typeof globalThis.fetch): typeof globalThis.fetch {
+  return async (input, init) => {
+    const body = init?.body;
+    if (typeof body !== "string" || body.indexOf("\u0000") !== -1)
+      throw new Error("bench: the floor expects the SDK's JSON body, as a string without NUL");
+    return answer(input, init);
+  };
+}
+
 /** The loop of `turns` turns and the fetch that answers it (the turn it answers is the last one `run` started). */
 export function agentLoop(turns: number): {
   constant: typeof fetch;
+  floor: typeof fetch;
   client: (f: typeof fetch) => OpenAI;
   run: (openai: OpenAI, check: boolean) => Promise<void>;
 } {
@@ -64,5 +88,5 @@ export function agentLoop(turns: number): {
       messages.push({ role: "assistant", content });
     }
   };
-  return { constant, client, run };
+  return { constant, floor: readingBody(constant), client, run };
 }
