@@ -319,6 +319,54 @@ function writeString(s: string, w: Writer): void {
 }
 
 /**
+ * The inside of the canonical JSON string of `parts.join("")` (the text
+ * between its quotes), in pieces whose concatenation it is, without joining
+ * the parts: a long prompt's normalized pieces (normalize's
+ * `normalizedParts`) escaped for the manifest's hash. Cut like
+ * {@link writeCanonicalJson}'s pieces (about {@link PIECE} code units, never
+ * inside a surrogate pair: a part that ends in a high surrogate whose low
+ * one starts the next part hands it on). `wellFormed`: every piece is.
+ */
+export function escapedInside(parts: readonly string[]): { pieces: string[]; wellFormed: boolean } {
+  const pieces: string[] = [];
+  let wellFormed = true;
+  const w: Writer = {
+    text: "",
+    wellFormed: true,
+    sink: (piece, ok) => {
+      pieces.push(piece);
+      if (!ok) wellFormed = false;
+    },
+  };
+  let carry = "";
+  for (let k = 0; k < parts.length; k++) {
+    let p = carry === "" ? parts[k]! : carry + parts[k]!;
+    carry = "";
+    const next = parts[k + 1];
+    if (
+      next !== undefined &&
+      p.length > 0 &&
+      isHigh(p.charCodeAt(p.length - 1)) &&
+      isLow(next.charCodeAt(0))
+    ) {
+      carry = p.slice(-1);
+      p = p.slice(0, -1);
+    }
+    for (let i = 0; i < p.length; ) {
+      let end = Math.min(i + PIECE, p.length);
+      if (end < p.length && isHigh(p.charCodeAt(end - 1))) end--; // keep a surrogate pair whole
+      pushEscaped(w, i === 0 && end === p.length ? p : p.slice(i, end), false);
+      i = end;
+    }
+  }
+  flush(w);
+  return { pieces, wellFormed };
+}
+
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+/**
  * The canonical JSON text of a small value as one string, or undefined when
  * the value is not small (a string of {@link REPLACE_MIN} code units or
  * more, a text past `budget`) or not plain JSON (a hole, a non-finite number,

@@ -89,6 +89,13 @@ export interface ConversationPieces {
    * the segment's state instead of hashing it again.
    */
   chained?: { segment: Segment; index: number } | undefined;
+  /**
+   * False for a long plain prompt's pieces (manifest.ts): the hash keeps no
+   * checkpoints for them (hash-checkpoints.ts), which are for conversations
+   * that grow call by call; kept, they would hold on to a copy of each long
+   * prompt's text.
+   */
+  checkpoints?: false | undefined;
 }
 
 /**

@@ -39,7 +39,7 @@ export function manifestIdentity(manifest: Manifest): string {
  * );
  */
 export function invocationIdentity(req: InvocationRequest, opts: IdentityOptions = {}): string {
-  // The conversation's prompt is not built: its escaped pieces are what is hashed.
+  // A conversation's prompt (and a long prompt's normalized text) is not built: its escaped pieces are what is hashed.
   const { manifest, paramsText, pieces } = buildManifest(req, opts, true);
   return builtManifestIdentity(
     manifest,
@@ -47,5 +47,6 @@ export function invocationIdentity(req: InvocationRequest, opts: IdentityOptions
     paramsText,
     pieces?.wellFormed === true,
     pieces?.chained,
+    pieces?.checkpoints !== false,
   );
 }

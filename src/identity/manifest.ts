@@ -9,12 +9,13 @@ import { toJsonValue } from "../json/index.js";
 import type { NormalizationRule } from "../normalize/index.js";
 import {
   type NormalizeOptions,
+  normalizedParts,
   type PreparedNormalizer,
   prepareNormalizer,
   type SecretRedactor,
   scannerFor,
 } from "../normalize/internal.js";
-import { smallCanonicalJson } from "./canonical-json.js";
+import { escapedInside, smallCanonicalJson } from "./canonical-json.js";
 import {
   type ConversationPieces,
   escapedPrompts,
@@ -147,7 +148,9 @@ export function buildManifest(
   const pieces =
     req.prompt === undefined
       ? preparedConversationPieces(req.conversation, normalize, undefined, !promptLater)
-      : undefined;
+      : promptLater && req.prompt.length >= PARTS_MIN
+        ? longPromptPieces(normalize, req.prompt)
+        : undefined;
   const manifest: ModelManifest = {
     attempt,
     inputs: inputHashes,
@@ -233,6 +236,22 @@ function normalizeOptions(
     disableRules: opts.disableRules,
   };
   return prepareNormalizer(options);
+}
+
+/**
+ * From this length (UTF-16 code units) a prompt hashed at once
+ * (`promptLater`) is normalized into pieces and escaped piece by piece,
+ * never joined: its normalized text would be a string of 64 KB or more
+ * when it holds a character past U+00FF, close to V8's large objects (128
+ * KB), each a fresh allocation of its own (docs/performance.md, "A fresh
+ * page costs ~16 µs on this machine"). Shorter prompts join as before.
+ */
+const PARTS_MIN = 32 * 1024;
+
+/** A long prompt's normalized text as the manifest's hash reads it: escaped pieces, the text left unbuilt. */
+function longPromptPieces(normalize: PreparedNormalizer, prompt: string): ConversationPieces {
+  const { pieces, wellFormed } = escapedInside(normalizedParts(normalize, prompt));
+  return { prompt: undefined, escaped: pieces, wellFormed, chained: undefined, checkpoints: false };
 }
 
 function optionalString(v: unknown, field: string): string {

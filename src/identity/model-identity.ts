@@ -50,6 +50,8 @@ export function modelManifestIdentity(manifest: ModelManifest): string {
  * per string and the reuse cache keeps it), so a long prompt's text is not
  * read again to find out before it is hashed. `chained`: `escaped[index]`
  * is a kept segment's text, whose hash state continues (conversation-chains.ts).
+ * `checkpoints`: whether the hash may continue from, and keep, checkpoints
+ * for `escaped` (hash-checkpoints.ts; false for a long plain prompt).
  */
 export function builtManifestIdentity(
   manifest: ModelManifest,
@@ -57,6 +59,7 @@ export function builtManifestIdentity(
   paramsText: string | undefined,
   escapedWellFormed = false,
   chained?: ConversationPieces["chained"],
+  checkpoints = true,
 ): string {
   if (escaped !== undefined) {
     // Short: written as one string (smallManifestIdentity); else, or when
@@ -65,7 +68,7 @@ export function builtManifestIdentity(
       const id = smallManifestIdentity(manifest, escaped, paramsText);
       if (id !== undefined) return id;
     }
-    const id = escapedPromptIdentity(manifest, escaped, escapedWellFormed, chained);
+    const id = escapedPromptIdentity(manifest, escaped, escapedWellFormed, chained, checkpoints);
     if (id !== undefined) return id;
     // The general path reports what is wrong; it reads the prompt itself.
     // JSON.parse undoes exactly the canonical escaping (lone surrogates
@@ -196,7 +199,8 @@ function escapedPromptIdentity(
   manifest: ModelManifest,
   escaped: readonly string[],
   escapedWellFormed: boolean,
-  chained?: ConversationPieces["chained"],
+  chained: ConversationPieces["chained"],
+  checkpoints: boolean,
 ): string | undefined {
   let head = `${IDENTITY_DOMAIN_V1}{`;
   let tail = '"';
@@ -238,7 +242,7 @@ function escapedPromptIdentity(
     h = hashAfter(chained.segment, text);
     text = "";
     from = chained.index + 1;
-  } else {
+  } else if (checkpoints) {
     const found = findCheckpoint(head, escaped);
     if (found !== undefined) {
       h = found.state;

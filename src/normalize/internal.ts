@@ -7,6 +7,7 @@
 export { DISABLEABLE_RULES } from "./disable-rules.js";
 export {
   type NormalizeOptions,
+  normalizedParts,
   type PreparedNormalizer,
   prepareNormalizer,
   reuseToken,

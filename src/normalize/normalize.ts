@@ -127,6 +127,12 @@ class Prepared implements PreparedNormalizer {
     return explain(text, this.#resolved());
   }
 
+  /** See {@link normalizedParts}. */
+  parts(text: string): readonly string[] {
+    checkText(text);
+    return runParts(text, this.#resolved());
+  }
+
   #token: object | undefined | null = null;
 
   /** See {@link reuseToken}. */
@@ -158,6 +164,30 @@ class Prepared implements PreparedNormalizer {
 export function reuseToken(prepared: PreparedNormalizer): object | undefined {
   if (!(prepared instanceof Prepared)) return undefined;
   return prepared.token();
+}
+
+/**
+ * `prepared.normalize(text)` as pieces whose concatenation it is, never
+ * joined into one string: for a caller that only hashes the text
+ * (invocationIdentity's long prompts). Joining a long prompt's answer is a
+ * fresh allocation the size of the prompt (docs/performance.md, "A fresh
+ * page costs ~16 µs on this machine"). No piece boundary falls inside a
+ * surrogate pair. A normalizer of another kind, or options with caller
+ * rules (which run on the whole text), give one piece: the normalized text.
+ */
+export function normalizedParts(prepared: PreparedNormalizer, text: string): readonly string[] {
+  if (!(prepared instanceof Prepared)) return [prepared.normalize(text)];
+  return prepared.parts(text);
+}
+
+function runParts(text: string, r: Resolved): readonly string[] {
+  if (r.rules !== undefined) return [run(text, r, undefined)];
+  let s = nfcStep(text, r, undefined);
+  s = whitespaceStep(s, r, undefined);
+  s = secretStep(s, r, undefined);
+  const parts: string[] = [];
+  scan(s, r.roots, undefined, r.off.scan, parts);
+  return parts;
 }
 
 const NO_SCANNER = {};

@@ -316,9 +316,26 @@ interface Hit {
  * Apply roots, timestamps, UUIDs and epoch millis in one pass over
  * already whitespace-collapsed text. `trace`, when given, receives every match;
  * `off` holds the SCAN_* bits of rules turned off (disable-rules.ts).
+ *
+ * With `parts`, the answer is not returned but pushed there in pieces (the
+ * text between matches and the tokens, in order: their concatenation is the
+ * answer) and "" is returned. The answer is a rope of those pieces anyway,
+ * and its first reader pays to join it into one string the size of the
+ * text; a caller that only hashes it (invocationIdentity's long prompts)
+ * skips that allocation, which for a long prompt is a large object of its
+ * own (docs/performance.md, "A fresh page costs ~16 µs on this machine").
+ * No two pieces of text meet without a token between them, so no piece
+ * boundary falls inside a surrogate pair.
  */
-export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[], off = 0): string {
-  if (!roots.empty && roots.starts !== "sep") return scanEveryCandidate(s, roots, trace, off);
+export function scan(
+  s: string,
+  roots: RootMatcher,
+  trace?: RuleMatch[],
+  off = 0,
+  parts?: string[],
+): string {
+  if (!roots.empty && roots.starts !== "sep")
+    return scanEveryCandidate(s, roots, trace, off, parts);
   const n = s.length;
   const tryRoots = !roots.empty;
   const hit: Hit = { end: -1, rule: "", token: "" };
@@ -345,12 +362,20 @@ export function scan(s: string, roots: RootMatcher, trace?: RuleMatch[], off = 0
     const { end, rule, token } = hit;
     if (trace !== undefined)
       trace.push({ rule, start: i, end, text: s.slice(i, end), replacement: token });
-    out += s.slice(last, i) + token;
+    if (parts === undefined) out += s.slice(last, i) + token;
+    else parts.push(s.slice(last, i), token);
     if (rule !== "epoch-millis") tokenEnd = end;
     last = end;
     pos = end;
   }
-  return last === 0 ? s : out + s.slice(last);
+  return answer(s, out, last, parts);
+}
+
+/** The end of a scan: the answer, or with `parts` its last piece pushed and "". */
+function answer(s: string, out: string, last: number, parts: string[] | undefined): string {
+  if (parts === undefined) return last === 0 ? s : out + s.slice(last);
+  parts.push(last === 0 ? s : s.slice(last));
+  return "";
 }
 
 /** The root at i (the caller checked the boundary before it), into `hit`. */
@@ -419,6 +444,7 @@ function scanEveryCandidate(
   roots: RootMatcher,
   trace: RuleMatch[] | undefined,
   off: number,
+  parts: string[] | undefined,
 ): string {
   const re = roots.starts === "drive" ? CANDIDATES_DRIVE : CANDIDATES_ANY;
   const hit: Hit = { end: -1, rule: "", token: "" };
@@ -439,10 +465,11 @@ function scanEveryCandidate(
     const { end, rule, token } = hit;
     if (trace !== undefined)
       trace.push({ rule, start: i, end, text: s.slice(i, end), replacement: token });
-    out += s.slice(last, i) + token;
+    if (parts === undefined) out += s.slice(last, i) + token;
+    else parts.push(s.slice(last, i), token);
     if (rule !== "epoch-millis") tokenEnd = end;
     last = end;
     re.lastIndex = end;
   }
-  return last === 0 ? s : out + s.slice(last);
+  return answer(s, out, last, parts);
 }
