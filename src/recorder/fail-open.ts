@@ -84,6 +84,20 @@ export class FailOpen {
   }
 
   /**
+   * Like {@link peek}, but a store failure is {@link FAILED_READ}, not a
+   * miss: for a read whose "no" would send a call upstream (the re-check
+   * after taking a lease), where not knowing must not count as "no".
+   */
+  async read(key: string): Promise<JsonValue | undefined | typeof FAILED_READ> {
+    try {
+      return await this.store.get(key);
+    } catch (error) {
+      if (isFixtureError(error)) throw error;
+      return FAILED_READ;
+    }
+  }
+
+  /**
    * Write an entry: a failure is thrown in record mode, a warning otherwise.
    * `mode` is the mode of the call being written (a tool call may differ
    * from the recorder's model mode).
@@ -111,6 +125,9 @@ export class FailOpen {
     await Promise.allSettled([...this.#pending]);
   }
 }
+
+/** {@link FailOpen.read}'s answer when the store failed the read. */
+export const FAILED_READ: unique symbol = Symbol("invocache.failedRead");
 
 /** A cassette that cannot be used, or a recording out of date: the fixture's fault, thrown in every mode. */
 function isFixtureError(error: unknown): boolean {

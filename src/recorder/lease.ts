@@ -10,6 +10,7 @@ import type { JsonValue } from "../store/index.js";
 import { entryLeaseKey } from "../store/index.js";
 import { sleep } from "./abortable.js";
 import type { CallContext, Core } from "./core.js";
+import { FAILED_READ } from "./fail-open.js";
 
 /** What leasing reads: the store and its fail-open reporting, this recorder's owner name and lease length. */
 export type LeaseDeps = Pick<Core, "store" | "namespace" | "owner" | "leaseMs" | "failOpen">;
@@ -58,7 +59,11 @@ export async function takeLease(deps: LeaseDeps, c: CallContext): Promise<Lease>
       // still ours) and the read done again, through the wait below, whose
       // deadline bounds a store that is always this slow. Half, not all: the
       // first renewal comes a third of a lease later and must find it ours.
-      if (held.recorded !== undefined || Date.now() < sent + deps.leaseMs / 2) return held;
+      // A read that failed (a store restarting) is no answer at all: another
+      // process may have recorded the entry just before, so it is read again
+      // the same way, never taken for a miss.
+      if (held !== UNREAD && (held.recorded !== undefined || Date.now() < sent + deps.leaseMs / 2))
+        return held;
     }
     await sleep(delay, c.opts.signal);
     delay = Math.min(delay * 2, 250);
@@ -75,20 +80,29 @@ export async function takeLease(deps: LeaseDeps, c: CallContext): Promise<Lease>
   }
 }
 
-/** The lease is ours: someone may still have recorded the entry between our miss and our lease. */
+/** {@link holding}'s answer when its read failed: not known whether the entry was recorded. */
+const UNREAD: Lease = Object.freeze({ key: undefined, recorded: undefined, takenAt: 0 });
+
+/**
+ * The lease is ours: someone may still have recorded the entry between our
+ * miss and our lease, so read it again. {@link UNREAD} when that read failed
+ * (the lease is kept: the wait takes it again); a cassette that cannot be
+ * loaded is thrown, the lease released.
+ */
 async function holding(
   deps: LeaseDeps,
   c: CallContext,
   leaseKey: string,
   takenAt: number,
 ): Promise<Lease> {
-  let raw: JsonValue | undefined;
+  let raw: JsonValue | undefined | typeof FAILED_READ;
   try {
-    raw = await deps.failOpen.peek(c.key);
+    raw = await deps.failOpen.read(c.key);
   } catch (error) {
     await releaseLease(deps, leaseKey);
     throw error;
   }
+  if (raw === FAILED_READ) return UNREAD;
   return { key: leaseKey, recorded: raw, takenAt };
 }
 

@@ -142,3 +142,59 @@ describe("a lease that lapses between its taking and the holder's upstream call"
     await shared.close();
   }, 30_000);
 });
+
+describe("a lease whose re-check read fails", () => {
+  // The holder's read after taking the lease (did someone record meanwhile?)
+  // fails, as a read does while the store restarts: another process may well
+  // have recorded the entry and released its lease in between. Not knowing
+  // is not "no": the holder must not call upstream on it (a silent second
+  // call, whose recording would replace the first one's), but read again.
+  it("reads again and serves the other process's recording: one upstream call", async () => {
+    const url = `sqlite://${join(tempDir("lease-recheck"), "store.sqlite")}`;
+    const shared = openStore(url);
+    const b = createRecorder({ store: url, mode: "auto", leaseMs: LEASE_MS, identity: IDENTITY });
+    const req = { role: "r", model: "m", prompt: "the failed re-check" };
+    const upstream: string[] = [];
+    let failNextRead = false;
+    let recordedByB = false;
+    // A's store: the same file. Just before A takes the lease, B records the
+    // entry (and releases its own lease); A's read after taking it then fails once.
+    const acquire = async (key: string, owner: string, ttlMs: number) => {
+      if (!recordedByB) {
+        recordedByB = true;
+        await b.call(req, async () => {
+          upstream.push("b");
+          return { text: "from b" };
+        });
+      }
+      const got = await shared.acquireLease(key, owner, ttlMs);
+      if (got) failNextRead = true;
+      return got;
+    };
+    const failingRead =
+      (name: "get" | "getHit") =>
+      async (...args: unknown[]) => {
+        if (failNextRead) {
+          failNextRead = false;
+          throw new Error("Connection terminated unexpectedly (the store is restarting)");
+        }
+        return (shared[name] as (...a: unknown[]) => Promise<unknown>).apply(shared, args);
+      };
+    const flaky = new Proxy(shared, {
+      get(target, name) {
+        if (name === "acquireLease") return acquire;
+        if (name === "get" || name === "getHit") return failingRead(name);
+        const value = Reflect.get(target, name) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Store;
+    const a = createRecorder({ store: flaky, mode: "auto", leaseMs: LEASE_MS, identity: IDENTITY });
+    const got = await a.call(req, async () => {
+      upstream.push("a");
+      return { text: "from a" };
+    });
+    expect({ upstream, got }).toStrictEqual({ upstream: ["b"], got: { text: "from b" } });
+    await Promise.all([a.close(), b.close()]);
+    await shared.close();
+  }, 30_000);
+});
