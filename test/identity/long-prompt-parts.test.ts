@@ -8,25 +8,17 @@
  * (roots that start with a separator, and a drive-letter root), rules turned
  * off, the secret rule off, and caller rules (which take the joined path).
  */
-import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { escapedInside } from "../../src/identity/canonical-json.js";
 import {
-  IDENTITY_DOMAIN_V1,
   type IdentityOptions,
   invocationIdentity,
   invocationManifest,
-  manifestBytes,
 } from "../../src/identity/index.js";
 import { normalizePrompt } from "../../src/normalize/index.js";
 import { normalizedParts, prepareNormalizer } from "../../src/normalize/internal.js";
-
-const plain = (m: ReturnType<typeof invocationManifest>) =>
-  createHash("sha256")
-    .update(new TextEncoder().encode(IDENTITY_DOMAIN_V1))
-    .update(manifestBytes(m))
-    .digest("hex");
+import { plainIdentity } from "../helpers/plain-identity.js";
 
 const PROJECT = "/home/dev/work/acme";
 const DRIVE = "C:\\Users\\dev\\acme";
@@ -84,7 +76,7 @@ describe("long prompts: identity from normalized pieces", () => {
         fc.constantFrom(PROJECT, DRIVE, null),
         (prompt, opts, projectPath) => {
           const req = { role: "builder", model: "m", prompt, projectPath };
-          expect(invocationIdentity(req, opts)).toBe(plain(invocationManifest(req, opts)));
+          expect(invocationIdentity(req, opts)).toBe(plainIdentity(invocationManifest(req, opts)));
         },
       ),
       { numRuns: 60 },
@@ -95,7 +87,7 @@ describe("long prompts: identity from normalized pieces", () => {
     const base = "see /tmp/x-1/y 🎉 \ud800 ".repeat(2000);
     for (const len of [32 * 1024 - 1, 32 * 1024, 32 * 1024 + 1]) {
       const req = { role: "r", prompt: base.slice(0, len), projectPath: null };
-      expect(invocationIdentity(req)).toBe(plain(invocationManifest(req)));
+      expect(invocationIdentity(req)).toBe(plainIdentity(invocationManifest(req)));
     }
   });
 });

@@ -7,22 +7,12 @@
  * manifest's WTF-8 bytes computed the plain way; values that are not plain
  * JSON are left to the general path, which reports them as before.
  */
-import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, smallCanonicalJson } from "../../src/identity/canonical-json.js";
-import {
-  IDENTITY_DOMAIN_V1,
-  manifestBytes,
-  manifestIdentity,
-} from "../../src/identity/identity.js";
+import { manifestIdentity } from "../../src/identity/identity.js";
 import { invocationIdentity, invocationManifest } from "../../src/identity/index.js";
-
-const plain = (m: ReturnType<typeof invocationManifest>) =>
-  createHash("sha256")
-    .update(new TextEncoder().encode(IDENTITY_DOMAIN_V1))
-    .update(manifestBytes(m))
-    .digest("hex");
+import { plainIdentity } from "../helpers/plain-identity.js";
 
 /** Strings that stress escaping: quotes, backslashes, controls, lone surrogates, non-ASCII. */
 const text = fc
@@ -86,10 +76,10 @@ describe("small manifests: one string, the same bytes", () => {
             ? { role: `r${role}`, conversation: { messages: [{ role, content: prompt }] }, params }
             : { role: `r${role}`, prompt, params };
           const m = invocationManifest(req as never, { attempt });
-          expect(manifestIdentity(m)).toBe(plain(m));
-          expect(invocationIdentity(req as never, { attempt })).toBe(plain(m));
+          expect(manifestIdentity(m)).toBe(plainIdentity(m));
+          expect(invocationIdentity(req as never, { attempt })).toBe(plainIdentity(m));
           // A plain copy (no side information from the conversation) gives the same.
-          expect(manifestIdentity(structuredClone(m))).toBe(plain(m));
+          expect(manifestIdentity(structuredClone(m))).toBe(plainIdentity(m));
         },
       ),
       { numRuns: 1000 },
@@ -122,8 +112,8 @@ describe("small manifests: one string, the same bytes", () => {
             params: { ...params, tools: big("t", paramsRepeat) },
           };
           const m = invocationManifest(req as never);
-          expect(invocationIdentity(req as never)).toBe(plain(m));
-          expect(manifestIdentity(m)).toBe(plain(m));
+          expect(invocationIdentity(req as never)).toBe(plainIdentity(m));
+          expect(manifestIdentity(m)).toBe(plainIdentity(m));
         },
       ),
       { numRuns: 300 },
@@ -143,8 +133,8 @@ describe("small manifests: one string, the same bytes", () => {
     ] as const) {
       const req = { role, model, task, conversation: { messages }, params };
       const m = invocationManifest(req as never);
-      expect(invocationIdentity(req as never)).toBe(plain(m));
-      expect(manifestIdentity(m)).toBe(plain(m));
+      expect(invocationIdentity(req as never)).toBe(plainIdentity(m));
+      expect(manifestIdentity(m)).toBe(plainIdentity(m));
     }
   });
 
@@ -156,9 +146,9 @@ describe("small manifests: one string, the same bytes", () => {
     };
     const m = invocationManifest(req);
     expect(JSON.stringify(m.params)).toContain("{secret:");
-    expect(invocationIdentity(req)).toBe(plain(m));
+    expect(invocationIdentity(req)).toBe(plainIdentity(m));
     // The same params again (now a known text for the clean set? never: it held a secret).
-    expect(invocationIdentity(req)).toBe(plain(m));
+    expect(invocationIdentity(req)).toBe(plainIdentity(m));
   });
 
   it("still reports what is not JSON, as the general path does", () => {
