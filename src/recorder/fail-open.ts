@@ -70,23 +70,20 @@ export class FailOpen {
   }
 
   /**
-   * A read whose failure only costs a shortcut (a re-check after a lease, the
-   * record-mode probe): undefined on a store failure, which the next write
-   * reports. A cassette that cannot be loaded is thrown.
+   * A read whose failure only costs a shortcut (the wait for another
+   * process's recording, which reads again; the record-mode probe):
+   * undefined on a store failure, which the next write reports. A cassette
+   * that cannot be loaded is thrown.
    */
   async peek(key: string): Promise<JsonValue | undefined> {
-    try {
-      return await this.store.get(key);
-    } catch (error) {
-      if (isFixtureError(error)) throw error;
-      return undefined;
-    }
+    const raw = await this.read(key);
+    return raw === FAILED_READ ? undefined : raw;
   }
 
   /**
-   * Like {@link peek}, but a store failure is {@link FAILED_READ}, not a
-   * miss: for a read whose "no" would send a call upstream (the re-check
-   * after taking a lease), where not knowing must not count as "no".
+   * A read whose "no" would send a call upstream (the re-check after taking
+   * a lease): a store failure is {@link FAILED_READ}, not a miss, since not
+   * knowing must not count as "no". A cassette that cannot be loaded is thrown.
    */
   async read(key: string): Promise<JsonValue | undefined | typeof FAILED_READ> {
     try {

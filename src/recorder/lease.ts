@@ -32,78 +32,71 @@ export interface Lease {
 /** No lease and nothing recorded meanwhile: call upstream without single-flight. */
 export const NO_LEASE: Lease = Object.freeze({ key: undefined, recorded: undefined, takenAt: 0 });
 
-/** Take the entry's lease, or wait for its holder's recording. */
+/**
+ * Take the entry's lease, or wait for its holder's recording. A lease this
+ * call took is either handed back (`key`: the caller records, then releases
+ * it) or released here, however the wait ends (served, given up, aborted, a
+ * cassette that cannot be loaded): never left to expire while other
+ * processes wait on it.
+ */
 export async function takeLease(deps: LeaseDeps, c: CallContext): Promise<Lease> {
   const leaseKey = entryLeaseKey(deps.namespace, c.id, c.occurrence);
   const deadline = Date.now() + deps.leaseMs * 3;
   let delay = 10;
-  for (;;) {
-    let acquired: boolean;
-    const sent = Date.now();
-    try {
-      acquired = await deps.store.acquireLease(leaseKey, deps.owner, deps.leaseMs);
-    } catch (error) {
-      deps.failOpen.storeFailed(
-        `store ${deps.store.url} failed to lease ${leaseKey}; calling upstream without single-flight`,
-        error,
-        c.id,
-      );
-      return NO_LEASE;
-    }
-    if (acquired) {
-      const held = await holding(deps, c, leaseKey, sent);
-      // A read after the taking that outlived the lease (a slow or restarting
-      // store) may have let another process take it, record and release it
-      // after our read looked: calling upstream then would not be
-      // single-flight. So a lease half gone by now is taken again (renewed if
-      // still ours) and the read done again, through the wait below, whose
-      // deadline bounds a store that is always this slow. Half, not all: the
-      // first renewal comes a third of a lease later and must find it ours.
-      // A read that failed (a store restarting) is no answer at all: another
-      // process may have recorded the entry just before, so it is read again
-      // the same way, never taken for a miss.
-      if (held !== UNREAD && (held.recorded !== undefined || Date.now() < sent + deps.leaseMs / 2))
-        return held;
-    }
-    await sleep(delay, c.opts.signal);
-    delay = Math.min(delay * 2, 250);
-    const raw = await deps.failOpen.peek(c.key);
-    if (raw !== undefined) return { key: undefined, recorded: raw, takenAt: 0 };
-    if (Date.now() > deadline) {
-      deps.failOpen.warn(
-        `gave up waiting for another process to record ${c.key}; calling upstream`,
-        undefined,
-        c.id,
-      );
-      return NO_LEASE;
-    }
-  }
-}
-
-/** {@link holding}'s answer when its read failed: not known whether the entry was recorded. */
-const UNREAD: Lease = Object.freeze({ key: undefined, recorded: undefined, takenAt: 0 });
-
-/**
- * The lease is ours: someone may still have recorded the entry between our
- * miss and our lease, so read it again. {@link UNREAD} when that read failed
- * (the lease is kept: the wait takes it again); a cassette that cannot be
- * loaded is thrown, the lease released.
- */
-async function holding(
-  deps: LeaseDeps,
-  c: CallContext,
-  leaseKey: string,
-  takenAt: number,
-): Promise<Lease> {
-  let raw: JsonValue | undefined | typeof FAILED_READ;
+  let taken = false;
   try {
-    raw = await deps.failOpen.read(c.key);
-  } catch (error) {
-    await releaseLease(deps, leaseKey);
-    throw error;
+    for (;;) {
+      let acquired: boolean;
+      const sent = Date.now();
+      try {
+        acquired = await deps.store.acquireLease(leaseKey, deps.owner, deps.leaseMs);
+      } catch (error) {
+        deps.failOpen.storeFailed(
+          `store ${deps.store.url} failed to lease ${leaseKey}; calling upstream without single-flight`,
+          error,
+          c.id,
+        );
+        return NO_LEASE;
+      }
+      if (acquired) {
+        taken = true;
+        // The lease is ours: someone may still have recorded the entry
+        // between our miss and our lease, so it is read again.
+        const recorded = await deps.failOpen.read(c.key);
+        // A read after the taking that outlived the lease (a slow or restarting
+        // store) may have let another process take it, record and release it
+        // after our read looked: calling upstream then would not be
+        // single-flight. So a lease half gone by now is taken again (renewed if
+        // still ours) and the read done again, through the wait below, whose
+        // deadline bounds a store that is always this slow. Half, not all: the
+        // first renewal comes a third of a lease later and must find it ours.
+        // A read that failed (a store restarting) is no answer at all: another
+        // process may have recorded the entry just before, so it is read again
+        // the same way, never taken for a miss.
+        if (
+          recorded !== FAILED_READ &&
+          (recorded !== undefined || Date.now() < sent + deps.leaseMs / 2)
+        ) {
+          taken = false;
+          return { key: leaseKey, recorded, takenAt: sent };
+        }
+      }
+      await sleep(delay, c.opts.signal);
+      delay = Math.min(delay * 2, 250);
+      const raw = await deps.failOpen.peek(c.key);
+      if (raw !== undefined) return { key: undefined, recorded: raw, takenAt: 0 };
+      if (Date.now() > deadline) {
+        deps.failOpen.warn(
+          `gave up waiting for another process to record ${c.key}; calling upstream`,
+          undefined,
+          c.id,
+        );
+        return NO_LEASE;
+      }
+    }
+  } finally {
+    if (taken) await releaseLease(deps, leaseKey);
   }
-  if (raw === FAILED_READ) return UNREAD;
-  return { key: leaseKey, recorded: raw, takenAt };
 }
 
 /** Release a lease this recorder holds (a failure is left to the lease's expiry). */

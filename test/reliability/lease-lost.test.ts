@@ -198,3 +198,72 @@ describe("a lease whose re-check read fails", () => {
     await shared.close();
   }, 30_000);
 });
+
+describe("a call aborted while its lease is held and its re-check keeps failing", () => {
+  // The holder's read after taking the lease fails on every try (the store
+  // answers leases but not reads), so it waits to read again, holding the
+  // lease; then its caller aborts. The lease must go with the call: another
+  // process must not wait for it to expire (30 s by default) to record.
+  it("releases the lease: another process records at once", async () => {
+    const url = `sqlite://${join(tempDir("lease-abort"), "store.sqlite")}`;
+    const shared = openStore(url);
+    const LONG_LEASE = 20_000;
+    let leased = false;
+    let firstFailedRead: () => void = () => {};
+    const failedRead = new Promise<void>((resolve) => {
+      firstFailedRead = resolve;
+    });
+    const acquire = async (key: string, owner: string, ttlMs: number) => {
+      const got = await shared.acquireLease(key, owner, ttlMs);
+      if (got) leased = true;
+      return got;
+    };
+    const failingRead =
+      (name: "get" | "getHit") =>
+      async (...args: unknown[]) => {
+        if (leased) {
+          firstFailedRead();
+          throw new Error("Connection terminated unexpectedly");
+        }
+        return (shared[name] as (...a: unknown[]) => Promise<unknown>).apply(shared, args);
+      };
+    const flaky = new Proxy(shared, {
+      get(target, name) {
+        if (name === "acquireLease") return acquire;
+        if (name === "get" || name === "getHit") return failingRead(name);
+        const value = Reflect.get(target, name) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Store;
+    const opts = { mode: "auto" as const, leaseMs: LONG_LEASE, identity: IDENTITY };
+    const a = createRecorder({ ...opts, store: flaky });
+    const b = createRecorder({ ...opts, store: url });
+    const req = { role: "r", model: "m", prompt: "the aborted holder" };
+    const upstream: string[] = [];
+    const controller = new AbortController();
+    const first = a.call(
+      req,
+      async () => {
+        upstream.push("a");
+        return { text: "from a" };
+      },
+      { signal: controller.signal },
+    );
+    const outcome = first.then(
+      () => "answered",
+      () => "aborted",
+    );
+    await failedRead;
+    controller.abort();
+    expect(await outcome).toBe("aborted");
+    const started = Date.now();
+    const second = await b.call(req, async () => {
+      upstream.push("b");
+      return { text: "from b" };
+    });
+    expect({ second, upstream }).toStrictEqual({ second: { text: "from b" }, upstream: ["b"] });
+    expect(Date.now() - started).toBeLessThan(LONG_LEASE / 4);
+    await Promise.all([a.close(), b.close()]);
+    await shared.close();
+  }, 60_000);
+});
