@@ -355,7 +355,7 @@ export function escapedInside(parts: readonly string[]): { pieces: string[]; wel
     for (let i = 0; i < p.length; ) {
       let end = Math.min(i + PIECE, p.length);
       if (end < p.length && isHigh(p.charCodeAt(end - 1))) end--; // keep a surrogate pair whole
-      pushEscaped(w, i === 0 && end === p.length ? p : p.slice(i, end), false);
+      pushEscaped(w, p.slice(i, end), false);
       i = end;
     }
   }

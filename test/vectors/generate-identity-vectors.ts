@@ -380,7 +380,27 @@ const cases: Case[] = [
     request: { role: "ops", prompt: "order 1767225600000" },
     options: { ...PINNED, disableRules: ["epoch-millis"] },
   },
+  {
+    // 32 K code units and more: invocationIdentity hashes the normalized
+    // pieces and never joins them (src/identity/manifest.ts); lone
+    // surrogates meet tokens at piece edges, an astral character sits whole.
+    name: "long-prompt-pieces",
+    request: { ...base, prompt: longPrompt(), projectPath: "/work/run-7" },
+    options: { ...PINNED },
+  },
 ];
+
+/** A prompt of about 35 K code units, dense in matches. */
+function longPrompt(): string {
+  const lines: string[] = [];
+  for (let i = 0; i < 330; i++) {
+    const ss = String(i % 60).padStart(2, "0");
+    lines.push(
+      `step ${i}: /work/run-7/src/m${i % 9}.ts "q" \\ at 2026-09-09T10:00:${ss}Z  id 3f2504e0-4f89-11d3-9a0c-0305e82c33${ss} \ud83c\udf89\n`,
+    );
+  }
+  return `${lines.join("")}lone \ud83c2026-09-09T10:00:00Z edge 3f2504e0-4f89-11d3-9a0c-0305e82c3301\udf89 end`;
+}
 
 // ---------------------------------------------------------------------------
 // An ASCII-only JSON writer that keeps -0 and pretty-prints small arrays inline.
