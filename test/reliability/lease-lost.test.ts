@@ -159,35 +159,24 @@ describe("a lease whose re-check read fails", () => {
     let recordedByB = false;
     // A's store: the same file. Just before A takes the lease, B records the
     // entry (and releases its own lease); A's read after taking it then fails once.
-    const acquire = async (key: string, owner: string, ttlMs: number) => {
-      if (!recordedByB) {
+    const flaky = failingReads(shared, {
+      beforeTaking: async () => {
+        if (recordedByB) return;
         recordedByB = true;
         await b.call(req, async () => {
           upstream.push("b");
           return { text: "from b" };
         });
-      }
-      const got = await shared.acquireLease(key, owner, ttlMs);
-      if (got) failNextRead = true;
-      return got;
-    };
-    const failingRead =
-      (name: "get" | "getHit") =>
-      async (...args: unknown[]) => {
-        if (failNextRead) {
-          failNextRead = false;
-          throw new Error("Connection terminated unexpectedly (the store is restarting)");
-        }
-        return (shared[name] as (...a: unknown[]) => Promise<unknown>).apply(shared, args);
-      };
-    const flaky = new Proxy(shared, {
-      get(target, name) {
-        if (name === "acquireLease") return acquire;
-        if (name === "get" || name === "getHit") return failingRead(name);
-        const value = Reflect.get(target, name) as unknown;
-        return typeof value === "function" ? value.bind(target) : value;
       },
-    }) as Store;
+      taken: () => {
+        failNextRead = true;
+      },
+      fails: () => {
+        const fail = failNextRead;
+        failNextRead = false;
+        return fail;
+      },
+    });
     const a = createRecorder({ store: flaky, mode: "auto", leaseMs: LEASE_MS, identity: IDENTITY });
     const got = await a.call(req, async () => {
       upstream.push("a");
@@ -213,28 +202,15 @@ describe("a call aborted while its lease is held and its re-check keeps failing"
     const failedRead = new Promise<void>((resolve) => {
       firstFailedRead = resolve;
     });
-    const acquire = async (key: string, owner: string, ttlMs: number) => {
-      const got = await shared.acquireLease(key, owner, ttlMs);
-      if (got) leased = true;
-      return got;
-    };
-    const failingRead =
-      (name: "get" | "getHit") =>
-      async (...args: unknown[]) => {
-        if (leased) {
-          firstFailedRead();
-          throw new Error("Connection terminated unexpectedly");
-        }
-        return (shared[name] as (...a: unknown[]) => Promise<unknown>).apply(shared, args);
-      };
-    const flaky = new Proxy(shared, {
-      get(target, name) {
-        if (name === "acquireLease") return acquire;
-        if (name === "get" || name === "getHit") return failingRead(name);
-        const value = Reflect.get(target, name) as unknown;
-        return typeof value === "function" ? value.bind(target) : value;
+    const flaky = failingReads(shared, {
+      taken: () => {
+        leased = true;
       },
-    }) as Store;
+      fails: () => {
+        if (leased) firstFailedRead();
+        return leased;
+      },
+    });
     const opts = { mode: "auto" as const, leaseMs: LONG_LEASE, identity: IDENTITY };
     const a = createRecorder({ ...opts, store: flaky });
     const b = createRecorder({ ...opts, store: url });
@@ -267,3 +243,34 @@ describe("a call aborted while its lease is held and its re-check keeps failing"
     await shared.close();
   }, 60_000);
 });
+
+/**
+ * `shared` as one process sees it: `beforeTaking` runs before each lease
+ * taking and `taken` after one that succeeded; a read (`get`, `getHit`)
+ * throws, as a read does while the store restarts, whenever `fails()` says so.
+ */
+function failingReads(
+  shared: Store,
+  hooks: { beforeTaking?: () => Promise<void>; taken: () => void; fails: () => boolean },
+): Store {
+  const acquire = async (key: string, owner: string, ttlMs: number) => {
+    await hooks.beforeTaking?.();
+    const got = await shared.acquireLease(key, owner, ttlMs);
+    if (got) hooks.taken();
+    return got;
+  };
+  const read =
+    (name: "get" | "getHit") =>
+    async (...args: unknown[]) => {
+      if (hooks.fails()) throw new Error("Connection terminated unexpectedly");
+      return (shared[name] as (...a: unknown[]) => Promise<unknown>).apply(shared, args);
+    };
+  return new Proxy(shared, {
+    get(target, name) {
+      if (name === "acquireLease") return acquire;
+      if (name === "get" || name === "getHit") return read(name);
+      const value = Reflect.get(target, name) as unknown;
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as Store;
+}
