@@ -215,6 +215,42 @@ describe.concurrent("SQLite file locked by another process", () => {
     await Promise.all([reader.close(), writer.close(), auto.r.close(), replay.r.close()]);
   }, 40_000);
 
+  it("a lock shorter than the busy timeout is waited out: reads, writes and calls succeed without warnings", async () => {
+    const file = join(dir, "short-lock.sqlite");
+    const url = await seeded(file, ["s-a"]);
+    const locker = await lock(file, "exclusive", "3000");
+    const store = openStore(url);
+    const auto = recorder(url, "auto");
+    const replay = recorder(url, "replay");
+    const [read, write, replayed, recorded] = await Promise.all([
+      timed(store.get(keyOf("s-a"))),
+      timed(store.set("direct", 1)),
+      timed(call(replay.r, "s-a")),
+      timed(call(auto.r, "s-new")),
+    ]);
+    await locker.exited;
+    for (const o of [read, write, replayed, recorded]) {
+      expect(o.error).toBeUndefined();
+      expect(o.ms).toBeGreaterThanOrEqual(1_000); // they did wait for the lock
+    }
+    expect((read.value as unknown as { response: Answer }).response.answer).toBe("s-a#1");
+    expect(replayed.value?.answer).toBe("s-a#1");
+    expect(recorded.value?.answer).toBe("s-new#1");
+    expect([...auto.warnings, ...replay.warnings]).toStrictEqual([]);
+    expect(await store.get("direct")).toBe(1);
+    expect((await call(auto.r, "s-new")).answer).toBe("s-new#1"); // it was recorded
+    await Promise.all([store.close(), auto.r.close(), replay.r.close()]);
+  }, 30_000);
+});
+
+// This store's 1 s limit covers its close too, which timed out once in CI
+// (stop 45). Two things could hold a close past 1 s, and neither is what the
+// test is about: the side-by-side lock tests' statements waiting out 5 s busy
+// timeouts hold the libuv pool threads a close needs (so this test runs
+// alone, after them), and the last connection to close a WAL file
+// checkpoints it, syncing to a disk CI keeps busy (so a handle with the
+// default limit closes last).
+describe("SQLite file locked by another process, a store timeout below the busy timeout", () => {
   it("a write that timed out waiting for the lock never lands once the lock goes (store timeout below the busy timeout)", async () => {
     const file = join(dir, "late-write.sqlite");
     const url = await seeded(file, ["l-a"]);
@@ -244,39 +280,11 @@ describe.concurrent("SQLite file locked by another process", () => {
     }
     // The caller was told they failed: they must not take effect afterwards.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    // Read through a handle with the default timeout: beside the other lock
-    // tests, statements waiting out busy timeouts hold the libuv pool.
     const check = openStore(url);
     expect(await check.get("late")).toBeUndefined();
     expect(await check.get(keyOf("l-a"))).toBeDefined();
-    await Promise.all([store.close(), check.close()]);
-  }, 30_000);
-
-  it("a lock shorter than the busy timeout is waited out: reads, writes and calls succeed without warnings", async () => {
-    const file = join(dir, "short-lock.sqlite");
-    const url = await seeded(file, ["s-a"]);
-    const locker = await lock(file, "exclusive", "3000");
-    const store = openStore(url);
-    const auto = recorder(url, "auto");
-    const replay = recorder(url, "replay");
-    const [read, write, replayed, recorded] = await Promise.all([
-      timed(store.get(keyOf("s-a"))),
-      timed(store.set("direct", 1)),
-      timed(call(replay.r, "s-a")),
-      timed(call(auto.r, "s-new")),
-    ]);
-    await locker.exited;
-    for (const o of [read, write, replayed, recorded]) {
-      expect(o.error).toBeUndefined();
-      expect(o.ms).toBeGreaterThanOrEqual(1_000); // they did wait for the lock
-    }
-    expect((read.value as unknown as { response: Answer }).response.answer).toBe("s-a#1");
-    expect(replayed.value?.answer).toBe("s-a#1");
-    expect(recorded.value?.answer).toBe("s-new#1");
-    expect([...auto.warnings, ...replay.warnings]).toStrictEqual([]);
-    expect(await store.get("direct")).toBe(1);
-    expect((await call(auto.r, "s-new")).answer).toBe("s-new#1"); // it was recorded
-    await Promise.all([store.close(), auto.r.close(), replay.r.close()]);
+    await store.close(); // not the last connection: no checkpoint
+    await check.close();
   }, 30_000);
 });
 
