@@ -23,7 +23,20 @@ import {
   canonicalStringTwice,
   sortNames,
 } from "./canonical-json.js";
-import { findSegment, isImmutable, keepSegment, type Segment } from "./conversation-chains.js";
+import {
+  candidateSegment,
+  canGrow,
+  escapedOf,
+  findSegment,
+  formLike,
+  keepSegment,
+  keptForm,
+  MAX_COPIED_ADDITION,
+  NOT_KEPT,
+  piecesLength,
+  promptOf,
+  type Segment,
+} from "./conversation-chains.js";
 import type { ManifestValue } from "./manifest-types.js";
 import { ReusingLookup, reuseIsOn, type Written } from "./normalized-reuse.js";
 
@@ -392,7 +405,7 @@ function writeObject(
  * {@link write} of a conversation, with its first array member's leading
  * elements taken from a kept segment when the request sends the same ones
  * (conversation-chains.ts), and the array kept as a segment for the next
- * turn when all its elements are immutable. The same pieces joined as
+ * turn when all its elements can be kept. The same pieces joined as
  * {@link write} gives; false where it gives false.
  */
 function writeTop(v: unknown, w: FusedWriter, token: object): boolean {
@@ -401,23 +414,56 @@ function writeTop(v: unknown, w: FusedWriter, token: object): boolean {
   return writeObject(v, w, 0, (x, w, depth) => {
     if (followed || !Array.isArray(x) || x.length === 0) return write(x, w, depth);
     followed = true; // one array per conversation: the first one
-    // A first element that is not immutable is in no segment and starts
-    // none (every kept element is): written as always, at no extra cost.
-    return isImmutable(x[0]) ? writeFollowed(x, w, token) : write(x, w, depth);
+    return reuseIsOn() ? writeFollowed(x, w, token) : write(x, w, depth);
   });
 }
 
-/** The array `a` of a conversation (depth 1), its kept leading elements as one piece. */
+/**
+ * The array `a` of a conversation (depth 1), its kept leading elements as
+ * one piece. Each element is read once, into its kept form
+ * (conversation-chains.ts `keptForm`: itself when frozen, else a private
+ * copy), before anything else: the segment is found by those forms and
+ * the new elements are written from them, so a getter answers once per
+ * call, as it does with reuse off.
+ */
 function writeFollowed(a: readonly unknown[], w: FusedWriter, token: object): boolean {
   push(w, "[");
   const before = w.out2.join("");
-  const seg = findSegment(token, before, a);
+  // The forms, each made against the likeliest kept segment's element (its
+  // very element when equal); from `keepable` on, the elements as they are
+  // (one of them holds something a segment cannot keep, which the writer
+  // refuses too).
+  const candidate = candidateSegment(token, before, a.length);
+  const like = candidate?.elements;
+  // Past a candidate that cannot grow, no segment is kept: no forms either.
+  const formed = candidate === undefined || canGrow(candidate) ? a.length : like!.length;
+  const forms: unknown[] = new Array(a.length);
+  let keepable = formed;
+  let copied = false;
+  for (let i = 0; i < a.length; i++) {
+    if (!(i in a)) return false; // a hole: as write refuses it
+    const x = a[i];
+    const k =
+      i >= keepable
+        ? NOT_KEPT
+        : like !== undefined && i < like.length
+          ? formLike(x, like[i], 2, MAX_DEPTH)
+          : keptForm(x, 2, MAX_DEPTH);
+    if (k === NOT_KEPT) {
+      if (i < keepable) keepable = i;
+      forms[i] = x;
+    } else {
+      copied ||= k !== x;
+      forms[i] = k;
+    }
+  }
+  const seg = findSegment(token, before, forms, keepable);
   const out = w.out;
   let from = 0;
   if (seg !== undefined) {
     w.chained = { segment: seg, index: w.out2.length };
-    out?.push(seg.prompt);
-    w.out2.push(seg.escaped);
+    out?.push(promptOf(seg));
+    w.out2.push(escapedOf(seg));
     if (!seg.wellFormed) w.wellFormed = false;
     from = seg.elements.length;
     if (from === a.length) {
@@ -434,28 +480,29 @@ function writeFollowed(a: readonly unknown[], w: FusedWriter, token: object): bo
     wellFormed: true,
     chained: undefined,
   };
-  let keep = true;
   for (let i = from; i < a.length; i++) {
     if (i > 0) push(added, ",");
-    const x = a[i];
-    if (!(i in a) || !write(x, added, 2)) return false;
-    if (keep && !isImmutable(x)) keep = false;
+    if (!write(forms[i], added, 2)) return false;
   }
   if (!added.wellFormed) w.wellFormed = false;
+  const keep =
+    keepable === a.length && (!copied || piecesLength(added.out2) <= MAX_COPIED_ADDITION);
+  // (keepable < a.length also when a candidate could not grow: nothing to keep.)
   const kept = keep
-    ? keepSegment(token, before, a, seg, added.out!.join(""), added.out2.join(""), added.wellFormed)
+    ? keepSegment(token, before, forms, seg, added.out!, added.out2, added.wellFormed, copied)
     : undefined;
-  if (kept !== undefined) {
+  if (kept !== undefined && seg !== undefined) {
     // The new segment as one piece, in place of the one it extends: the
     // hash continues from its state.
-    if (seg !== undefined) {
-      w.out2.pop();
-      out?.pop();
-    }
+    w.out2.pop();
+    out?.pop();
     w.chained = { segment: kept, index: w.out2.length };
-    w.out2.push(kept.escaped);
-    out?.push(kept.prompt);
+    w.out2.push(escapedOf(kept));
+    out?.push(promptOf(kept));
   } else {
+    // Not kept, or kept for the first time: the pieces as they are (a
+    // conversation seen once costs no join; the next turn that finds the
+    // segment joins its text and hashes it from the start, once).
     for (const p of added.out2) w.out2.push(p);
     if (out !== undefined) for (const p of added.out!) out.push(p);
   }

@@ -30,6 +30,11 @@
  * one byte per code unit when ASCII, two otherwise, with their headers, and
  * the entry around them: see `cost`; test/identity/reuse-accounting.test.ts
  * holds the count against the live heap); default {@link DEFAULT_REUSE_BYTES}.
+ * What conversation-chains.ts keeps beside it (each followed conversation's
+ * text, joined) counts against the same bound ({@link holdBeside}): the
+ * least recently used strings go first (a conversation's earlier messages,
+ * which its segment now covers, are no longer looked up), and the segments
+ * themselves when the strings alone cannot make room.
  * The bound is on those bytes, not the process's RSS: V8 grows its heap to a
  * multiple of what is live, the cache's strings as any others. `configureNormalizationReuse({ maxBytes: 0 })`
  * turns reuse off (and empties it); identities are the same either way
@@ -75,7 +80,7 @@ export interface NormalizationReuseOptions {
 export interface NormalizationReuseStats {
   /** The bound in force (0: off). */
   maxBytes: number;
-  /** Bytes held now (as counted for the bound). */
+  /** Bytes held now (as counted for the bound), the conversations' kept segments included. */
   bytes: number;
   /** Strings held now. */
   entries: number;
@@ -178,6 +183,7 @@ export function clearNormalizationReuse(): void {
   sets = new Map();
   newest = undefined;
   bytes = 0;
+  beside = 0;
   entries = 0;
 }
 
@@ -188,7 +194,7 @@ export function reuseIsOn(): boolean {
 
 /** The cache's bound, size and counts. */
 export function normalizationReuseStats(): NormalizationReuseStats {
-  return { maxBytes, bytes, entries, hits, misses };
+  return { maxBytes, bytes: bytes + beside, entries, hits, misses };
 }
 
 /**
@@ -324,7 +330,7 @@ function forget(token: object): void {
 
 /** Drop the least recently used strings until the bound holds. */
 function evict(): void {
-  while (bytes > maxBytes) {
+  while (bytes + beside > maxBytes) {
     const first = sets.entries().next();
     if (first.done === true) break;
     const [token, outputs] = first.value;
@@ -339,5 +345,39 @@ function evict(): void {
     entries--;
     if (outputs.head === undefined) forget(token);
   }
+  // Still over with the cache empty: what is kept beside it goes too.
+  if (bytes + beside > maxBytes) {
+    for (const shed of shedders) shed();
+    beside = 0;
+  }
   if (maxBytes === 0) clearNormalizationReuse();
+}
+
+/**
+ * Bytes held beside the cache under its bound (conversation-chains.ts: the
+ * kept segments' texts and copies), set by {@link holdBeside}.
+ */
+let beside = 0;
+/** What drops everything kept beside the cache (and sets {@link beside} to 0). */
+const shedders: (() => void)[] = [];
+
+/**
+ * Count `n` bytes held beside the cache against its bound (what it holds
+ * replaces what was counted before), evicting the least recently used
+ * strings while the two together are over it, and, if that is not enough,
+ * calling `shed` (registered with {@link shedBeside}).
+ */
+export function holdBeside(n: number): void {
+  beside = n;
+  evict();
+}
+
+/** `shed` drops what is held beside the cache; called when the cache alone cannot get under its bound. */
+export function shedBeside(shed: () => void): void {
+  shedders.push(shed);
+}
+
+/** The cache's bound (0: off). */
+export function reuseBound(): number {
+  return maxBytes;
 }

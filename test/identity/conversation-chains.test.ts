@@ -20,6 +20,7 @@ import {
   configureNormalizationReuse,
   DEFAULT_REUSE_BYTES,
   manifestIdentity,
+  normalizationReuseStats,
 } from "../../src/identity/index.js";
 import { createSha256, createSha256Noble, preloadNobleSha256 } from "../../src/identity/sha256.js";
 import {
@@ -69,11 +70,14 @@ const content = fc.oneof(
   { weight: 6, arbitrary: text },
   { weight: 1, arbitrary: text.map((t) => `${t}${"x/work/run-7 é".repeat(1300)}`) },
 );
-/** How a message is made: frozen (as createFetch's body reuse hands them), plain, or frozen with a getter. */
+/**
+ * How a message is made: frozen (as createFetch's body reuse hands them),
+ * plain (followed by value: a private copy is kept), or frozen with a getter.
+ */
 const made = fc.oneof(
-  { weight: 30, arbitrary: fc.constant("frozen") },
-  { weight: 1, arbitrary: fc.constant("plain") },
-  { weight: 1, arbitrary: fc.constant("getter") },
+  { weight: 15, arbitrary: fc.constant("frozen") },
+  { weight: 15, arbitrary: fc.constant("plain") },
+  { weight: 2, arbitrary: fc.constant("getter") },
 );
 const message = fc.record({ content, made, parts: fc.boolean() });
 
@@ -91,6 +95,8 @@ const step = fc.record({
   secret: fc.boolean(),
   /** Mutate the last plain message in place before the call. */
   mutate: fc.boolean(),
+  /** Send the plain messages as new objects of the same value (as a body parsed anew each turn). */
+  fresh: fc.boolean(),
 });
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
 
@@ -133,8 +139,11 @@ function run(steps: Step[]): string[] {
     if (s.secret) process.env[SECRET_ENV] = SECRET;
     else delete process.env[SECRET_ENV];
     refreshSecretEnv();
-    // A new array each call, as createFetch's body reuse hands out (same elements).
-    const list = messages.slice();
+    // A new array each call, as createFetch's body reuse hands out (same
+    // elements), or with the plain messages copied.
+    const list = s.fresh
+      ? messages.map((m) => (Object.isFrozen(m) ? m : (JSON.parse(JSON.stringify(m)) as typeof m)))
+      : messages.slice();
     const conversation: Record<string, unknown> =
       s.shape === "messages"
         ? { messages: list }
@@ -157,7 +166,13 @@ function run(steps: Step[]): string[] {
     // The general path: a plain copy of the manifest carries no pieces.
     expect(manifestIdentity({ ...manifest, prompt: `${manifest.prompt}` })).toBe(recorderId);
     // A getter answers each read differently: the two paths read it twice.
-    if (!messages.some((m) => readsThrough.has(m))) expect(recorderId).toBe(id);
+    if (!messages.some((m) => readsThrough.has(m))) {
+      expect(recorderId).toBe(id);
+      // A segment seen once is kept as pieces, its hash state worked out by
+      // the next call that finds it (the manifest's identity above): this
+      // one continues from that state.
+      expect(invocationIdentity(req, opts)).toBe(id);
+    }
     out.push(id, recorderId, manifest.prompt);
   }
   return out;
@@ -201,9 +216,69 @@ describe("conversation segments", () => {
       messages.push(deepFreeze({ role: "user", content: `turn ${t} ${"y".repeat(3000)}` }));
       invocationIdentity({ role: "r", conversation: { messages: messages.slice() } }, opts);
     }
-    // Turns 7..9 continue from the turn before: its segment, its hash state.
+    // Turns 7..9 continue from the turn before's segment; turn 6's was kept
+    // as pieces (a conversation seen once costs no join), so turn 7 hashes
+    // from the start and keeps its state, which 8 and 9 continue.
     expect(segmentCounts.found - before.found).toBe(3);
-    expect(segmentCounts.continued - before.continued).toBe(3);
+    expect(segmentCounts.continued - before.continued).toBe(2);
+  });
+
+  it("follows a conversation whose messages are new objects each turn (a body parsed anew), by value", () => {
+    clearNormalizationReuse();
+    const opts = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
+    const sent: { role: string; content: string }[] = [];
+    const before = { ...segmentCounts };
+    const ids: string[] = [];
+    for (let t = 0; t < 6; t++) {
+      sent.push({
+        role: t % 2 === 0 ? "user" : "assistant",
+        content: `turn ${t} ${"y".repeat(3000)}`,
+      });
+      // Every message a new object, as JSON.parse of each turn's body gives.
+      const messages = JSON.parse(JSON.stringify(sent)) as unknown[];
+      ids.push(invocationIdentity({ role: "r", conversation: { messages } }, opts));
+    }
+    // Turns 2..6 find the turn before's segment; from turn 3 on the hash
+    // continues from its state (turn 1's segment was kept as pieces).
+    expect(segmentCounts.found - before.found).toBe(5);
+    expect(segmentCounts.continued - before.continued).toBe(4);
+    configureNormalizationReuse({ maxBytes: 0 });
+    for (let t = 0; t < 6; t++) {
+      const messages = JSON.parse(JSON.stringify(sent.slice(0, t + 1))) as unknown[];
+      expect(invocationIdentity({ role: "r", conversation: { messages } }, opts)).toBe(ids[t]);
+    }
+  });
+
+  it("keeps what segments hold within the reuse cache's bound, and finds a copied segment past its cap", () => {
+    const opts = { homeDir: "/home/u", tmpDirs: ["/tmp"] };
+    const turn = (t: number) => ({ role: "user", content: `turn ${t} ${"é/work/q".repeat(600)}` });
+    const loop = (turns: number) => {
+      const sent: object[] = [];
+      const ids: string[] = [];
+      for (let t = 0; t < turns; t++) {
+        sent.push(turn(t));
+        const messages = JSON.parse(JSON.stringify(sent)) as unknown[];
+        ids.push(invocationIdentity({ role: "r", conversation: { messages } }, opts));
+        const stats = normalizationReuseStats();
+        expect(stats.bytes).toBeLessThanOrEqual(stats.maxBytes);
+      }
+      return ids;
+    };
+    configureNormalizationReuse({ maxBytes: 0 });
+    const without = loop(150);
+    // A bound the segments alone outgrow: the cache's strings, then the segments, make room.
+    configureNormalizationReuse({ maxBytes: 256 * 1024 });
+    const before = { ...segmentCounts };
+    expect(loop(150)).toEqual(without);
+    expect(segmentCounts.found - before.found).toBeGreaterThan(10);
+    // The default bound: the copied segment stops growing at its cap (each
+    // turn adds ~20 KB), and is still found as the conversation's start
+    // (the cap's effect on memory is the agent-loop bench's memory rows).
+    configureNormalizationReuse({ maxBytes: DEFAULT_REUSE_BYTES });
+    clearNormalizationReuse();
+    const found = segmentCounts.found;
+    expect(loop(150)).toEqual(without);
+    expect(segmentCounts.found - found).toBe(149);
   });
 
   it("follows an element that is frozen but reads through a getter", () => {
