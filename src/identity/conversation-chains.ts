@@ -177,25 +177,31 @@ export function findSegment(
   elements: readonly unknown[],
   keepable: number,
 ): Segment | undefined {
-  if (!reuseIsOn()) return undefined;
-  const list = segments;
-  let best: Segment | undefined;
-  for (let i = list.length - 1; i >= 0; i--) {
-    const s = list[i]!;
+  const best = longest(token, before, keepable, (s) => {
     const n = s.elements.length;
-    if (s.token !== token || n > keepable || (best !== undefined && n <= best.elements.length))
-      continue;
-    if (!sameValue(elements[n - 1], s.elements[n - 1], 0) || s.before !== before) continue;
-    let same = true;
-    for (let j = 0; j < n - 1; j++) {
-      if (!sameValue(elements[j], s.elements[j], 0)) {
-        same = false;
-        break;
-      }
-    }
-    if (same) best = s;
-  }
+    if (!sameValue(elements[n - 1], s.elements[n - 1], 0)) return false;
+    for (let j = 0; j < n - 1; j++) if (!sameValue(elements[j], s.elements[j], 0)) return false;
+    return true;
+  });
   if (best !== undefined) segmentCounts.found++;
+  return best;
+}
+
+/** The longest kept segment of at most `max` elements under `token` and after `before` that `accept` takes (the most recent of equal ones). */
+function longest(
+  token: object,
+  before: string,
+  max: number,
+  accept: (s: Segment) => boolean,
+): Segment | undefined {
+  if (!reuseIsOn()) return undefined;
+  let best: Segment | undefined;
+  for (let i = segments.length - 1; i >= 0; i--) {
+    const s = segments[i]!;
+    const n = s.elements.length;
+    if (s.token !== token || n > max || (best !== undefined && n <= best.elements.length)) continue;
+    if (s.before === before && accept(s)) best = s;
+  }
   return best;
 }
 
@@ -278,21 +284,17 @@ export function keepSegment(
 }
 
 /** The prompt's text of `seg`'s elements (joined once, then kept joined). */
-export function promptOf(seg: Segment): string {
-  const p = seg.prompt;
-  if (typeof p === "string") return p;
-  const text = p.join("");
-  seg.prompt = text;
-  return text;
-}
+export const promptOf = (seg: Segment): string => joined(seg, "prompt");
 
 /** That text escaped again (joined once, then kept joined). */
-export function escapedOf(seg: Segment): string {
-  const e = seg.escaped;
-  if (typeof e === "string") return e;
-  const text = e.join("");
-  seg.escaped = text;
-  return text;
+export const escapedOf = (seg: Segment): string => joined(seg, "escaped");
+
+function joined(seg: Segment, text: "prompt" | "escaped"): string {
+  const t = seg[text];
+  if (typeof t === "string") return t;
+  const whole = t.join("");
+  seg[text] = whole;
+  return whole;
 }
 
 /** The total length of `pieces` (UTF-16 code units). */
@@ -422,16 +424,7 @@ export function candidateSegment(
   before: string,
   length: number,
 ): Segment | undefined {
-  if (!reuseIsOn()) return undefined;
-  let best: Segment | undefined;
-  for (let i = segments.length - 1; i >= 0; i--) {
-    const s = segments[i]!;
-    const n = s.elements.length;
-    if (s.token !== token || n > length || (best !== undefined && n <= best.elements.length))
-      continue;
-    if (s.before === before) best = s;
-  }
-  return best;
+  return longest(token, before, length, () => true);
 }
 
 /**
