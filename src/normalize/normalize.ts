@@ -181,13 +181,9 @@ export function normalizedParts(prepared: PreparedNormalizer, text: string): rea
 }
 
 function runParts(text: string, r: Resolved): readonly string[] {
-  if (r.rules !== undefined) return [run(text, r, undefined)];
-  let s = nfcStep(text, r, undefined);
-  s = whitespaceStep(s, r, undefined);
-  s = secretStep(s, r, undefined);
   const parts: string[] = [];
-  scan(s, r.roots, undefined, r.off.scan, parts);
-  return parts;
+  const whole = run(text, r, undefined, parts);
+  return parts.length > 0 ? parts : [whole];
 }
 
 const NO_SCANNER = {};
@@ -278,12 +274,19 @@ function explain(text: string, r: Resolved): NormalizationReport {
 /** What explainNormalization collects while the steps run. */
 type Report = { matches: RuleMatch[]; counts: Record<string, number> };
 
-function run(text: string, r: Resolved, report: Report | undefined): string {
+/**
+ * The table over `text`. With `parts` and no caller rules (which run on the
+ * whole text), the scan's answer is pushed there in pieces and "" returned
+ * (see `scan`): one sequence of steps for both, so they cannot drift apart.
+ */
+function run(text: string, r: Resolved, report: Report | undefined, parts?: string[]): string {
   // Secrets go first among the matching rules: a key must be removed whole
   // before a UUID or timestamp rule could cut it into pieces.
   let s = nfcStep(text, r, report);
   s = whitespaceStep(s, r, report);
   s = secretStep(s, r, report);
+  if (parts !== undefined && r.rules === undefined)
+    return scan(s, r.roots, report?.matches, r.off.scan, parts);
   s = scanStep(s, r, report);
   if (r.rules !== undefined) s = applyExtraRules(s, r.rules, report?.counts);
   return s;

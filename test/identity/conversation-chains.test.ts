@@ -281,6 +281,47 @@ describe("conversation segments", () => {
     expect(segmentCounts.found - found).toBe(149);
   });
 
+  it("answers inputs the writer refuses or treats apart as reuse off does (copies made first)", () => {
+    const cyclic: Record<string, unknown> = { role: "user", content: "x" };
+    cyclic.self = cyclic;
+    let deep: Record<string, unknown> = { end: true };
+    for (let i = 0; i < 200; i++) deep = { n: deep };
+    const conversations: unknown[][] = [
+      [cyclic],
+      [
+        {
+          role: "user",
+          get content(): string {
+            throw new Error("boom");
+          },
+        },
+      ],
+      [{ role: "user", at: new Date(0) }],
+      [{ role: "user", n: Number.NaN }],
+      // biome-ignore lint/suspicious/noSparseArray: a hole is the input under test
+      [, { role: "user" }],
+      [{ role: "user", x: undefined, content: "a" }],
+      [deep],
+      // A "__proto__" member is an ordinary member, in the copy too.
+      JSON.parse('[{"__proto__": {"a": 1}, "role": "user"}]') as unknown[],
+      JSON.parse('[{"__proto__": {"a": 2}, "role": "user"}]') as unknown[],
+    ];
+    const answer = (messages: unknown[]) => {
+      try {
+        return invocationIdentity({ role: "r", conversation: { messages } });
+      } catch (error) {
+        return `${(error as Error).name}: ${(error as Error).message}`;
+      }
+    };
+    configureNormalizationReuse({ maxBytes: 0 });
+    const without = conversations.map(answer);
+    configureNormalizationReuse({ maxBytes: DEFAULT_REUSE_BYTES });
+    clearNormalizationReuse();
+    expect(conversations.map(answer)).toEqual(without);
+    expect(conversations.map(answer)).toEqual(without); // each one kept now, where it can be
+    expect(new Set(without.slice(-2)).size).toBe(2);
+  });
+
   it("follows an element that is frozen but reads through a getter", () => {
     let n = 0;
     const tricky = Object.freeze(
