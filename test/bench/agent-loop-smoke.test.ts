@@ -1,0 +1,94 @@
+/**
+ * `npm run bench -- --json agent-loop` end to end at a toy size (2- and
+ * 3-turn loops, one measured round, the memory store), in a child process.
+ * Timings are not asserted (a few loops on a shared machine say nothing);
+ * what is: every identity and replay row is there with a ratio, and each
+ * replay row's ceiling (its note: "at most X× with this run's identity …,
+ * Y× with the identity at its target") is the arithmetic of this run's own
+ * figures, floor / (floor + identity), so the bound the table prints is the
+ * one docs/performance.md argues from.
+ */
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+interface Row {
+  measurement: string;
+  invocache: number;
+  baseline: number;
+  ratio: number;
+  note?: string;
+}
+
+function runBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "bench/run.ts", "--json", "agent-loop"],
+      {
+        cwd: root,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: {
+          ...process.env,
+          BENCH_AGENT_TURNS: "2,3",
+          BENCH_AGENT_ROUNDS: "1",
+          BENCH_AGENT_PARTS: "identity,replay",
+          BENCH_AGENT_STORES: "memory",
+          INVOCACHE_MODE: "passthrough",
+        },
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe("the agent-loop bench at a toy size", () => {
+  it("prints each replay row's ceiling from the same run's identity and floor", async () => {
+    const { code, stdout, stderr } = await runBench();
+    expect(code, stderr).toBe(0);
+    const rows = (JSON.parse(stdout) as { rows: Row[] }).rows;
+    for (const turns of [2, 3]) {
+      const identity = rows.find((r) =>
+        r.measurement.startsWith(`agent loop, ${turns} turns (last body`),
+      );
+      const replay = rows.find(
+        (r) =>
+          r.measurement === `agent loop, ${turns} turns: replay via the openai SDK, memory store`,
+      );
+      expect(identity, `identity row for ${turns} turns`).toBeDefined();
+      expect(replay, `replay row for ${turns} turns`).toBeDefined();
+      const id = identity as Row;
+      const re = replay as Row;
+      expect(id.invocache).toBeGreaterThan(0);
+      expect(id.baseline).toBeGreaterThan(0);
+      // The floor's ms per loop, unrounded: the row's baseline is its turns/s.
+      const floorMs = (turns * 1e3) / re.baseline;
+      const m =
+        /at most ([\d.]+)× with this run's identity \(([\d.]+) ms\/loop\) and a hit costing nothing, ([\d.]+)× with the identity at its target/.exec(
+          re.note ?? "",
+        );
+      expect(m, re.note).not.toBeNull();
+      const [, atMeasured, identityMs, atTarget] = (m as RegExpExecArray).map(Number);
+      // The note's identity is the identity row's own figure (printed to 0.1 ms).
+      expect(Math.abs((identityMs as number) - id.invocache)).toBeLessThanOrEqual(0.0501);
+      // The ceilings, printed to 0.01.
+      const ceiling = (identity: number) => floorMs / (floorMs + identity);
+      expect(Math.abs((atMeasured as number) - ceiling(id.invocache))).toBeLessThanOrEqual(0.00501);
+      expect(Math.abs((atTarget as number) - ceiling(1.5 * id.baseline))).toBeLessThanOrEqual(
+        0.00501,
+      );
+    }
+  }, 240_000);
+});
