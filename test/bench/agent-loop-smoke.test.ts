@@ -8,10 +8,10 @@
  * figures, floor / (floor + identity), so the bound the table prints is the
  * one docs/performance.md argues from.
  */
-import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { type NodeRun, runNode } from "../helpers/run-node.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -23,34 +23,14 @@ interface Row {
   note?: string;
 }
 
-function runBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "bench/run.ts", "--json", "agent-loop"],
-      {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-        env: {
-          ...process.env,
-          BENCH_AGENT_TURNS: "2,3",
-          BENCH_AGENT_ROUNDS: "1",
-          BENCH_AGENT_PARTS: "identity,replay",
-          BENCH_AGENT_STORES: "memory",
-          INVOCACHE_MODE: "passthrough",
-        },
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+function runBench(): Promise<NodeRun> {
+  return runNode(["--import", "tsx", "bench/run.ts", "--json", "agent-loop"], root, {
+    ...process.env,
+    BENCH_AGENT_TURNS: "2,3",
+    BENCH_AGENT_ROUNDS: "1",
+    BENCH_AGENT_PARTS: "identity,replay",
+    BENCH_AGENT_STORES: "memory",
+    INVOCACHE_MODE: "passthrough",
   });
 }
 

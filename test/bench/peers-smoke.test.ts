@@ -6,34 +6,21 @@
  * timings are not (the quick run is one round on a shared machine). It
  * writes nothing to docs/ (quick mode never does).
  */
-import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { BEGIN, END, namesDifferingField, withPeersSection } from "../../bench/peers/report.js";
 import { postgresAvailable } from "../helpers/postgres-server.js";
 import { redisServerBinary } from "../helpers/redis-server.js";
+import { type NodeRun, runNode } from "../helpers/run-node.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-function runQuick(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "bench/peers/run.ts", "--quick"], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "pipe"],
-      // Explicit modes in the bench must win over whatever the environment says.
-      env: { ...process.env, INVOCACHE_MODE: "passthrough" },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+function runQuick(): Promise<NodeRun> {
+  // Explicit modes in the bench must win over whatever the environment says.
+  return runNode(["--import", "tsx", "bench/peers/run.ts", "--quick"], root, {
+    ...process.env,
+    INVOCACHE_MODE: "passthrough",
   });
 }
 

@@ -6,49 +6,33 @@
  * answer in every round and prints the table with the rounds' ranges is
  * asserted; timings are not (three calls on a shared machine say nothing).
  */
-import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { type NodeRun, runNode } from "../helpers/run-node.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-function runServers(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "bench/peers/run.ts",
-        "--servers-only",
-        "--server-calls",
-        "3",
-        "--server-rounds",
-        "2",
-        "--server-record-rounds",
-        "2",
-        "--server-passes",
-        "1",
-      ],
-      {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-        // Explicit modes in the bench must win over whatever the environment says.
-        env: { ...process.env, INVOCACHE_MODE: "passthrough" },
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
-  });
+function runServers(): Promise<NodeRun> {
+  return runNode(
+    [
+      "--import",
+      "tsx",
+      "bench/peers/run.ts",
+      "--servers-only",
+      "--server-calls",
+      "3",
+      "--server-rounds",
+      "2",
+      "--server-record-rounds",
+      "2",
+      "--server-passes",
+      "1",
+    ],
+    root,
+    // Explicit modes in the bench must win over whatever the environment says.
+    { ...process.env, INVOCACHE_MODE: "passthrough" },
+  );
 }
 
 describe("bench:peers --servers-only", () => {
