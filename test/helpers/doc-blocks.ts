@@ -3,10 +3,10 @@
  * written, and the tests a doc names for what it states ("Tested by:
  * `file › describe › test`"), each checked to exist.
  */
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { runNode } from "./run-node.js";
 import { tempDir } from "./tmp.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -122,21 +122,7 @@ process.exit(0);
   const tsx = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
   const env: NodeJS.ProcessEnv = { ...process.env, INVOCACHE_MODE: "auto" };
   delete env.CI;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", tsx, join(dir, "main.mts")], {
-      cwd,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
+  return runNode(["--import", tsx, join(dir, "main.mts")], cwd, env).then(
+    ({ code, stdout, stderr }) => ({ status: code, stdout, stderr }),
+  );
 }

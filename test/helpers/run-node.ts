@@ -12,7 +12,11 @@ export interface NodeRun {
   stderr: string;
 }
 
-/** `node <args>` in `cwd` with `env` (the whole environment, not merged); resolves when it exits. */
+/**
+ * `node <args>` in `cwd` with `env` (the whole environment, not merged);
+ * resolves once it has exited and its output streams have closed (`close`,
+ * not `exit`, which can come before the last of its output is read).
+ */
 export function runNode(
   args: readonly string[],
   cwd: string,
@@ -29,6 +33,6 @@ export function runNode(
       stderr += c.toString();
     });
     child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout, stderr }));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
