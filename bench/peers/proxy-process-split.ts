@@ -15,7 +15,9 @@
  * prompts, the real openai SDK in this process; every replayed answer is
  * compared with the recorded one). bare − constant is the hit as a server
  * pays it; proxy − bare is the proxy's own code.
- *   node --import tsx bench/peers/proxy-process-split.ts [--store sqlite|cassette] [--calls N] [--passes P] [--rounds R]
+ *   node --import tsx bench/peers/proxy-process-split.ts [--store sqlite|cassette] [--calls N] [--passes P] [--rounds R] [--node-flags "…"]
+ * (`--node-flags`: Node/V8 flags for the bare server and the proxy, e.g.
+ * `--max-semi-space-size=64`, to see what the collector costs them).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -34,6 +36,9 @@ const kind = arg("store", "cassette");
 const calls = Number(arg("calls", "300"));
 const passes = Number(arg("passes", "5"));
 const rounds = Number(arg("rounds", "5"));
+const nodeFlags = arg("node-flags", "")
+  .split(" ")
+  .filter((f) => f !== "");
 if (!existsSync("/proc/self/stat")) {
   process.stderr.write("proxy-process-split: needs /proc (Linux) to read each server's CPU time\n");
   process.exit(2);
@@ -85,7 +90,7 @@ const bodies = Array.from({ length: calls }, (_, i) => plain(i));
 const dir = mkdtempSync(join(tmpdir(), "invocache-proxy-process-split-"));
 const where = kind === "sqlite" ? `sqlite://${join(dir, "s.sqlite")}` : join(dir, "c.yaml");
 const provider = await startFakeProvider();
-const cli = ["--import", "tsx", "src/cli/main.ts", "proxy", "--store", where];
+const cli = [...nodeFlags, "--import", "tsx", "src/cli/main.ts", "proxy", "--store", where];
 const upstream = ["--upstream", `fake=${provider.url}`];
 const recorded: string[] = [];
 {
@@ -101,7 +106,14 @@ const sized = recorded[0] as string;
 const constantScript = `const s=require("node:http").createServer((q,r)=>{q.resume();q.on("end",()=>{r.writeHead(200,{"content-type":"application/json","content-length":Buffer.byteLength(A)});r.end(A)})});const A=${JSON.stringify(sized)};s.listen(0,"127.0.0.1",()=>console.log("http://127.0.0.1:"+s.address().port))`;
 const servers = {
   constant: await start(["-e", constantScript]),
-  bare: await start(["--import", "tsx", "bench/peers/hit-server.ts", where, provider.url]),
+  bare: await start([
+    ...nodeFlags,
+    "--import",
+    "tsx",
+    "bench/peers/hit-server.ts",
+    where,
+    provider.url,
+  ]),
   proxy: await start([...cli, "--mode", "replay", ...upstream]),
 };
 type Name = keyof typeof servers;
