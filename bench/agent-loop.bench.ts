@@ -128,9 +128,10 @@ const identityPerLoop = new Map<number, { ours: number; base: number }>();
  * figures: a replayed turn costs at least the floor's turn plus the turn's
  * identity, so with a hit that cost nothing the ratio is floor / (floor +
  * identity); with the identity exactly at its own row's target (1.5×
- * stringify + SHA-256), floor / (floor + 1.5 × that baseline). When the
- * second is below this row's target, the two targets cannot both be met at
- * this length (docs/performance.md, "Nineteenth session").
+ * stringify + SHA-256), floor / (floor + 1.5 × that baseline). Both are
+ * this run's: at 10 turns they moved 0.30–0.70× and 0.37–0.80× over four
+ * runs (docs/performance.md, "Nineteenth session"), so one run's ceiling
+ * bounds that run's row, not the target.
  */
 function ceilingNote(turns: number, floorMs: number): string {
   const id = identityPerLoop.get(turns);

@@ -26,17 +26,18 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type OpenAI from "openai";
 import { startFakeProvider } from "../../test/fake-provider/index.js";
+import { countOption, option } from "../support/args.js";
 import { type ChatRequest, client, request } from "./workload.js";
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : (process.argv[i + 1] ?? fallback);
-};
-const kind = arg("store", "cassette");
-const calls = Number(arg("calls", "300"));
-const passes = Number(arg("passes", "5"));
-const rounds = Number(arg("rounds", "5"));
-const nodeFlags = arg("node-flags", "")
+const kind = option("store", "cassette");
+if (kind !== "sqlite" && kind !== "cassette") {
+  process.stderr.write(`--store must be sqlite or cassette, got ${JSON.stringify(kind)}\n`);
+  process.exit(2);
+}
+const calls = countOption("calls", 300);
+const passes = countOption("passes", 5);
+const rounds = countOption("rounds", 5);
+const nodeFlags = option("node-flags", "")
   .split(" ")
   .filter((f) => f !== "");
 if (!existsSync("/proc/self/stat")) {

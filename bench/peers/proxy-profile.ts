@@ -24,19 +24,16 @@ import { createFetch } from "../../src/adapters/index.js";
 import { cassetteStore, createRecorder, openStore, type Store } from "../../src/index.js";
 import { createProxy } from "../../src/proxy/index.js";
 import { startFakeProvider } from "../../test/fake-provider/index.js";
+import { option } from "../support/args.js";
 import { type ChatRequest, call, client, request } from "./workload.js";
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : (process.argv[i + 1] ?? fallback);
-};
-const kind = arg("store", "sqlite");
-const calls = Number(arg("calls", "300"));
-const passes = Number(arg("passes", "3"));
-const profileDir = arg("profile", "");
-const concurrency = Number(arg("concurrency", "1"));
+const kind = option("store", "sqlite");
+const calls = Number(option("calls", "300"));
+const passes = Number(option("passes", "3"));
+const profileDir = option("profile", "");
+const concurrency = Number(option("concurrency", "1"));
 const undici = process.argv.includes("--undici");
-const driver = arg("driver", "sqlite3") as "sqlite3" | "better-sqlite3";
+const driver = option("driver", "sqlite3") as "sqlite3" | "better-sqlite3";
 const withStreams = process.argv.includes("--streams");
 const heap = process.argv.includes("--heap");
 const inspector = profileDir === "" ? undefined : new Session();

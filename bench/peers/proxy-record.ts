@@ -29,19 +29,16 @@ import { pathToFileURL } from "node:url";
 import type OpenAI from "openai";
 import { createProxy } from "../../src/proxy/index.js";
 import { startFakeProvider } from "../../test/fake-provider/index.js";
+import { option } from "../support/args.js";
 import { type ChatRequest, client, request } from "./workload.js";
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : (process.argv[i + 1] ?? fallback);
-};
-const calls = Number(arg("calls", "300"));
-const rounds = Number(arg("rounds", "5"));
-const stores = arg("stores", "sqlite,cassette").split(",");
-const baseDir = arg("base", "");
+const calls = Number(option("calls", "300"));
+const rounds = Number(option("rounds", "5"));
+const stores = option("stores", "sqlite,cassette").split(",");
+const baseDir = option("base", "");
 /** `record` (as bench:peers) or `auto` (a miss: lookup, lease, re-check, write, release). */
-const mode = arg("mode", "record") as "record" | "auto";
-const profileDir = arg("profile", "");
+const mode = option("mode", "record") as "record" | "auto";
+const profileDir = option("profile", "");
 const inspector = profileDir === "" ? undefined : new Session();
 inspector?.connect();
 await inspector?.post("Profiler.enable");

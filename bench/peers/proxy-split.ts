@@ -30,18 +30,15 @@ import { normalizationReuseStats } from "../../src/identity/index.js";
 import { cassetteStore, createRecorder, openStore, type Store } from "../../src/index.js";
 import { createProxy } from "../../src/proxy/index.js";
 import { startFakeProvider } from "../../test/fake-provider/index.js";
+import { option } from "../support/args.js";
 import { type ChatRequest, client, request } from "./workload.js";
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? fallback : (process.argv[i + 1] ?? fallback);
-};
-const calls = Number(arg("calls", "300"));
-const rounds = Number(arg("rounds", "5"));
-const passes = Number(arg("passes", "1"));
-const only = arg("rows", "");
+const calls = Number(option("calls", "300"));
+const rounds = Number(option("rounds", "5"));
+const passes = Number(option("passes", "1"));
+const only = option("rows", "");
 if (process.argv.includes("--als")) new AsyncLocalStorage().enterWith({});
-const profileDir = arg("profile", "");
+const profileDir = option("profile", "");
 const inspector = profileDir === "" ? undefined : new Session();
 inspector?.connect();
 await inspector?.post("Profiler.enable");
@@ -174,11 +171,11 @@ const rows: Row[] = [
 ].filter((r) => only === "" || only.split(",").some((o) => r.name.includes(o)));
 
 // `--perf-row NAME`: only that row, after a pause for `perf record -p` to attach.
-const perfRow = arg("perf-row", "");
+const perfRow = option("perf-row", "");
 if (perfRow !== "") {
   const row = rows.find((r) => r.name === perfRow);
   if (row === undefined) throw new Error(`no row ${perfRow}`);
-  for (let w = 0; w < Number(arg("perf-warmup", "3")); w++) await measure(row);
+  for (let w = 0; w < Number(option("perf-warmup", "3")); w++) await measure(row);
   const { openai, close } = await row.open();
   await pass(openai, 1);
   console.log(`ready ${process.pid}`);

@@ -2,7 +2,7 @@
  * `npm run bench -- --json agent-loop` end to end at a toy size (2- and
  * 3-turn loops, one measured round, the memory store), in a child process.
  * Timings are not asserted (a few loops on a shared machine say nothing);
- * what is: every identity and replay row is there with a ratio, and each
+ * what is: each length's identity and replay rows are there, and each
  * replay row's ceiling (its note: "at most X× with this run's identity …,
  * Y× with the identity at its target") is the arithmetic of this run's own
  * figures, floor / (floor + identity), so the bound the table prints is the
@@ -19,7 +19,6 @@ interface Row {
   measurement: string;
   invocache: number;
   baseline: number;
-  ratio: number;
   note?: string;
 }
 
