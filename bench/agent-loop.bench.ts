@@ -29,7 +29,8 @@
  * within its bound, and the peak within 1.1× the control's).
  *
  * Sizes (for quick checks): BENCH_AGENT_TURNS=10,40 (default 10,40,100),
- * BENCH_AGENT_ROUNDS=3 (default 7), BENCH_AGENT_PARTS=identity,replay,tiny,rss,
+ * BENCH_AGENT_ROUNDS=3 (default 7), BENCH_AGENT_WARMUP_CALLS=3000 (calls run before
+ * measuring, at least two loops: default 100), BENCH_AGENT_PARTS=identity,replay,tiny,rss,
  * BENCH_AGENT_STORES=memory,sqlite,cassette (and sqlite-better, the default
  * when INVOCACHE_BETTER_SQLITE3 names a better-sqlite3 build), BENCH_AGENT_RSS_TURNS=1000. `npm run bench -- agent-loop`
  * runs only this module.
@@ -67,6 +68,12 @@ const list = (v: string | undefined, dflt: string) =>
 const TURNS = list(process.env.BENCH_AGENT_TURNS, "10,40,100").map(Number);
 const ROUNDS = Number(process.env.BENCH_AGENT_ROUNDS ?? 7);
 const WARMUP = 2;
+/** Calls run before a row measures (BENCH_AGENT_WARMUP_CALLS); see {@link warmupLoops}. */
+const WARMUP_CALLS = Number(process.env.BENCH_AGENT_WARMUP_CALLS ?? 100);
+if (!Number.isSafeInteger(WARMUP_CALLS) || WARMUP_CALLS < 0)
+  throw new Error(
+    `BENCH_AGENT_WARMUP_CALLS must be a whole number of calls, got ${process.env.BENCH_AGENT_WARMUP_CALLS}`,
+  );
 /**
  * Warm-up loops of the identity and replay rows: at least 2, and enough
  * that ~100 calls have run first. Two 10-turn loops (20 calls) left the
@@ -74,9 +81,11 @@ const WARMUP = 2;
  * 40-turn loop, the identity row read 2.42× instead of 3.18× (sixteenth
  * session); the replay rows, whose floor (the SDK alone) runs far less of
  * its own code, read the same way until they got this warm-up too
- * (seventeenth session).
+ * (seventeenth session). More (BENCH_AGENT_WARMUP_CALLS=3000) moves the
+ * 10-turn rows' absolute figures with the machine's state, not their
+ * ratios (twentieth session: 1.79 / 0.41× at 100, 1.81 / 0.40× at 3,000).
  */
-const warmupLoops = (turns: number) => Math.max(WARMUP, Math.ceil(100 / turns));
+const warmupLoops = (turns: number) => Math.max(WARMUP, Math.ceil(WARMUP_CALLS / turns));
 const PARTS = list(process.env.BENCH_AGENT_PARTS, "identity,replay,tiny,rss");
 const RSS_TURNS = Number(process.env.BENCH_AGENT_RSS_TURNS ?? 1000);
 const STORES = list(

@@ -70,4 +70,52 @@ describe("the agent-loop bench at a toy size", () => {
       );
     }
   }, 240_000);
+
+  it("splits a replayed turn's CPU into parts whose derived figures are their arithmetic", async () => {
+    const { code, stdout, stderr } = await runNode(
+      [
+        "--import",
+        "tsx",
+        "bench/support/agent-loop-split.ts",
+        "--turns",
+        "2",
+        "--rounds",
+        "1",
+        "--warmup",
+        "20",
+        "--json",
+      ],
+      root,
+      process.env,
+    );
+    expect(code, stderr).toBe(0);
+    const out = JSON.parse(stdout) as {
+      store: string;
+      turns: number;
+      us: Record<string, number>;
+      derived: Record<string, number>;
+    };
+    expect(out.store).toBe("memory");
+    expect(out.turns).toBe(2);
+    const parts = ["sdk floor", "sdk replay", "createFetch", "identity", "store hit read"];
+    expect(Object.keys(out.us).sort()).toEqual([...parts].sort());
+    for (const p of parts) expect(out.us[p], p).toBeGreaterThan(0);
+    const derived = Object.values(out.derived);
+    expect(derived).toEqual([
+      out.us["sdk replay"]! - out.us.createFetch!,
+      out.us.createFetch! - out.us.identity!,
+      out.us["sdk floor"]! / out.us["sdk replay"]!,
+    ]);
+  }, 240_000);
+
+  it("refuses a store it does not know, with a usage message, before measuring", async () => {
+    const { code, stdout, stderr } = await runNode(
+      ["--import", "tsx", "bench/support/agent-loop-split.ts", "--store", "redis"],
+      root,
+      process.env,
+    );
+    expect(code).toBe(2);
+    expect(stderr).toContain('--store must be one of memory, sqlite, cassette, got "redis"');
+    expect(stdout).toBe("");
+  }, 60_000);
 });
