@@ -17,8 +17,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFetch } from "../../src/adapters/index.js";
 import * as identityModule from "../../src/identity/index.js";
-import { cassetteStore, createRecorder, openStore, type Store } from "../../src/index.js";
-import { agentLoop, MACHINE } from "./agent-loop-workload.js";
+import { createRecorder } from "../../src/index.js";
+import { agentLoop, loopStoreOpener, MACHINE } from "./agent-loop-workload.js";
 
 const kind = process.argv[2] ?? "memory";
 const turns = Number(process.argv[3] ?? 40);
@@ -28,18 +28,7 @@ const profiling = out !== "none";
 const { constant, floor: floorFetch, client, run: loop } = agentLoop(turns);
 
 const dir = mkdtempSync(join(tmpdir(), "invocache-agent-loop-profile-"));
-let memory: Store | undefined;
-function open(): Store {
-  if (kind === "memory") {
-    memory ??= openStore("memory://");
-    return memory;
-  }
-  if (kind === "sqlite") return openStore(`sqlite://${join(dir, "loop.sqlite")}`);
-  return cassetteStore(join(dir, "loop.yaml"), {
-    write: "on-close",
-    parseCache: join(dir, "parse-cache"),
-  });
-}
+const open = loopStoreOpener(kind, dir);
 
 const recStore = open();
 const rec = createRecorder({ store: recStore, mode: "record", identity: MACHINE, env: {} });

@@ -28,12 +28,12 @@ import { join } from "node:path";
 import { describeHttpCall, VOLATILE_BODY_FIELDS } from "../../src/adapters/http-identity.js";
 import { createFetch } from "../../src/adapters/index.js";
 import { clearNormalizationReuse, invocationIdentity } from "../../src/identity/index.js";
-import { cassetteStore, createRecorder, openStore, type Store } from "../../src/index.js";
+import { createRecorder } from "../../src/index.js";
 import { invocationCall } from "../../src/invocation/index.js";
-import { agentLoop, MACHINE } from "./agent-loop-workload.js";
+import { agentLoop, LOOP_STORES, loopStoreOpener, MACHINE } from "./agent-loop-workload.js";
 import { countOption, option } from "./args.js";
 
-const KINDS = ["memory", "sqlite", "cassette"];
+const KINDS: readonly string[] = LOOP_STORES;
 const kind = option("store", "memory");
 if (!KINDS.includes(kind)) {
   process.stderr.write(`--store must be one of ${KINDS.join(", ")}, got ${JSON.stringify(kind)}\n`);
@@ -46,15 +46,7 @@ const warmup = countOption("warmup", 300);
 const PER_SAMPLE = 20;
 
 const dir = mkdtempSync(join(tmpdir(), "invocache-agent-loop-split-"));
-let memory: Store | undefined;
-function open(): Store {
-  if (kind === "memory") {
-    memory ??= openStore("memory://");
-    return memory;
-  }
-  if (kind === "sqlite") return openStore(`sqlite://${join(dir, "loop.sqlite")}`);
-  return cassetteStore(join(dir, "loop.yaml"), { write: "on-close" });
-}
+const open = loopStoreOpener(kind, dir);
 
 const { constant, floor, client, run } = agentLoop(turns);
 // The SDK's requests, as its fetch receives them, and each turn's key.

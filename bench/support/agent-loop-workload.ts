@@ -8,7 +8,9 @@
  * the same after reading the request body once (the SDK floor, see
  * {@link readingBody}).
  */
+import { join } from "node:path";
 import OpenAI from "openai";
+import { cassetteStore, openStore, type Store } from "../../src/index.js";
 import { buildPrompt } from "./prompt.js";
 
 export const MODEL = "gpt-bench";
@@ -89,4 +91,28 @@ export function agentLoop(turns: number): {
     }
   };
   return { constant, floor: readingBody(constant), client, run };
+}
+
+/** The stores the loop scripts replay from, by `--store` name. */
+export const LOOP_STORES = ["memory", "sqlite", "cassette"] as const;
+
+/**
+ * Opens the loop's store of `kind` under `dir`, as the bench opens it: the
+ * memory store is one store for the process (opened again, the same one,
+ * so what was recorded is there to replay); SQLite and the cassette are
+ * files there, opened anew each time.
+ */
+export function loopStoreOpener(kind: string, dir: string): () => Store {
+  let memory: Store | undefined;
+  return () => {
+    if (kind === "memory") {
+      memory ??= openStore("memory://");
+      return memory;
+    }
+    if (kind === "sqlite") return openStore(`sqlite://${join(dir, "loop.sqlite")}`);
+    return cassetteStore(join(dir, "loop.yaml"), {
+      write: "on-close",
+      parseCache: join(dir, "parse-cache"),
+    });
+  };
 }
