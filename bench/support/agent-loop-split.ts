@@ -44,6 +44,8 @@ const rounds = countOption("rounds", 15);
 const warmup = countOption("warmup", 300);
 /** Loops per timed sample: a 10-turn loop is a few ms, too short for one cpuUsage reading. */
 const PER_SAMPLE = 20;
+/** Warm-up, in whole samples' worth of loops (`--warmup` rounded up). */
+const warmRounds = Math.ceil(warmup / PER_SAMPLE);
 
 const dir = mkdtempSync(join(tmpdir(), "invocache-agent-loop-split-"));
 const open = loopStoreOpener(kind, dir);
@@ -102,7 +104,7 @@ const parts: Record<string, () => Promise<void>> = {
 
 const cpuUs = (u: NodeJS.CpuUsage) => u.user + u.system;
 const samples: Record<string, number[]> = {};
-for (let round = 0; round < warmup / PER_SAMPLE + rounds; round++) {
+for (let round = 0; round < warmRounds + rounds; round++) {
   const names = Object.keys(parts);
   // Each part goes first in turn.
   for (let k = 0; k < names.length; k++) {
@@ -113,7 +115,7 @@ for (let round = 0; round < warmup / PER_SAMPLE + rounds; round++) {
       await parts[name]!();
     }
     const perTurn = cpuUs(process.cpuUsage(c0)) / PER_SAMPLE / turns;
-    if (round >= warmup / PER_SAMPLE) {
+    if (round >= warmRounds) {
       samples[name] ??= [];
       samples[name].push(perTurn);
     }
@@ -131,10 +133,12 @@ const derived = {
   "replay ÷ floor, as the bench's row reads it": us["sdk floor"]! / us["sdk replay"]!,
 };
 if (process.argv.includes("--json")) {
-  process.stdout.write(`${JSON.stringify({ store: kind, turns, rounds, warmup, us, derived })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ store: kind, turns, rounds, warmup: warmRounds * PER_SAMPLE, us, derived })}\n`,
+  );
 } else {
   console.log(
-    `${kind}, ${turns} turns: CPU µs per turn, median of ${rounds} samples of ${PER_SAMPLE} loops after ${warmup} loops`,
+    `${kind}, ${turns} turns: CPU µs per turn, median of ${rounds} samples of ${PER_SAMPLE} loops after ${warmRounds * PER_SAMPLE} loops`,
   );
   for (const [k, v] of Object.entries(us))
     console.log(`  ${k.padEnd(56)} ${v.toFixed(0).padStart(6)}`);
