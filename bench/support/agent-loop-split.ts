@@ -130,7 +130,7 @@ const us = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median
 const derived = {
   "the SDK's part of the replay (sdk replay − createFetch)": us["sdk replay"]! - us.createFetch!,
   "the hit beyond the identity (createFetch − identity)": us.createFetch! - us.identity!,
-  "replay ÷ floor, as the bench's row reads it": us["sdk floor"]! / us["sdk replay"]!,
+  "floor ÷ replay, as the bench's row reads it": us["sdk floor"]! / us["sdk replay"]!,
 };
 if (process.argv.includes("--json")) {
   process.stdout.write(

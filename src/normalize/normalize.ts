@@ -285,8 +285,7 @@ function run(text: string, r: Resolved, report: Report | undefined, parts?: stri
   let s = nfcStep(text, r, report);
   s = whitespaceStep(s, r, report);
   s = secretStep(s, r, report);
-  if (parts !== undefined && r.rules === undefined)
-    return scan(s, r.roots, report?.matches, r.off.scan, parts);
+  if (parts !== undefined && r.rules === undefined) return scanStep(s, r, report, parts);
   s = scanStep(s, r, report);
   if (r.rules !== undefined) s = applyExtraRules(s, r.rules, report?.counts);
   return s;
@@ -317,8 +316,9 @@ function secretStep(s: string, r: Resolved, report: Report | undefined): string 
   return out;
 }
 
-function scanStep(s: string, r: Resolved, report: Report | undefined): string {
-  return scan(s, r.roots, report?.matches, r.off.scan);
+/** The scan; with `parts`, its answer pushed there in pieces and "" returned (see `scan`). */
+function scanStep(s: string, r: Resolved, report: Report | undefined, parts?: string[]): string {
+  return scan(s, r.roots, report?.matches, r.off.scan, parts);
 }
 
 /** One step of the table: text in, text out. */
